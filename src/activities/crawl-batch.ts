@@ -1,0 +1,181 @@
+/**
+ * The batch activity: claims up to `limit` URLs of one host, fetches and parses them one
+ * after another (a batch is one connection's worth of politeness), writes each record and
+ * its new links to the store, and returns counts and a frontier snapshot — never pages.
+ *
+ * Liveness: a ticker heartbeats every second whatever the network does, so a slow response
+ * never looks like a dead worker, and cancellation (delivered with heartbeat responses)
+ * reaches the in-flight request through the activity's AbortSignal.
+ *
+ * Resume: the batch ID is the same on every attempt, and the store hands a retried attempt
+ * the URLs its predecessor claimed and did not finish; finished ones are never redone.
+ */
+import { Context } from '@temporalio/activity';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BatchProgress, BatchResult, CrawlBatchInput } from '../shared/crawl-types';
+import type { CrawlConfig } from '../shared/crawl-config';
+import type { ClaimedUrl, FrontierStore } from '../store/frontier-store';
+import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
+import { fetchPage, type FetchedPage, type FetchPolicy } from '../fetch/fetch-page';
+import { buildScope, type ScopePredicate } from '../policy/scope';
+import { statusClass } from '../observability/metrics';
+import { failedOutcome, fetchedOutcome, skippedOutcome, type PageOutcome } from './page-outcome';
+import type { ActivityDeps } from './deps';
+
+/** Waits longer than this are handed back to the workflow as durable timers. */
+export const LONG_WAIT_MS = 10_000;
+const HEARTBEAT_TICK_MS = 1_000;
+const SNAPSHOT_HOSTS = 200;
+const RETRY_BASE_MS = 500;
+
+type Attempt = { page: FetchedPage } | { error: FetchErrorCode };
+type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: number };
+
+function throwIfCancelled(signal: AbortSignal): void {
+  if (signal.aborted) throw signal.reason;
+}
+
+async function cancellableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0) return;
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch (err) {
+    throwIfCancelled(signal);
+    throw err;
+  }
+}
+
+export function createCrawlBatch(deps: ActivityDeps) {
+  const { stores, transport, robots, metrics, workerId } = deps;
+  const queueGauge = metrics.queueLength.labels(workerId);
+  const scopes = new Map<string, ScopePredicate>();
+
+  function scopeFor(crawlId: string, config: CrawlConfig): ScopePredicate {
+    let scope = scopes.get(crawlId);
+    if (!scope) {
+      scope = buildScope(config.scope, config.seeds);
+      scopes.set(crawlId, scope);
+    }
+    return scope;
+  }
+
+  async function attemptFetch(url: string, policy: FetchPolicy, signal: AbortSignal): Promise<Attempt> {
+    const stopTimer = metrics.taskDuration.startTimer({ type: 'fetch' });
+    try {
+      const page = await fetchPage(transport, url, policy, signal);
+      stopTimer({ status: statusClass(page.status) });
+      return { page };
+    } catch (err) {
+      throwIfCancelled(signal);
+      if (!(err instanceof FetchError)) throw err;
+      stopTimer({ status: 'error' });
+      metrics.fetchErrors.inc({ code: err.code });
+      return { error: err.code };
+    }
+  }
+
+  async function processUrl(
+    input: CrawlBatchInput,
+    store: FrontierStore,
+    item: ClaimedUrl,
+    inScope: ScopePredicate,
+    signal: AbortSignal,
+  ): Promise<UrlResult> {
+    const { config, host, crawlId } = input;
+    let gapMs = config.delayMs;
+    if (config.respectRobots) {
+      const origin = new URL(item.url).origin;
+      const rules = await robots.rules(store, `${crawlId}\n${host}`, origin, config.userAgent, signal);
+      if (!rules.isAllowed(item.url)) return { outcome: skippedOutcome(item, 'robots') };
+      if (rules.crawlDelayMs !== null) gapMs = Math.max(gapMs, Math.min(rules.crawlDelayMs, config.maxCrawlDelayMs));
+    }
+    const policy: FetchPolicy = {
+      userAgent: config.userAgent,
+      timeoutMs: config.timeoutMs,
+      maxBodyBytes: config.maxBodyBytes,
+      maxRedirects: config.maxRedirects,
+      allowRedirect: inScope,
+    };
+    for (let attempts = item.attempts; ; ) {
+      const slot = store.reserveRequestSlot(host, gapMs, LONG_WAIT_MS, Date.now());
+      if ('deferUntil' in slot) return { deferUntil: slot.deferUntil, attempts };
+      metrics.politenessWait.observe(slot.waitMs / 1000);
+      await cancellableSleep(slot.waitMs, signal);
+
+      const attempt = await attemptFetch(item.url, policy, signal);
+      attempts += 1;
+      const status = 'page' in attempt ? attempt.page.status : null;
+      const error = 'error' in attempt ? attempt.error : null;
+      if (attempts <= config.maxRetries && isRetryable({ status, error })) {
+        metrics.retries.inc();
+        const retryAfterMs = 'page' in attempt && BACKOFF_STATUSES.has(status ?? 0) ? attempt.page.retryAfterMs : null;
+        if (retryAfterMs !== null) {
+          // The host asked everyone to wait: the store's slot makes every batch of the crawl wait.
+          store.deferHost(host, Date.now() + retryAfterMs);
+        } else {
+          await cancellableSleep(RETRY_BASE_MS * 2 ** (attempts - 1) * (0.5 + Math.random()), signal);
+        }
+        continue;
+      }
+      if ('error' in attempt) return { outcome: failedOutcome(item, attempt.error) };
+      return { outcome: fetchedOutcome(item, attempt.page, config, inScope) };
+    }
+  }
+
+  return async function crawlBatch(input: CrawlBatchInput): Promise<BatchResult> {
+    const context = Context.current();
+    const signal = context.cancellationSignal;
+    const store = stores.get(input.crawlId);
+    const resumed = context.info.heartbeatDetails as BatchProgress | undefined;
+    const progress: BatchProgress = { processed: resumed?.processed ?? 0 };
+    if (resumed) {
+      metrics.batchResumes.inc();
+      context.log.info('resuming batch from heartbeat', { batchId: input.batchId, processed: resumed.processed, attempt: context.info.attempt });
+    }
+
+    const claimed = store.claim(input.batchId, input.host, input.limit);
+    const inScope = scopeFor(input.crawlId, input.config);
+    const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
+    const ticker = setInterval(() => context.heartbeat(progress), HEARTBEAT_TICK_MS);
+    context.heartbeat(progress);
+    queueGauge.inc(claimed.length);
+    let pending = claimed.length;
+    let deferUntil: number | null = null;
+    try {
+      for (const item of claimed) {
+        throwIfCancelled(signal);
+        const result = await processUrl(input, store, item, inScope, signal);
+        if ('deferUntil' in result) {
+          deferUntil = result.deferUntil;
+          store.release(input.batchId, { url: item.url, attempts: result.attempts });
+          metrics.hostDeferrals.inc();
+          break;
+        }
+        const { record, discovered } = result.outcome;
+        store.complete(input.batchId, record, discovered);
+        const outcome = record.error ? 'error' : record.skipped ? 'skipped' : 'fetched';
+        metrics.pages.inc({ outcome, status_class: statusClass(record.status) });
+        metrics.bytes.inc(record.bytes);
+        progress.processed += 1;
+        pending -= 1;
+        queueGauge.dec();
+      }
+      stopTimer({ status: deferUntil === null ? 'completed' : 'deferred' });
+    } catch (err) {
+      stopTimer({ status: signal.aborted ? 'cancelled' : 'failed' });
+      if (signal.aborted) store.release(input.batchId);
+      throw err;
+    } finally {
+      clearInterval(ticker);
+      queueGauge.dec(pending);
+    }
+    return {
+      batchId: input.batchId,
+      host: input.host,
+      claimed: claimed.length,
+      totals: store.batchTotals(input.batchId),
+      deferUntil,
+      frontier: store.snapshot(SNAPSHOT_HOSTS),
+    };
+  };
+}

@@ -1,0 +1,35 @@
+/** The small activities around the batches: seeding the frontier, giving up a batch, finishing. */
+import type { BatchRef, BatchTotals, CrawlTotals, FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
+import { normalizeUrl } from '../policy/normalize-url';
+import type { StoreRegistry } from '../store/store-registry';
+
+const SNAPSHOT_HOSTS = 200;
+
+export function createLifecycleActivities(stores: StoreRegistry) {
+  return {
+    /** Idempotent: seeds already in the frontier are not added again. */
+    async seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
+      const store = stores.get(crawlId);
+      const entries = config.seeds.flatMap((seed) => {
+        const url = normalizeUrl(seed);
+        return url ? [{ url, host: new URL(url).host, depth: 0 }] : [];
+      });
+      store.enqueue(entries);
+      return store.snapshot(SNAPSHOT_HOSTS);
+    },
+
+    /** A batch that kept failing: its unfinished URLs get a final `batch-failed` record. */
+    async abandonBatch({ crawlId, batchId }: BatchRef): Promise<BatchTotals> {
+      const store = stores.get(crawlId);
+      store.abandon(batchId, 'batch-failed', new Date().toISOString());
+      return store.batchTotals(batchId);
+    },
+
+    /** The crawl has stopped: claimed URLs go back to the queue, and the totals are read. */
+    async finishCrawl({ crawlId }: { crawlId: string }): Promise<CrawlTotals> {
+      const store = stores.get(crawlId);
+      store.releaseAll();
+      return store.totals();
+    },
+  };
+}

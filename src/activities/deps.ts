@@ -1,0 +1,13 @@
+/** What activities are built from: created once per worker, shared by every activity call. */
+import type { StoreRegistry } from '../store/store-registry';
+import type { Transport } from '../fetch/transport';
+import type { RobotsCache } from '../fetch/robots';
+import type { CrawlMetrics } from '../observability/metrics';
+
+export interface ActivityDeps {
+  stores: StoreRegistry;
+  transport: Transport;
+  robots: RobotsCache;
+  metrics: CrawlMetrics;
+  workerId: string;
+}

@@ -1,0 +1,233 @@
+#!/usr/bin/env node
+/**
+ * The crawlflow command line. Exit codes: 0 done, 1 failure, 2 invalid input (nothing was
+ * started), 130 interrupted.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { resolve } from 'node:path';
+import { crawlHandle, newCrawlId, startCrawl } from '../client/crawl-client';
+import { createLogger } from '../observability/logger';
+import { exportJsonl, UnknownCrawlError } from '../results/export-jsonl';
+import { DEFAULT_TASK_QUEUE, ENV } from '../shared/names';
+import { pauseSignal, progressQuery, resumeSignal } from '../shared/messages';
+import { startSyntheticSite } from '../sites/synthetic-site';
+import { defaultDataDir } from '../temporal/project-paths';
+import { connectClient, NoTemporalServerError, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
+import { startWorkerHost } from '../workers/worker-host';
+import { addCrawlOptions, crawlInputFrom, UsageError, validateCrawlInput, type CrawlFlags } from './crawl-options';
+import { runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
+
+const EXIT_FAILURE = 1;
+const EXIT_USAGE = 2;
+const EXIT_INTERRUPTED = 130;
+
+const logger = createLogger('crawlflow', process.argv[2] === 'worker' ? 'info' : 'warn');
+
+interface CommonFlags {
+  taskQueue: string;
+  dataDir: string;
+}
+
+interface CrawlCommandFlags extends CrawlFlags, CommonFlags {
+  id?: string;
+  out?: string;
+  json?: boolean;
+  progress: boolean;
+  metricsAddress?: string;
+}
+
+function commonOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--task-queue <name>', 'Temporal task queue').env(ENV.taskQueue).default(DEFAULT_TASK_QUEUE))
+    .addOption(new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir()));
+}
+
+function print(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+function reportRun(run: CrawlRun, out: string, json: boolean | undefined): void {
+  if (json) {
+    print(JSON.stringify({ ...run.summary, out, lines: run.lines, uiUrl: run.uiUrl ?? null }));
+    return;
+  }
+  const { totals, status, crawlId, startedAt, finishedAt } = run.summary;
+  const seconds = Math.max(0.001, (finishedAt - startedAt) / 1000);
+  print(`crawl ${crawlId}: ${status}`);
+  print(`  ${totals.processed} URLs (${totals.fetched} fetched, ${totals.errors} errors, ${totals.skipped} skipped) in ${seconds.toFixed(1)} s, ${(totals.processed / seconds).toFixed(1)} URLs/s`);
+  print(`  ${totals.queued} left in the frontier, ${totals.discovered} discovered`);
+  print(`  ${run.lines} lines written to ${out}`);
+  if (run.uiUrl) print(`  history: ${run.uiUrl}`);
+}
+
+async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<void> {
+  const input = crawlInputFrom(seeds, flags);
+  const config = validateCrawlInput(input);
+  const crawlId = flags.id ?? newCrawlId();
+  const out = resolve(flags.out ?? `${crawlId}.jsonl`);
+  const run = await runCrawl({
+    crawlId,
+    input,
+    config,
+    out,
+    progress: flags.progress && process.stderr.isTTY === true && !flags.json,
+    taskQueue: flags.taskQueue,
+    dataDir: flags.dataDir,
+    metricsAddress: flags.metricsAddress ?? null,
+    logger,
+  });
+  reportRun(run, out, flags.json);
+}
+
+async function withClient<T>(flags: CommonFlags, action: (client: Awaited<ReturnType<typeof connectClient>>, uiUrl: (id: string) => string | undefined) => Promise<T>): Promise<T> {
+  const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded: false });
+  const client = await connectClient(target);
+  try {
+    return await action(client, (id) => workflowUiUrl(target, id));
+  } finally {
+    await client.connection.close();
+  }
+}
+
+function buildProgram(): Command {
+  const program = new Command('crawlflow')
+    .description('A web crawler whose coordination is done by Temporal.')
+    .showHelpAfterError()
+    .exitOverride();
+
+  const crawlOptions = (command: Command) =>
+    commonOptions(addCrawlOptions(command))
+      .option('--id <crawl-id>', 'crawl ID (= workflow ID); the same ID never crawls twice')
+      .option('--json', 'print a machine-readable summary on stdout');
+
+  crawlOptions(
+    program
+      .command('crawl')
+      .description('crawl to the end and write one JSON line per URL')
+      .argument('<seed-url...>', 'where the crawl starts'),
+  )
+    .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
+    .option('--no-progress', 'no progress bar')
+    .option('--metrics-address <host:port>', 'serve the in-process worker\'s /metrics here')
+    .action(crawlCommand);
+
+  crawlOptions(
+    program
+      .command('demo')
+      .description('serve a synthetic site on loopback and crawl it (no network needed)'),
+  )
+    .option('--pages <n>', 'pages on the synthetic site', (v) => Number(v), 500)
+    .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
+    .option('--no-progress', 'no progress bar')
+    .action(async (flags: CrawlCommandFlags & { pages: number }) => {
+      const site = await startSyntheticSite({ pages: flags.pages });
+      try {
+        await crawlCommand([site.urlOf(0)], flags);
+      } finally {
+        await site.close();
+      }
+    });
+
+  crawlOptions(
+    program
+      .command('start')
+      .description('start a crawl and return at once (needs a running `crawlflow worker`)')
+      .argument('<seed-url...>', 'where the crawl starts'),
+  ).action(async (seeds: string[], flags: CrawlCommandFlags) => {
+    const input = crawlInputFrom(seeds, flags);
+    validateCrawlInput(input);
+    const crawlId = flags.id ?? newCrawlId();
+    await withClient(flags, async (client, uiUrl) => {
+      await startCrawl(client, crawlId, input, flags.taskQueue);
+      if (flags.json) print(JSON.stringify({ crawlId, uiUrl: uiUrl(crawlId) ?? null }));
+      else print(`${crawlId}${uiUrl(crawlId) ? `\n${uiUrl(crawlId)}` : ''}`);
+    });
+  });
+
+  commonOptions(program.command('worker').description('run a crawl worker (and the embedded dev server when TEMPORAL_ADDRESS is unset)'))
+    .addOption(new Option('--metrics-address <host:port>', '/metrics endpoint, or "off"').env(ENV.metricsAddress).default('127.0.0.1:9464'))
+    .option('--max-concurrent-batches <n>', 'batch activities run at once by this worker', (v) => Number(v), 64)
+    .action(async (flags: CommonFlags & { metricsAddress: string; maxConcurrentBatches: number }) => {
+      const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded: true });
+      try {
+        const host = await startWorkerHost({
+          target,
+          taskQueue: flags.taskQueue,
+          dataDir: flags.dataDir,
+          metricsAddress: flags.metricsAddress === 'off' ? null : flags.metricsAddress,
+          maxConcurrentBatches: flags.maxConcurrentBatches,
+          logger,
+        });
+        logger.info({ workerId: host.workerId, taskQueue: flags.taskQueue, metrics: host.metricsUrl, ui: target.uiUrl }, 'worker ready');
+        await host.done;
+      } finally {
+        await target.close();
+      }
+    });
+
+  commonOptions(program.command('status').description("print a crawl's progress").argument('<crawl-id>'))
+    .option('--json', 'machine-readable output')
+    .action(async (crawlId: string, flags: CommonFlags & { json?: boolean }) => {
+      await withClient(flags, async (client, uiUrl) => {
+        const handle = crawlHandle(client, crawlId);
+        const description = await handle.describe();
+        const progress = description.status.name === 'RUNNING' ? await handle.query(progressQuery) : null;
+        const status = { crawlId, workflowStatus: description.status.name, progress, uiUrl: uiUrl(crawlId) ?? null };
+        print(flags.json ? JSON.stringify(status) : JSON.stringify(status, null, 2));
+      });
+    });
+
+  for (const [name, description, send] of [
+    ['pause', 'stop scheduling new batches (running ones finish)', (h: ReturnType<typeof crawlHandle>) => h.signal(pauseSignal)],
+    ['resume', 'resume a paused crawl', (h: ReturnType<typeof crawlHandle>) => h.signal(resumeSignal)],
+    ['cancel', 'cancel a crawl: in-flight requests are aborted, results so far are kept', (h: ReturnType<typeof crawlHandle>) => h.cancel()],
+  ] as const) {
+    commonOptions(program.command(name).description(description).argument('<crawl-id>')).action(async (crawlId: string, flags: CommonFlags) => {
+      await withClient(flags, async (client) => {
+        await send(crawlHandle(client, crawlId));
+        print(`${name}: ${crawlId}`);
+      });
+    });
+  }
+
+  commonOptions(program.command('results').description("write a crawl's results as JSON Lines").argument('<crawl-id>'))
+    .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
+    .action(async (crawlId: string, flags: CommonFlags & { out?: string }) => {
+      const out = resolve(flags.out ?? `${crawlId}.jsonl`);
+      const lines = await exportJsonl(flags.dataDir, crawlId, out);
+      print(`${lines} lines written to ${out}`);
+    });
+
+  return program;
+}
+
+async function main(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version requests end here too, with exit code 0.
+      return err.exitCode === 0 ? 0 : EXIT_USAGE;
+    }
+    if (err instanceof UsageError) {
+      process.stderr.write(`crawlflow: ${err.message}\n`);
+      return EXIT_USAGE;
+    }
+    if (err instanceof WorkerStoppedError) {
+      process.stderr.write(`crawlflow: ${err.message}\n`);
+      return EXIT_INTERRUPTED;
+    }
+    if (err instanceof NoTemporalServerError || err instanceof UnknownCrawlError) {
+      process.stderr.write(`crawlflow: ${err.message}\n`);
+      return EXIT_FAILURE;
+    }
+    process.stderr.write(`crawlflow: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return EXIT_FAILURE;
+  }
+}
+
+main(process.argv).then((code) => {
+  logger.flush();
+  process.exitCode = code;
+});

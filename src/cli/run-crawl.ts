@@ -1,0 +1,75 @@
+/**
+ * `crawlflow crawl`: start a crawl (or attach to it), follow it to the end, write its
+ * results. With the embedded default it also runs the Temporal dev server and a worker in
+ * this process; with TEMPORAL_ADDRESS it relies on the cluster's workers.
+ */
+import type { Logger } from '../observability/logger';
+import { crawlHandle, startCrawl } from '../client/crawl-client';
+import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
+import { startWorkerHost, type WorkerHost } from '../workers/worker-host';
+import { exportJsonl } from '../results/export-jsonl';
+import type { CrawlConfig, CrawlInput } from '../shared/crawl-config';
+import type { CrawlSummary } from '../shared/crawl-types';
+import { followProgress } from './progress';
+
+export interface RunCrawlOptions {
+  crawlId: string;
+  input: CrawlInput;
+  config: CrawlConfig;
+  out: string;
+  progress: boolean;
+  taskQueue: string;
+  dataDir: string;
+  metricsAddress: string | null;
+  logger: Logger;
+}
+
+export interface CrawlRun {
+  summary: CrawlSummary;
+  lines: number;
+  uiUrl: string | undefined;
+}
+
+export class WorkerStoppedError extends Error {
+  readonly code = 'worker-stopped';
+}
+
+export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
+  const target = await resolveTemporalTarget({ dataDir: options.dataDir, startEmbedded: true });
+  let host: WorkerHost | undefined;
+  try {
+    if (target.embedded) {
+      host = await startWorkerHost({
+        target,
+        taskQueue: options.taskQueue,
+        dataDir: options.dataDir,
+        metricsAddress: options.metricsAddress,
+        logger: options.logger,
+      });
+    }
+    const client = await connectClient(target);
+    try {
+      await startCrawl(client, options.crawlId, options.input, options.taskQueue);
+      const uiUrl = workflowUiUrl(target, options.crawlId);
+      options.logger.info({ crawlId: options.crawlId, uiUrl }, 'crawl started');
+      const progress = options.progress ? followProgress(crawlHandle(client, options.crawlId), options.config.maxPages) : undefined;
+      try {
+        const workerStopped = host?.done.then(() => {
+          throw new WorkerStoppedError(
+            `the worker stopped before crawl ${options.crawlId} finished; it is durable: run \`crawlflow worker\` to continue it`,
+          );
+        });
+        const summary = await Promise.race([crawlHandle(client, options.crawlId).result(), ...(workerStopped ? [workerStopped] : [])]);
+        const lines = await exportJsonl(options.dataDir, options.crawlId, options.out);
+        return { summary, lines, uiUrl };
+      } finally {
+        progress?.stop();
+      }
+    } finally {
+      await client.connection.close();
+    }
+  } finally {
+    await host?.stop();
+    await target.close();
+  }
+}

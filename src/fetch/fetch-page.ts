@@ -1,0 +1,133 @@
+/**
+ * One page fetch: follows redirects (hop limit, loop detection, a scope check on every hop),
+ * caps time and size, and decodes HTML. Cancellation comes in as an AbortSignal and reaches
+ * the socket; a cancelled fetch rethrows the signal's reason so the activity reports
+ * cancellation, not an error.
+ */
+import { readBody } from './body';
+import { decodeHtml } from './charset';
+import { FetchError, toFetchError } from './errors';
+import { discardBody, type Transport, type TransportResponse } from './transport';
+
+export interface FetchPolicy {
+  userAgent: string;
+  timeoutMs: number;
+  maxBodyBytes: number;
+  maxRedirects: number;
+  /** Checked on every redirect hop; a target it rejects ends the fetch with `redirectBlocked`. */
+  allowRedirect(target: URL): boolean;
+}
+
+export interface FetchedResource {
+  finalUrl: string;
+  status: number;
+  contentType: string | null;
+  /** The (decompressed) body when `wantsBody` accepted the response, else null. */
+  body: Buffer | null;
+  /** Bytes received on the wire for the final response. */
+  bytes: number;
+  retryAfterMs: number | null;
+  /** Where an out-of-scope redirect pointed; the hop was not followed. */
+  redirectBlocked: string | null;
+  robotsHeader: string | null;
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const HTML_TYPES = /\b(?:text\/html|application\/xhtml\+xml)\b/i;
+
+function header(response: TransportResponse, name: string): string | null {
+  const value = response.headers[name];
+  return Array.isArray(value) ? (value[0] ?? null) : (value ?? null);
+}
+
+/** Retry-After is either delta-seconds or an HTTP date (RFC 9110 section 10.2.3). */
+export function parseRetryAfter(value: string | null, now: number): number | null {
+  if (!value) return null;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+function looksBinary(bytes: Buffer): boolean {
+  return bytes.subarray(0, 1024).includes(0);
+}
+
+async function followRedirects(
+  transport: Transport,
+  start: URL,
+  policy: FetchPolicy,
+  signal: AbortSignal,
+): Promise<{ url: URL; response: TransportResponse; blocked: string | null }> {
+  const headers = { 'user-agent': policy.userAgent, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', 'accept-encoding': 'gzip, deflate, br' };
+  const visited = new Set<string>([start.href]);
+  let url = start;
+  for (let hop = 0; ; hop++) {
+    const response = await transport.get(url, headers, signal);
+    const location = header(response, 'location');
+    if (!REDIRECT_STATUSES.has(response.status) || location === null) return { url, response, blocked: null };
+    discardBody(response.body);
+    let target: URL;
+    try {
+      target = new URL(location, url);
+    } catch (err) {
+      throw new FetchError('bad-redirect', `unparseable Location: ${location.slice(0, 200)}`, { cause: err });
+    }
+    target.hash = '';
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+      throw new FetchError('bad-redirect', `redirect to ${target.protocol} URL`);
+    }
+    if (visited.has(target.href)) throw new FetchError('redirect-loop', `redirect loop at ${target.href}`);
+    if (hop >= policy.maxRedirects) throw new FetchError('too-many-redirects', `more than ${policy.maxRedirects} redirects`);
+    if (!policy.allowRedirect(target)) return { url, response, blocked: target.href };
+    visited.add(target.href);
+    url = target;
+  }
+}
+
+export interface FetchedPage extends Omit<FetchedResource, 'body'> {
+  /** Decoded text when the response is HTML, else null. */
+  html: string | null;
+}
+
+export async function fetchResource(
+  transport: Transport,
+  resourceUrl: string,
+  policy: FetchPolicy,
+  signal: AbortSignal,
+  wantsBody: (status: number, contentType: string | null) => boolean,
+): Promise<FetchedResource> {
+  const deadline = AbortSignal.timeout(policy.timeoutMs);
+  const combined = AbortSignal.any([signal, deadline]);
+  try {
+    const { url, response, blocked } = await followRedirects(transport, new URL(resourceUrl), policy, combined);
+    const contentType = header(response, 'content-type');
+    const base = {
+      finalUrl: url.href,
+      status: response.status,
+      contentType,
+      retryAfterMs: parseRetryAfter(header(response, 'retry-after'), Date.now()),
+      redirectBlocked: blocked,
+      robotsHeader: header(response, 'x-robots-tag'),
+    };
+    if (blocked !== null || !wantsBody(response.status, contentType)) {
+      discardBody(response.body);
+      return { ...base, body: null, bytes: 0 };
+    }
+    const { bytes, wireBytes } = await readBody(response.body, header(response, 'content-encoding') ?? undefined, policy.maxBodyBytes);
+    return { ...base, body: bytes, bytes: wireBytes };
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    if (deadline.aborted) throw new FetchError('timeout', `no complete response within ${policy.timeoutMs} ms`, { cause: err });
+    throw toFetchError(err);
+  }
+}
+
+const isHtmlPage = (status: number, contentType: string | null): boolean =>
+  status < 300 && (contentType === null || HTML_TYPES.test(contentType));
+
+export async function fetchPage(transport: Transport, pageUrl: string, policy: FetchPolicy, signal: AbortSignal): Promise<FetchedPage> {
+  const { body, ...rest } = await fetchResource(transport, pageUrl, policy, signal, isHtmlPage);
+  if (body === null) return { ...rest, html: null };
+  if (looksBinary(body)) throw new FetchError('bad-content', 'binary data served as HTML');
+  return { ...rest, html: decodeHtml(body, rest.contentType ?? undefined) };
+}

@@ -1,0 +1,79 @@
+/**
+ * The worker's application metrics (prom-client). Label sets are bounded: never a URL or a
+ * host as a label value.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export type TaskType = 'batch' | 'fetch' | 'robots';
+
+export class CrawlMetrics {
+  readonly registry = new Registry();
+
+  readonly taskDuration = new Histogram({
+    name: 'crawler_task_duration_seconds',
+    help: 'Duration of crawl tasks: whole batches and single page fetches.',
+    labelNames: ['status', 'type'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+
+  readonly queueLength = new Gauge({
+    name: 'worker_queue_length',
+    help: 'URLs claimed by batches running on this worker and not yet processed.',
+    labelNames: ['worker_id'] as const,
+    registers: [this.registry],
+  });
+
+  readonly pages = new Counter({
+    name: 'crawler_pages_total',
+    help: 'URLs processed, by outcome (fetched, error, skipped) and HTTP status class.',
+    labelNames: ['outcome', 'status_class'] as const,
+    registers: [this.registry],
+  });
+
+  readonly bytes = new Counter({
+    name: 'crawler_bytes_total',
+    help: 'Response body bytes received on the wire.',
+    registers: [this.registry],
+  });
+
+  readonly fetchErrors = new Counter({
+    name: 'crawler_fetch_errors_total',
+    help: 'Failed fetch attempts by error code (including attempts that were retried).',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly retries = new Counter({
+    name: 'crawler_fetch_retries_total',
+    help: 'Fetch attempts repeated after a retryable failure.',
+    registers: [this.registry],
+  });
+
+  readonly politenessWait = new Histogram({
+    name: 'crawler_politeness_wait_seconds',
+    help: 'Time a batch waited for its host slot (delay, Crawl-delay, Retry-After).',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly batchResumes = new Counter({
+    name: 'crawler_batch_resumes_total',
+    help: 'Batches resumed from heartbeat details after a failed attempt (for example a dead worker).',
+    registers: [this.registry],
+  });
+
+  readonly hostDeferrals = new Counter({
+    name: 'crawler_host_deferrals_total',
+    help: 'Batches that handed a host back to the workflow for a durable wait.',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}
+
+export function statusClass(status: number | null): string {
+  return status === null ? 'none' : `${Math.floor(status / 100)}xx`;
+}

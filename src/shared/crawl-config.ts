@@ -1,0 +1,89 @@
+/**
+ * The one schema for a crawl's input. It is applied at every boundary (CLI flags, client
+ * scripts, `temporal workflow start --input`) and carries the defaults, so the rest of the
+ * code only ever sees a complete, valid `CrawlConfig`.
+ */
+import { z } from 'zod';
+import { toMilliseconds } from './duration';
+
+const httpUrl = z.string().refine((value) => {
+  try {
+    const { protocol } = new URL(value);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
+}, 'must be an absolute http(s) URL');
+
+const duration = z
+  .union([z.number(), z.string()])
+  .transform((value, ctx) => {
+    const ms = toMilliseconds(value);
+    if (ms === undefined || ms <= 0) {
+      ctx.addIssue({ code: 'custom', message: 'must be a positive duration such as 90s, 10m or 1h' });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const count = (min: number, max: number) => z.number().int().min(min).max(max);
+
+export const SCOPES = ['host', 'domain', 'prefix'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const crawlConfigSchema = z
+  .object({
+    seeds: z.array(httpUrl).min(1, 'needs at least one seed URL'),
+    scope: z.enum(SCOPES).default('host'),
+    maxPages: count(1, 100_000_000).default(10_000),
+    maxDepth: count(0, 1_000).default(20),
+    /** Batches (each one connection's worth of sequential requests) in flight for the whole crawl. */
+    concurrency: count(1, 512).default(8),
+    /** Batches in flight per host, across all workers. */
+    perHostConcurrency: count(1, 64).default(2),
+    /** Minimum gap between two requests to one host, across all workers. */
+    delayMs: count(0, 3_600_000).default(0),
+    /** Total time for one request, from connect to the last body byte. */
+    timeoutMs: count(100, 600_000).default(30_000),
+    /** Wall-clock budget of the whole crawl; unset means none. */
+    deadline: duration.optional(),
+    respectRobots: z.boolean().default(true),
+    /** Upper bound on a robots.txt Crawl-delay we honour, so a hostile value cannot stall a crawl. */
+    maxCrawlDelayMs: count(0, 3_600_000).default(30_000),
+    userAgent: z.string().min(1).max(512).default('crawlflow/0.1 (+https://github.com/crawlflow/crawlflow)'),
+    maxBodyBytes: count(1_024, 1_073_741_824).default(5 * 1024 * 1024),
+    maxRedirects: count(0, 50).default(5),
+    maxLinksPerPage: count(0, 1_000_000).default(5_000),
+    maxUrlLength: count(16, 65_536).default(2_048),
+    /** URLs one batch activity claims and fetches before it reports back. */
+    batchSize: count(1, 2_000).default(50),
+    /** Retries of one URL after a retryable failure (timeout, reset, 5xx), with backoff. */
+    maxRetries: count(0, 10).default(2),
+  })
+  .strict();
+
+/** What a user writes: every field but `seeds` optional. */
+export type CrawlInput = z.input<typeof crawlConfigSchema>;
+/** What the code uses: defaults applied, durations in milliseconds. */
+export type CrawlConfig = z.output<typeof crawlConfigSchema>;
+
+export class InvalidCrawlConfigError extends Error {
+  readonly code = 'invalid-config';
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+  ) {
+    super(`invalid crawl config: ${field}: ${reason}`);
+    this.name = 'InvalidCrawlConfigError';
+  }
+}
+
+/** Validates once, at the boundary; the first problem is reported with the field it concerns. */
+export function parseCrawlConfig(input: unknown): CrawlConfig {
+  const result = crawlConfigSchema.safeParse(input);
+  if (result.success) return result.data;
+  const [issue] = result.error.issues;
+  const path = issue.path.length > 0 ? issue.path.join('.') : issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : 'input';
+  const reason = issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message;
+  throw new InvalidCrawlConfigError(path, reason);
+}

@@ -1,0 +1,18 @@
+/**
+ * Names shared by clients, workers and workflows. Every task queue, workflow type and
+ * message name is spelled here once; nothing else repeats these strings.
+ */
+export const DEFAULT_TASK_QUEUE = 'crawlflow';
+export const CRAWL_WORKFLOW_TYPE = 'crawlSession';
+export const DEFAULT_NAMESPACE = 'default';
+
+/** Environment variables read by the CLI and workers (besides the SDK's TEMPORAL_*). */
+export const ENV = {
+  taskQueue: 'CRAWLFLOW_TASK_QUEUE',
+  dataDir: 'CRAWLFLOW_DATA_DIR',
+  metricsAddress: 'CRAWLFLOW_METRICS_ADDRESS',
+  temporalBinary: 'CRAWLFLOW_TEMPORAL_BIN',
+  devServerPort: 'CRAWLFLOW_DEV_SERVER_PORT',
+  devServerUiPort: 'CRAWLFLOW_DEV_SERVER_UI_PORT',
+  logLevel: 'CRAWLFLOW_LOG_LEVEL',
+} as const;

@@ -1,0 +1,102 @@
+/**
+ * The frontier store: the crawl's URL set, its per-host politeness state and its page
+ * records. Workflows never touch it; activities reach it through this interface, so a server
+ * database can replace the embedded SQLite file for crawls that span machines.
+ *
+ * Its guarantees are what make the crawl correct with many workers and retries:
+ * - `enqueue` is an atomic check-and-mark: a URL enters the frontier once per crawl.
+ * - `claim` hands a URL to exactly one batch; a retried batch (same batch id) gets back the
+ *   URLs it had claimed and not finished, so a dead worker's work resumes, never duplicates.
+ * - `complete` writes a URL's record once; a second completion of the same URL is ignored.
+ * - `reserveRequestSlot` is the one place that spaces requests to a host.
+ */
+export interface FrontierEntry {
+  url: string;
+  host: string;
+  depth: number;
+}
+
+export interface ClaimedUrl {
+  url: string;
+  depth: number;
+  /** Fetch attempts made by earlier batches that gave the URL back (Retry-After, backoff). */
+  attempts: number;
+}
+
+/** One line of the crawl's output: what the crawl decided about one URL. */
+export interface PageRecord {
+  url: string;
+  depth: number;
+  status: number | null;
+  error: string | null;
+  skipped: string | null;
+  title: string | null;
+  links: string[];
+  fetchedAt: string;
+  finalUrl: string | null;
+  contentType: string | null;
+  bytes: number;
+  canonical: string | null;
+  noindex: boolean;
+}
+
+export interface HostBacklog {
+  host: string;
+  queued: number;
+}
+
+/**
+ * The hosts that have URLs waiting, as of `version`. Versions grow with every change to the
+ * queue, so of two snapshots the one with the larger version is the newer.
+ */
+export interface FrontierSnapshot {
+  version: number;
+  queued: number;
+  hosts: HostBacklog[];
+}
+
+export interface BatchTotals {
+  processed: number;
+  fetched: number;
+  errors: number;
+  skipped: number;
+  bytes: number;
+}
+
+export interface CrawlTotals extends BatchTotals {
+  queued: number;
+  discovered: number;
+}
+
+export type SlotReservation = { waitMs: number } | { deferUntil: number };
+
+export interface RobotsRecord {
+  /** HTTP status of robots.txt, or null when it could not be fetched at all. */
+  status: number | null;
+  body: string;
+  fetchedAt: number;
+}
+
+export interface FrontierStore {
+  enqueue(entries: readonly FrontierEntry[]): number;
+  claim(batchId: string, host: string, limit: number): ClaimedUrl[];
+  complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): number;
+  /**
+   * Puts a batch's unfinished URLs back in the queue for a later batch; `retried` is the URL
+   * the batch was retrying, whose attempt count is kept so retries stay bounded across batches.
+   */
+  release(batchId: string, retried?: { url: string; attempts: number }): number;
+  /** Records a batch's unfinished URLs as failed, so a URL that kills workers cannot stall the crawl. */
+  abandon(batchId: string, error: string, at: string): number;
+  /** Puts every claimed, unfinished URL back in the queue: the crawl has stopped. */
+  releaseAll(): number;
+  reserveRequestSlot(host: string, gapMs: number, maxWaitMs: number, now: number): SlotReservation;
+  deferHost(host: string, until: number): void;
+  robots(host: string): RobotsRecord | undefined;
+  saveRobots(host: string, record: RobotsRecord): void;
+  snapshot(maxHosts: number): FrontierSnapshot;
+  batchTotals(batchId: string): BatchTotals;
+  totals(): CrawlTotals;
+  records(): IterableIterator<PageRecord>;
+  close(): void;
+}

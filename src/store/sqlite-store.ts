@@ -1,0 +1,314 @@
+/**
+ * The embedded frontier store: one SQLite file per crawl, in WAL mode so several worker
+ * processes on one machine share it. The unique key on `urls.url` is the seen-set; a host's
+ * `queued` counter is kept in the same transactions as the rows, so snapshots never scan the
+ * queue.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type {
+  BatchTotals,
+  ClaimedUrl,
+  CrawlTotals,
+  FrontierEntry,
+  FrontierSnapshot,
+  FrontierStore,
+  PageRecord,
+  RobotsRecord,
+  SlotReservation,
+} from './frontier-store';
+
+const QUEUED = 0;
+const CLAIMED = 1;
+const DONE = 2;
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS urls (
+    id INTEGER PRIMARY KEY,
+    url TEXT NOT NULL UNIQUE,
+    host TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    state INTEGER NOT NULL DEFAULT ${QUEUED},
+    batch_id TEXT,
+    status INTEGER,
+    error TEXT,
+    skipped TEXT,
+    title TEXT,
+    links TEXT,
+    fetched_at TEXT,
+    final_url TEXT,
+    content_type TEXT,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    canonical TEXT,
+    noindex INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX IF NOT EXISTS urls_by_host_state ON urls (host, state, id);
+  CREATE INDEX IF NOT EXISTS urls_by_batch ON urls (batch_id) WHERE batch_id IS NOT NULL;
+  CREATE TABLE IF NOT EXISTS hosts (
+    host TEXT PRIMARY KEY,
+    queued INTEGER NOT NULL DEFAULT 0,
+    next_request_at INTEGER NOT NULL DEFAULT 0,
+    robots_status INTEGER,
+    robots_body TEXT,
+    robots_fetched_at INTEGER
+  );
+  CREATE INDEX IF NOT EXISTS hosts_with_backlog ON hosts (queued) WHERE queued > 0;
+  CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0);
+`;
+
+interface UrlRow {
+  url: string;
+  depth: number;
+  status: number | null;
+  error: string | null;
+  skipped: string | null;
+  title: string | null;
+  links: string | null;
+  fetched_at: string | null;
+  final_url: string | null;
+  content_type: string | null;
+  bytes: number;
+  canonical: string | null;
+  noindex: number;
+}
+
+function toRecord(row: UrlRow): PageRecord {
+  return {
+    url: row.url,
+    depth: row.depth,
+    status: row.status,
+    error: row.error,
+    skipped: row.skipped,
+    title: row.title,
+    links: row.links ? (JSON.parse(row.links) as string[]) : [],
+    fetchedAt: row.fetched_at ?? '',
+    finalUrl: row.final_url,
+    contentType: row.content_type,
+    bytes: row.bytes,
+    canonical: row.canonical,
+    noindex: row.noindex === 1,
+  };
+}
+
+/** Where a crawl's file lives: crawl IDs are user text, so they are encoded for the file name. */
+export function crawlStorePath(dataDir: string, crawlId: string): string {
+  return join(dataDir, 'crawls', `${encodeURIComponent(crawlId)}.sqlite`);
+}
+
+export class SqliteFrontierStore implements FrontierStore {
+  private readonly db: Database.Database;
+  private readonly statements;
+  private readonly enqueueTx;
+  private readonly claimTx;
+  private readonly completeTx;
+  private readonly releaseTx;
+  private readonly abandonTx;
+  private readonly releaseAllTx;
+  private readonly reserveTx;
+
+  constructor(file: string) {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    // Several worker processes may share the file: wait for a writer instead of failing.
+    this.db.pragma('busy_timeout = 10000');
+    this.db.exec(SCHEMA);
+    const db = this.db;
+    const s = {
+      insertUrl: db.prepare('INSERT INTO urls (url, host, depth) VALUES (?, ?, ?) ON CONFLICT (url) DO NOTHING'),
+      addQueued: db.prepare(
+        'INSERT INTO hosts (host, queued) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET queued = queued + excluded.queued',
+      ),
+      bumpVersion: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'version'"),
+      version: db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck(),
+      ownClaims: db.prepare('SELECT url, depth, attempts FROM urls WHERE batch_id = ? AND state = ? ORDER BY id'),
+      batchSize: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ?').pluck(),
+      claimQueued: db.prepare(
+        `UPDATE urls SET state = ${CLAIMED}, batch_id = ?
+         WHERE id IN (SELECT id FROM urls WHERE host = ? AND state = ${QUEUED} ORDER BY id LIMIT ?)
+         RETURNING id, url, depth, attempts`,
+      ),
+      complete: db.prepare(
+        `UPDATE urls SET state = ${DONE}, status = @status, error = @error, skipped = @skipped, title = @title,
+           links = @links, fetched_at = @fetchedAt, final_url = @finalUrl, content_type = @contentType,
+           bytes = @bytes, canonical = @canonical, noindex = @noindex
+         WHERE url = @url AND batch_id = @batchId AND state = ${CLAIMED}`,
+      ),
+      unfinishedByHost: db.prepare(
+        `SELECT host, count(*) AS n FROM urls WHERE batch_id = ? AND state = ${CLAIMED} GROUP BY host`,
+      ),
+      setAttempts: db.prepare(`UPDATE urls SET attempts = ? WHERE url = ? AND batch_id = ? AND state = ${CLAIMED}`),
+      releaseBatch: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL WHERE batch_id = ? AND state = ${CLAIMED}`),
+      abandonBatch: db.prepare(
+        `UPDATE urls SET state = ${DONE}, error = ?, fetched_at = ? WHERE batch_id = ? AND state = ${CLAIMED}`,
+      ),
+      claimedByHost: db.prepare(`SELECT host, count(*) AS n FROM urls WHERE state = ${CLAIMED} GROUP BY host`),
+      releaseAll: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL WHERE state = ${CLAIMED}`),
+      nextRequestAt: db.prepare('SELECT next_request_at FROM hosts WHERE host = ?').pluck(),
+      setNextRequestAt: db.prepare('UPDATE hosts SET next_request_at = ? WHERE host = ?'),
+      deferHost: db.prepare(
+        `INSERT INTO hosts (host, next_request_at) VALUES (?, ?)
+         ON CONFLICT (host) DO UPDATE SET next_request_at = max(next_request_at, excluded.next_request_at)`,
+      ),
+      robots: db.prepare('SELECT robots_status, robots_body, robots_fetched_at FROM hosts WHERE host = ? AND robots_fetched_at IS NOT NULL'),
+      saveRobots: db.prepare(
+        `INSERT INTO hosts (host, robots_status, robots_body, robots_fetched_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (host) DO UPDATE SET robots_status = excluded.robots_status, robots_body = excluded.robots_body,
+           robots_fetched_at = excluded.robots_fetched_at`,
+      ),
+      backlog: db.prepare('SELECT host, queued FROM hosts WHERE queued > 0 ORDER BY queued DESC, host LIMIT ?'),
+      totalQueued: db.prepare('SELECT coalesce(sum(queued), 0) FROM hosts WHERE queued > 0').pluck(),
+      batchTotals: db.prepare(
+        `SELECT count(*) AS processed,
+           coalesce(sum(status IS NOT NULL), 0) AS fetched,
+           coalesce(sum(error IS NOT NULL), 0) AS errors,
+           coalesce(sum(skipped IS NOT NULL), 0) AS skipped,
+           coalesce(sum(bytes), 0) AS bytes
+         FROM urls WHERE batch_id = ? AND state = ${DONE}`,
+      ),
+      totals: db.prepare(
+        `SELECT coalesce(sum(state = ${DONE}), 0) AS processed,
+           coalesce(sum(state = ${DONE} AND status IS NOT NULL), 0) AS fetched,
+           coalesce(sum(error IS NOT NULL), 0) AS errors,
+           coalesce(sum(skipped IS NOT NULL), 0) AS skipped,
+           coalesce(sum(bytes), 0) AS bytes,
+           coalesce(sum(state = ${QUEUED}), 0) AS queued,
+           count(*) AS discovered
+         FROM urls`,
+      ),
+      records: db.prepare(
+        `SELECT url, depth, status, error, skipped, title, links, fetched_at, final_url, content_type, bytes, canonical, noindex
+         FROM urls WHERE state = ${DONE} ORDER BY id`,
+      ),
+    };
+    this.statements = s;
+
+    const addQueuedByHost = (counts: Map<string, number>): void => {
+      for (const [host, n] of counts) s.addQueued.run(host, n);
+      if (counts.size > 0) s.bumpVersion.run();
+    };
+    const insertEntries = (entries: readonly FrontierEntry[]): number => {
+      const added = new Map<string, number>();
+      for (const entry of entries) {
+        if (s.insertUrl.run(entry.url, entry.host, entry.depth).changes === 1) {
+          added.set(entry.host, (added.get(entry.host) ?? 0) + 1);
+        }
+      }
+      addQueuedByHost(added);
+      let total = 0;
+      for (const n of added.values()) total += n;
+      return total;
+    };
+    const requeueUnfinished = (rows: Array<{ host: string; n: number }>): void => {
+      addQueuedByHost(new Map(rows.map((row) => [row.host, row.n])));
+    };
+
+    this.enqueueTx = db.transaction(insertEntries);
+    this.claimTx = db.transaction((batchId: string, host: string, limit: number): ClaimedUrl[] => {
+      const own = s.ownClaims.all(batchId, CLAIMED) as ClaimedUrl[];
+      const room = limit - (s.batchSize.get(batchId) as number);
+      if (room <= 0) return own;
+      const fresh = (s.claimQueued.all(batchId, host, room) as Array<ClaimedUrl & { id: number }>).sort((a, b) => a.id - b.id);
+      if (fresh.length > 0) addQueuedByHost(new Map([[host, -fresh.length]]));
+      return [...own, ...fresh.map(({ url, depth, attempts }) => ({ url, depth, attempts }))];
+    });
+    this.completeTx = db.transaction((batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]) => {
+      const written = s.complete.run({
+        ...record,
+        batchId,
+        links: JSON.stringify(record.links),
+        noindex: record.noindex ? 1 : 0,
+      }).changes;
+      // A URL completed twice (a zombie attempt racing its retry) keeps its first record.
+      return written === 1 ? insertEntries(discovered) : 0;
+    });
+    this.releaseTx = db.transaction((batchId: string, retried?: { url: string; attempts: number }) => {
+      if (retried) s.setAttempts.run(retried.attempts, retried.url, batchId);
+      requeueUnfinished(s.unfinishedByHost.all(batchId) as Array<{ host: string; n: number }>);
+      return s.releaseBatch.run(batchId).changes;
+    });
+    this.abandonTx = db.transaction((batchId: string, error: string, at: string) => s.abandonBatch.run(error, at, batchId).changes);
+    this.releaseAllTx = db.transaction(() => {
+      requeueUnfinished(s.claimedByHost.all() as Array<{ host: string; n: number }>);
+      return s.releaseAll.run().changes;
+    });
+    this.reserveTx = db.transaction((host: string, gapMs: number, maxWaitMs: number, now: number): SlotReservation => {
+      const next = (s.nextRequestAt.get(host) as number | undefined) ?? 0;
+      const start = Math.max(now, next);
+      if (start - now > maxWaitMs) return { deferUntil: start };
+      if (gapMs > 0) s.setNextRequestAt.run(start + gapMs, host);
+      return { waitMs: start - now };
+    });
+  }
+
+  enqueue(entries: readonly FrontierEntry[]): number {
+    return this.enqueueTx.immediate(entries);
+  }
+
+  claim(batchId: string, host: string, limit: number): ClaimedUrl[] {
+    return this.claimTx.immediate(batchId, host, limit);
+  }
+
+  complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): number {
+    return this.completeTx.immediate(batchId, record, discovered);
+  }
+
+  release(batchId: string, retried?: { url: string; attempts: number }): number {
+    return this.releaseTx.immediate(batchId, retried);
+  }
+
+  abandon(batchId: string, error: string, at: string): number {
+    return this.abandonTx.immediate(batchId, error, at);
+  }
+
+  releaseAll(): number {
+    return this.releaseAllTx.immediate();
+  }
+
+  reserveRequestSlot(host: string, gapMs: number, maxWaitMs: number, now: number): SlotReservation {
+    return this.reserveTx.immediate(host, gapMs, maxWaitMs, now);
+  }
+
+  deferHost(host: string, until: number): void {
+    this.statements.deferHost.run(host, until);
+  }
+
+  robots(host: string): RobotsRecord | undefined {
+    const row = this.statements.robots.get(host) as
+      | { robots_status: number | null; robots_body: string | null; robots_fetched_at: number }
+      | undefined;
+    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at };
+  }
+
+  saveRobots(host: string, record: RobotsRecord): void {
+    this.statements.saveRobots.run(host, record.status, record.body, record.fetchedAt);
+  }
+
+  snapshot(maxHosts: number): FrontierSnapshot {
+    return this.db.transaction(() => ({
+      version: this.statements.version.get() as number,
+      queued: this.statements.totalQueued.get() as number,
+      hosts: this.statements.backlog.all(maxHosts) as FrontierSnapshot['hosts'],
+    }))();
+  }
+
+  batchTotals(batchId: string): BatchTotals {
+    return this.statements.batchTotals.get(batchId) as BatchTotals;
+  }
+
+  totals(): CrawlTotals {
+    return this.statements.totals.get() as CrawlTotals;
+  }
+
+  *records(): IterableIterator<PageRecord> {
+    for (const row of this.statements.records.iterate() as IterableIterator<UrlRow>) yield toRecord(row);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

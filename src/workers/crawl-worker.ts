@@ -1,0 +1,73 @@
+/**
+ * A crawl worker: registers the crawlSession workflow and the crawl activities on one task
+ * queue, with the options that liveness and shutdown depend on.
+ */
+import { hostname } from 'node:os';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { RobotsCache } from '../fetch/robots';
+import { UndiciTransport } from '../fetch/transport';
+import type { CrawlMetrics } from '../observability/metrics';
+import { StoreRegistry } from '../store/store-registry';
+
+export interface CrawlWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  dataDir: string;
+  metrics: CrawlMetrics;
+  /** Batch activities run at once by this worker (each is one sequential stream of requests). */
+  maxConcurrentBatches?: number;
+  identity?: string;
+}
+
+export interface CrawlWorker {
+  worker: Worker;
+  workerId: string;
+  /** Runs until shutdown (SIGINT/SIGTERM or `worker.shutdown()`), then releases resources. */
+  run(): Promise<void>;
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+/** Silence allowed while waiting for headers or body bytes; a crawl's timeoutMs caps the total. */
+const IDLE_TIMEOUT_MS = 120_000;
+
+export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
+  const workerId = options.identity ?? `${process.pid}@${hostname()}`;
+  const stores = new StoreRegistry(options.dataDir);
+  const transport = new UndiciTransport({ connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, connectionsPerOrigin: 64 });
+  const activities = createActivities({
+    stores,
+    transport,
+    robots: new RobotsCache(transport, CONNECT_TIMEOUT_MS * 2),
+    metrics: options.metrics,
+    workerId,
+  });
+  const worker = await Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    identity: workerId,
+    workflowsPath: require.resolve('../workflows'),
+    activities,
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentBatches ?? 64,
+    // Cancellation reaches an activity only with a heartbeat response: send them every second
+    // so a cancelled crawl aborts its requests within about a second.
+    maxHeartbeatThrottleInterval: '1s',
+    defaultHeartbeatThrottleInterval: '1s',
+    // On SIGTERM, running batches get this long to finish before they are cancelled.
+    shutdownGraceTime: '20s',
+  });
+  return {
+    worker,
+    workerId,
+    run: async () => {
+      try {
+        await worker.run();
+      } finally {
+        stores.closeAll();
+        await transport.close();
+      }
+    },
+  };
+}

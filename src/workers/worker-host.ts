@@ -1,0 +1,59 @@
+/**
+ * Everything one worker process runs besides the worker itself: the SDK runtime, the
+ * loopback metrics endpoint and the connection. Used by `crawlflow worker` and by the
+ * in-process worker of `crawlflow crawl`.
+ */
+import { NativeConnection } from '@temporalio/worker';
+import type { Logger } from '../observability/logger';
+import { CrawlMetrics } from '../observability/metrics';
+import { serveMetrics, type MetricsEndpoint } from '../observability/metrics-server';
+import type { TemporalTarget } from '../temporal/target';
+import { createCrawlWorker } from './crawl-worker';
+import { installRuntime } from './runtime';
+
+export interface WorkerHostOptions {
+  target: TemporalTarget;
+  taskQueue: string;
+  dataDir: string;
+  /** host:port for /metrics (loopback by default), or null for none. */
+  metricsAddress: string | null;
+  maxConcurrentBatches?: number;
+  logger: Logger;
+}
+
+export interface WorkerHost {
+  workerId: string;
+  metricsUrl: string | undefined;
+  /** Settles when the worker has stopped (after `stop()` or a shutdown signal). */
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startWorkerHost(options: WorkerHostOptions): Promise<WorkerHost> {
+  const { sdkMetricsUrl } = await installRuntime(options.logger, { sdkMetrics: options.metricsAddress !== null });
+  const metrics = new CrawlMetrics();
+  const endpoint: MetricsEndpoint | undefined =
+    options.metricsAddress === null ? undefined : await serveMetrics(metrics.registry, options.metricsAddress, sdkMetricsUrl);
+  const connection = await NativeConnection.connect(options.target.connectionOptions);
+  const crawlWorker = await createCrawlWorker({
+    connection,
+    namespace: options.target.namespace,
+    taskQueue: options.taskQueue,
+    dataDir: options.dataDir,
+    metrics,
+    maxConcurrentBatches: options.maxConcurrentBatches,
+  });
+  const done = crawlWorker.run().finally(async () => {
+    await endpoint?.close();
+    await connection.close();
+  });
+  return {
+    workerId: crawlWorker.workerId,
+    metricsUrl: endpoint?.url,
+    done,
+    stop: async () => {
+      if (crawlWorker.worker.getState() === 'RUNNING') crawlWorker.worker.shutdown();
+      await done;
+    },
+  };
+}
