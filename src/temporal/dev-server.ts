@@ -85,6 +85,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const log = createWriteStream(options.logFile, { flags: 'a' });
   await once(log, 'open');
   const child = spawn(binary, args, { stdio: ['ignore', log, log] });
+  // If this process dies without stopping the server (an uncaught error), take it along.
+  const killOnExit = (): void => void child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
   const address = `${host}:${options.port}`;
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {

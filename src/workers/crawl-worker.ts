@@ -3,7 +3,7 @@
  * queue, with the options that liveness and shutdown depend on.
  */
 import { hostname } from 'node:os';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { RobotsCache } from '../fetch/robots';
 import { UndiciTransport } from '../fetch/transport';
@@ -19,6 +19,8 @@ export interface CrawlWorkerOptions {
   /** Batch activities run at once by this worker (each is one sequential stream of requests). */
   maxConcurrentBatches?: number;
   identity?: string;
+  /** A prebuilt workflow bundle (bundleWorkflowCode); without one the worker bundles at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
 }
 
 export interface CrawlWorker {
@@ -48,7 +50,7 @@ export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<Cr
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     identity: workerId,
-    workflowsPath: require.resolve('../workflows'),
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
     activities,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentBatches ?? 64,
     // Cancellation reaches an activity only with a heartbeat response: send them every second

@@ -1,0 +1,125 @@
+/**
+ * A real Temporal dev server for a test file (the same `temporal` binary and start-up code
+ * the product uses), in-process crawl workers on a fresh task queue, and helpers to run a
+ * crawl and read what it recorded.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
+import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { createCrawlWorker, type CrawlWorker } from '../../src/workers/crawl-worker';
+import { freeLoopbackPort, installRuntime } from '../../src/workers/runtime';
+import { createLogger } from '../../src/observability/logger';
+import { CrawlMetrics } from '../../src/observability/metrics';
+import { startCrawl, type CrawlHandle } from '../../src/client/crawl-client';
+import { crawlStorePath, SqliteFrontierStore } from '../../src/store/sqlite-store';
+import type { CrawlInput } from '../../src/shared/crawl-config';
+import type { PageRecord } from '../../src/store/frontier-store';
+import type { CrawlSummary } from '../../src/shared/crawl-types';
+
+export interface TestTemporal {
+  server: DevServer;
+  client: Client;
+  dataDir: string;
+  address: string;
+  /** Starts an in-process worker on `taskQueue`; it is stopped by `close()` if not before. */
+  startWorker(taskQueue: string, metrics?: CrawlMetrics): Promise<RunningWorker>;
+  close(): Promise<void>;
+}
+
+export interface RunningWorker {
+  worker: CrawlWorker;
+  metrics: CrawlMetrics;
+  stop(): Promise<void>;
+}
+
+let bundle: Promise<{ code: string }> | undefined;
+
+function workflowBundle(): Promise<{ code: string }> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows'), logger: createLogger('bundler', 'warn') as never });
+  return bundle;
+}
+
+export async function startTestTemporal(options: { dynamicConfig?: Record<string, string | number | boolean> } = {}): Promise<TestTemporal> {
+  await installRuntime(createLogger('test-sdk', 'warn'), { sdkMetrics: false });
+  const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-test-'));
+  const server = await startDevServer({
+    port: await freeLoopbackPort(),
+    uiPort: await freeLoopbackPort(),
+    dbFile: join(dataDir, 'temporal.sqlite'),
+    logFile: join(dataDir, 'temporal.log'),
+    headless: true,
+    dynamicConfig: options.dynamicConfig,
+  });
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  const workers: RunningWorker[] = [];
+  return {
+    server,
+    client,
+    dataDir,
+    address: server.address,
+    async startWorker(taskQueue, metrics = new CrawlMetrics()) {
+      const nativeConnection = await NativeConnection.connect({ address: server.address });
+      const worker = await createCrawlWorker({
+        connection: nativeConnection,
+        namespace: 'default',
+        taskQueue,
+        dataDir,
+        metrics,
+        workflowBundle: await workflowBundle(),
+      });
+      const done = worker.run().finally(() => nativeConnection.close());
+      const running: RunningWorker = {
+        worker,
+        metrics,
+        stop: async () => {
+          if (worker.worker.getState() === 'RUNNING') worker.worker.shutdown();
+          await done;
+        },
+      };
+      workers.push(running);
+      return running;
+    },
+    async close() {
+      await Promise.all(workers.map((worker) => worker.stop()));
+      await connection.close();
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+let queueCounter = 0;
+export function uniqueQueue(prefix: string): string {
+  queueCounter += 1;
+  return `${prefix}-${process.pid}-${queueCounter}`;
+}
+
+export function readRecords(dataDir: string, crawlId: string): PageRecord[] {
+  const store = new SqliteFrontierStore(crawlStorePath(dataDir, crawlId));
+  try {
+    return [...store.records()];
+  } finally {
+    store.close();
+  }
+}
+
+export async function runCrawlToEnd(
+  env: TestTemporal,
+  taskQueue: string,
+  crawlId: string,
+  input: CrawlInput,
+): Promise<{ summary: CrawlSummary; records: PageRecord[]; handle: CrawlHandle }> {
+  const handle = await startCrawl(env.client, crawlId, input, taskQueue);
+  const summary = await handle.result();
+  return { summary, records: readRecords(env.dataDir, crawlId), handle };
+}
+
+/** Event types of a workflow's whole history (all runs are not followed: just this run). */
+export async function historyEventTypes(handle: CrawlHandle): Promise<string[]> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).map((event) => String(event.eventType));
+}
