@@ -1,0 +1,128 @@
+/**
+ * Cancellation, deadlines, pause/resume and slow responses, with a real server and worker:
+ * cancelling aborts in-flight HTTP requests; a deadline ends the crawl with complete partial
+ * results; a response slower than the heartbeat timeout does not fail its batch.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
+import { startSyntheticSite, type RouteHandler } from '../src/sites/synthetic-site';
+import { startCrawl } from '../src/client/crawl-client';
+import { pauseSignal, resumeSignal } from '../src/shared/messages';
+import { historyEventTypes, readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+function html(res: ServerResponse, body: string): void {
+  res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><html><head><title>t</title></head><body>${body}</body></html>`);
+}
+
+/** A seed page linking to `n` pages under `prefix`, each served by `handler`. */
+function linkedRoutes(prefix: string, n: number, handler: RouteHandler): Record<string, RouteHandler> {
+  const paths = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+  return {
+    '/': (_req: IncomingMessage, res: ServerResponse) => html(res, paths.map((path) => `<a href="${path}">${path}</a>`).join('')),
+    ...Object.fromEntries(paths.map((path) => [path, handler])),
+  };
+}
+
+describe('cancellation and time', () => {
+  let env: TestTemporal;
+  const queue = uniqueQueue('cancel');
+
+  before(async () => {
+    env = await startTestTemporal();
+    await env.startWorker(queue);
+  });
+  after(async () => env?.close());
+
+  it('cancelling a crawl aborts its in-flight requests and starts no new ones', async () => {
+    const stall: RouteHandler = () => undefined; // never answers
+    const site = await startSyntheticSite({ pages: 0, routes: linkedRoutes('/stall/', 20, stall) });
+    try {
+      const handle = await startCrawl(env.client, 'cancel-test', { seeds: [`${site.origin}/`], concurrency: 4, perHostConcurrency: 4, timeoutMs: 120_000, batchSize: 5 }, queue);
+      await waitFor(() => site.inFlight() === 4, 30_000, 'four stalled requests');
+      const cancelRequestedAt = Date.now();
+      await handle.cancel();
+      await assert.rejects(handle.result(), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
+      const cancelDoneAt = Date.now();
+      await sleep(1_500);
+
+      const stalled = site.requests.filter((request) => request.path.startsWith('/stall/'));
+      assert.equal(stalled.length, 4, 'no request started after the cancel');
+      assert.ok(stalled.every((request) => request.aborted && request.endedAt !== null), 'every stalled request was aborted');
+      const closedAfter = Math.max(...stalled.map((request) => (request.endedAt ?? Infinity) - cancelRequestedAt));
+      assert.ok(closedAfter <= cancelDoneAt - cancelRequestedAt + 1_000, 'sockets closed no later than 1 s after the cancel completed');
+      assert.equal(site.inFlight(), 0);
+      const records = readRecords(env.dataDir, 'cancel-test');
+      assert.deepEqual(records.map((record) => new URL(record.url).pathname), ['/'], 'stalled URLs are not recorded as done');
+      console.log(`# cancel: ${stalled.length} in-flight requests closed ${closedAfter} ms after the cancel request; cancel completed in ${cancelDoneAt - cancelRequestedAt} ms`);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('a deadline ends the crawl with complete partial results', async () => {
+    const site = await startSyntheticSite({ pages: 2_000, latencyMs: 100 });
+    try {
+      const { summary, records } = await runCrawlToEnd(env, queue, 'deadline-test', { seeds: [site.urlOf(0)], deadline: '3s', perHostConcurrency: 4 });
+      assert.equal(summary.status, 'deadline-exceeded');
+      assert.ok(records.length > 5 && records.length < 1_800, `partial (${records.length} pages)`);
+      assert.ok(records.every((record) => record.status === 200 && record.title !== null), 'every recorded page is complete');
+      assert.equal(summary.totals.processed, records.length);
+      assert.ok(summary.totals.queued > 0, 'the rest is still queued');
+      assert.ok(summary.finishedAt - summary.startedAt < 6_000, 'ended promptly after the deadline');
+      await sleep(500);
+      assert.equal(site.inFlight(), 0, 'nothing left in flight');
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('a response slower than the heartbeat timeout does not fail its batch', async () => {
+    const slow: RouteHandler = (_req, res) => void setTimeout(() => html(res, 'finally'), 15_000);
+    const site = await startSyntheticSite({ pages: 0, routes: linkedRoutes('/slow/', 1, slow) });
+    try {
+      const { records, handle } = await runCrawlToEnd(env, queue, 'slow-test', { seeds: [`${site.origin}/`], timeoutMs: 60_000 });
+      const slowRecord = records.find((record) => record.url.endsWith('/slow/0'));
+      assert.equal(slowRecord?.status, 200);
+      assert.equal(slowRecord?.error, null);
+      const events = await historyEventTypes(handle);
+      assert.ok(!events.some((type) => /TIMED_OUT|FAILED/.test(type)), `no timed-out or failed activity (${events.filter((t) => /TIMED_OUT|FAILED/.test(t))})`);
+      const history = await handle.fetchHistory();
+      const attempts = (history.events ?? []).flatMap((event) => event.activityTaskStartedEventAttributes?.attempt ?? []);
+      assert.ok(attempts.every((attempt) => attempt === 1), 'every batch ran once');
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('pause stops new batches; resume finishes the crawl', async () => {
+    const site = await startSyntheticSite({ pages: 300, latencyMs: 20 });
+    try {
+      const handle = await startCrawl(env.client, 'pause-test', { seeds: [site.urlOf(0)], batchSize: 5, perHostConcurrency: 2 }, queue);
+      await waitFor(() => site.requests.length >= 20, 30_000, '20 requests');
+      await handle.signal(pauseSignal);
+      await sleep(1_000); // running batches (5 URLs each) drain
+      const whilePaused = site.requests.length;
+      await sleep(1_500);
+      assert.equal(site.requests.length, whilePaused, 'no request while paused');
+      await handle.signal(resumeSignal);
+      const summary = await handle.result();
+      assert.equal(summary.status, 'completed');
+      assert.equal(readRecords(env.dataDir, 'pause-test').length, site.graph.reachableFrom(0).size);
+    } finally {
+      await site.close();
+    }
+  });
+});

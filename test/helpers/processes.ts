@@ -1,0 +1,67 @@
+/** Worker and CLI processes for tests that need real processes (signals, exit codes). */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { projectRoot } from '../../src/temporal/project-paths';
+
+export const CLI = join(projectRoot, 'dist', 'src', 'cli', 'main.js');
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Resolves once the worker logged that it is polling. */
+  ready: Promise<void>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export function spawnWorker(options: { address: string; taskQueue: string; dataDir: string; metricsAddress?: string; logFile: string }): WorkerProcess {
+  const child = spawn(process.execPath, [CLI, 'worker', '--metrics-address', options.metricsAddress ?? 'off'], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: options.address,
+      CRAWLFLOW_TASK_QUEUE: options.taskQueue,
+      CRAWLFLOW_DATA_DIR: options.dataDir,
+      CRAWLFLOW_LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const log = createWriteStream(options.logFile, { flags: 'a' });
+  child.stderr?.pipe(log);
+  const ready = new Promise<void>((resolve, reject) => {
+    let buffered = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      if (buffered.includes('"msg":"worker ready"')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready; see ${options.logFile}`)));
+  });
+  ready.catch(() => undefined);
+  return {
+    child,
+    ready,
+    kill: async (signal = 'SIGKILL') => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
