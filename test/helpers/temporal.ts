@@ -42,8 +42,13 @@ function workflowBundle(): Promise<{ code: string }> {
   return bundle;
 }
 
+/** Routes the SDK's logs through a warn-level logger, so test output stays readable. */
+export function quietRuntime(): Promise<unknown> {
+  return installRuntime(createLogger('test-sdk', 'warn'), { sdkMetrics: false });
+}
+
 export async function startTestTemporal(options: { dynamicConfig?: Record<string, string | number | boolean> } = {}): Promise<TestTemporal> {
-  await installRuntime(createLogger('test-sdk', 'warn'), { sdkMetrics: false });
+  await quietRuntime();
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-test-'));
   const server = await startDevServer({
     port: await freeLoopbackPort(),

@@ -1,0 +1,66 @@
+/**
+ * Determinism and history size: recorded histories of released versions replay against
+ * today's workflow code; a crawl long enough to be told to continue-as-new does so and
+ * still fetches every page exactly once; its fresh histories replay too.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from '@temporalio/worker';
+import { startSyntheticSite } from '../src/sites/synthetic-site';
+import { projectRoot } from '../src/temporal/project-paths';
+import { historiesOf } from './helpers/histories';
+import { quietRuntime, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+
+const workflowsPath = require.resolve('../src/workflows');
+const fixturesDir = join(projectRoot, 'test', 'fixtures', 'histories');
+
+describe('workflow histories', () => {
+  before(quietRuntime);
+
+  it('every recorded history replays against the current workflow code', async () => {
+    const files = readdirSync(fixturesDir).filter((file) => file.endsWith('.json'));
+    assert.ok(files.length >= 5, 'recorded histories are present');
+    const histories = files.map((file) => ({ workflowId: file, history: JSON.parse(readFileSync(join(fixturesDir, file), 'utf8')) as unknown }));
+    for await (const result of Worker.runReplayHistories({ workflowsPath }, histories)) {
+      assert.equal(result.error, undefined, `${result.workflowId} replays: ${String(result.error)}`);
+    }
+  });
+
+  describe('continue-as-new', () => {
+    let env: TestTemporal;
+    const queue = uniqueQueue('can');
+    before(async () => {
+      // The server suggests continue-as-new at 4,096 events by default; 200 makes a 500-page crawl reach it.
+      env = await startTestTemporal({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 200 } });
+      await env.startWorker(queue);
+    });
+    after(async () => env?.close());
+
+    it('a crawl continues-as-new with nothing lost or repeated, and its runs replay', async () => {
+      const site = await startSyntheticSite({ pages: 500 });
+      try {
+        const { summary, records } = await runCrawlToEnd(env, queue, 'can-test', { seeds: [site.urlOf(0)], batchSize: 3, perHostConcurrency: 4 });
+        const expected = site.graph.reachableFrom(0);
+        assert.ok(summary.runs >= 3, `continued as new (${summary.runs} runs)`);
+        assert.equal(summary.status, 'completed');
+        assert.equal(records.length, expected.size);
+        assert.equal(new Set(records.map((record) => record.url)).size, expected.size);
+        const pageRequests = site.requests.filter((request) => request.path.startsWith('/page/'));
+        assert.equal(pageRequests.length, expected.size, 'each page requested once across runs');
+        assert.equal(summary.totals.processed, expected.size, 'counters carried across runs');
+
+        const runs = await historiesOf(env.client, 'can-test');
+        assert.equal(runs.length, summary.runs);
+        const events = runs.reduce((sum, run) => sum + (run.history.events?.length ?? 0), 0);
+        assert.ok(runs.every((run) => (run.history.events?.length ?? 0) < 400), 'each run stays near the suggested size');
+        const replays = Worker.runReplayHistories({ workflowsPath }, runs.map((run) => ({ workflowId: 'can-test', history: run.history })));
+        for await (const result of replays) assert.equal(result.error, undefined, `run replays: ${String(result.error)}`);
+        console.log(`# continue-as-new: ${summary.runs} runs, ${events} events for ${expected.size} pages at batch size 3 (${(events / expected.size).toFixed(2)} events/page)`);
+      } finally {
+        await site.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * Records workflow histories of this release into test/fixtures/histories, for the replay
+ * test that keeps later workflow changes compatible with crawls already running.
+ * Run with `npm run record-histories` when the workflow changes shape on purpose (and keep
+ * the old files: crawls started by the previous release must still replay).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { temporal } from '@temporalio/proto';
+import { startCrawl } from '../../src/client/crawl-client';
+import { pauseSignal, resumeSignal } from '../../src/shared/messages';
+import { startSyntheticSite } from '../../src/sites/synthetic-site';
+import { projectRoot } from '../../src/temporal/project-paths';
+import { historiesOf } from '../helpers/histories';
+import { startTestTemporal, uniqueQueue } from '../helpers/temporal';
+
+const version = (require(join(projectRoot, 'package.json')) as { version: string }).version;
+const outDir = join(projectRoot, 'test', 'fixtures', 'histories');
+
+async function main(): Promise<void> {
+  const env = await startTestTemporal({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 150 } });
+  const queue = uniqueQueue('record');
+  await env.startWorker(queue);
+  const site = await startSyntheticSite({ pages: 300, latencyMs: 5 });
+  const seeds = [site.urlOf(0)];
+  try {
+    const scenarios: Array<[string, () => Promise<string>]> = [
+      ['completed', async () => {
+        await (await startCrawl(env.client, 'rec-completed', { seeds, batchSize: 20, perHostConcurrency: 4 }, queue)).result();
+        return 'rec-completed';
+      }],
+      ['continued-as-new', async () => {
+        await (await startCrawl(env.client, 'rec-can', { seeds, batchSize: 2, perHostConcurrency: 4 }, queue)).result();
+        return 'rec-can';
+      }],
+      ['paused-resumed-max-pages', async () => {
+        const handle = await startCrawl(env.client, 'rec-pause', { seeds, batchSize: 5, maxPages: 60 }, queue);
+        await handle.signal(pauseSignal);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        await handle.signal(resumeSignal);
+        await handle.result();
+        return 'rec-pause';
+      }],
+      ['deadline', async () => {
+        await (await startCrawl(env.client, 'rec-deadline', { seeds, batchSize: 5, deadline: '700ms' }, queue)).result();
+        return 'rec-deadline';
+      }],
+      ['cancelled', async () => {
+        const handle = await startCrawl(env.client, 'rec-cancel', { seeds, batchSize: 5 }, queue);
+        await new Promise((resolve) => setTimeout(resolve, 700));
+        await handle.cancel();
+        await handle.result().catch(() => undefined);
+        return 'rec-cancel';
+      }],
+    ];
+    for (const [name, run] of scenarios) {
+      const workflowId = await run();
+      const runs = await historiesOf(env.client, workflowId);
+      runs.forEach(({ history }, index) => {
+        const file = join(outDir, `v${version}-${name}${runs.length > 1 ? `-run${runs.length - index}` : ''}.json`);
+        writeFileSync(file, historyToJSON(temporal.api.history.v1.History.fromObject(history)));
+        console.log(`recorded ${file} (${history.events?.length} events)`);
+      });
+    }
+  } finally {
+    await site.close();
+    await env.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

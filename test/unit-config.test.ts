@@ -1,0 +1,122 @@
+/**
+ * The crawl input schema: defaults, duration parsing and errors that name the offending field.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
+import { toMilliseconds } from '../src/shared/duration';
+
+const SEED = 'http://example.com/';
+
+/** Asserts that `input` is rejected with an InvalidCrawlConfigError naming `field`. */
+function assertRejected(input: unknown, field: string | RegExp): InvalidCrawlConfigError {
+  let caught: unknown;
+  try {
+    parseCrawlConfig(input);
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(caught instanceof InvalidCrawlConfigError, `expected InvalidCrawlConfigError for ${JSON.stringify(input)}, got ${String(caught)}`);
+  assert.equal(caught.code, 'invalid-config');
+  if (typeof field === 'string') assert.equal(caught.field, field);
+  else assert.match(caught.field, field);
+  assert.ok(caught.reason.length > 0);
+  assert.ok(caught.message.includes(caught.field), 'the message names the field');
+  return caught;
+}
+
+describe('parseCrawlConfig', () => {
+  it('applies every default to a seeds-only input', () => {
+    const config = parseCrawlConfig({ seeds: [SEED] });
+    assert.deepEqual(config, {
+      seeds: [SEED],
+      scope: 'host',
+      maxPages: 10_000,
+      maxDepth: 20,
+      concurrency: 8,
+      perHostConcurrency: 2,
+      delayMs: 0,
+      timeoutMs: 30_000,
+      respectRobots: true,
+      maxCrawlDelayMs: 30_000,
+      userAgent: 'crawlflow/0.1 (+https://github.com/crawlflow/crawlflow)',
+      maxBodyBytes: 5 * 1024 * 1024,
+      maxRedirects: 5,
+      maxLinksPerPage: 5_000,
+      maxUrlLength: 2_048,
+      batchSize: 50,
+      maxRetries: 2,
+    });
+    assert.equal(config.deadline, undefined, 'no deadline unless given');
+  });
+
+  it('keeps explicit values', () => {
+    const config = parseCrawlConfig({ seeds: [SEED, 'https://other.example/x'], scope: 'prefix', maxPages: 1, maxDepth: 0, respectRobots: false });
+    assert.deepEqual(config.seeds, [SEED, 'https://other.example/x']);
+    assert.equal(config.scope, 'prefix');
+    assert.equal(config.maxPages, 1);
+    assert.equal(config.maxDepth, 0);
+    assert.equal(config.respectRobots, false);
+  });
+
+  it('parses deadlines into milliseconds', () => {
+    const deadline = (value: string | number) => parseCrawlConfig({ seeds: [SEED], deadline: value }).deadline;
+    assert.equal(deadline('90s'), 90_000);
+    assert.equal(deadline('10m'), 600_000);
+    assert.equal(deadline('1h30m'), 5_400_000);
+    assert.equal(deadline(' 2h '), 7_200_000);
+    assert.equal(deadline(45_000), 45_000, 'a number is milliseconds');
+    assert.equal(deadline('1500'), 1_500, 'a digit string is milliseconds');
+  });
+
+  it('rejects non-positive or unparseable deadlines, naming the field', () => {
+    for (const bad of ['0s', '-5m', 'soon', '', 0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      assertRejected({ seeds: [SEED], deadline: bad }, 'deadline');
+    }
+    assertRejected({ seeds: [SEED], deadline: true }, 'deadline');
+  });
+
+  it('names the seed for a bad seed URL', () => {
+    assertRejected({ seeds: ['not a url'] }, /^seeds\b/);
+    assertRejected({ seeds: [SEED, 'ftp://example.com/'] }, /^seeds\.1$/);
+    assertRejected({ seeds: ['/relative/path'] }, /^seeds\b/);
+    assertRejected({ seeds: [] }, 'seeds');
+    assertRejected({}, 'seeds');
+  });
+
+  it('names numeric fields out of range', () => {
+    assertRejected({ seeds: [SEED], maxPages: -1 }, 'maxPages');
+    assertRejected({ seeds: [SEED], maxPages: 0 }, 'maxPages');
+    assertRejected({ seeds: [SEED], maxPages: 1.5 }, 'maxPages');
+    assertRejected({ seeds: [SEED], maxPages: '10' }, 'maxPages');
+    assertRejected({ seeds: [SEED], maxDepth: -1 }, 'maxDepth');
+    assertRejected({ seeds: [SEED], timeoutMs: 99 }, 'timeoutMs');
+    assertRejected({ seeds: [SEED], concurrency: 513 }, 'concurrency');
+  });
+
+  it('names an unknown key', () => {
+    const err = assertRejected({ seeds: [SEED], maxPagez: 10 }, 'maxPagez');
+    assert.equal(err.reason, 'unknown field');
+  });
+
+  it('names the scope when it is not host, domain or prefix', () => {
+    assertRejected({ seeds: [SEED], scope: 'subdomain' }, 'scope');
+    assertRejected({ seeds: [SEED], scope: 'HOST' }, 'scope');
+  });
+
+  it('rejects input that is not an object', () => {
+    assertRejected(null, 'input');
+    assertRejected('http://example.com/', 'input');
+  });
+});
+
+describe('toMilliseconds', () => {
+  it('reads numbers, digit strings and unit strings', () => {
+    assert.equal(toMilliseconds(250), 250);
+    assert.equal(toMilliseconds('250'), 250);
+    assert.equal(toMilliseconds('1.5s'), 1_500);
+    assert.equal(toMilliseconds('1h30m'), 5_400_000);
+    assert.equal(toMilliseconds(Number.NaN), undefined);
+    assert.equal(toMilliseconds('banana'), undefined);
+  });
+});
