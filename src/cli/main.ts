@@ -92,7 +92,6 @@ async function withClient<T>(flags: CommonFlags, action: (client: Awaited<Return
 function buildProgram(): Command {
   const program = new Command('crawlflow')
     .description('A web crawler whose coordination is done by Temporal.')
-    .showHelpAfterError()
     .exitOverride();
 
   const crawlOptions = (command: Command) =>

@@ -1,0 +1,180 @@
+/**
+ * The CLI contract, through real processes: invalid input fails with exit code 2 before
+ * anything starts; the quick-start path (no TEMPORAL_ADDRESS: embedded dev server and
+ * in-process worker) crawls and writes JSON Lines; the same crawl started twice runs once;
+ * `temporal workflow start` and `crawlflow start|status|results|cancel` work against a
+ * running `crawlflow worker`.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { WorkflowFailedError } from '@temporalio/client';
+import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
+import { temporalBinaryPath } from '../src/temporal/project-paths';
+import { freeLoopbackPort } from '../src/workers/runtime';
+import { startCrawl } from '../src/client/crawl-client';
+import { runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
+import { startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import type { PageRecord } from '../src/store/frontier-store';
+
+const execFileAsync = promisify(execFile);
+
+function readJsonl(file: string): PageRecord[] {
+  return readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as PageRecord);
+}
+
+function pageRequests(site: SyntheticSite): number {
+  return site.requests.filter((request) => request.path.startsWith('/page/')).length;
+}
+
+describe('invalid input', () => {
+  // Nothing listens on port 1: a command that tried to start a workflow would fail differently.
+  const env = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
+  const cases: Array<[string, string[], RegExp]> = [
+    ['a bad seed URL', ['crawl', 'not-a-url'], /seed "not-a-url": must be an absolute http\(s\) URL/],
+    ['a negative limit', ['crawl', 'http://127.0.0.1:9/', '--max-pages', '-5'], /--max-pages: .*>=\s*1/],
+    ['a non-numeric limit', ['crawl', 'http://127.0.0.1:9/', '--concurrency', 'many'], /--concurrency.*must be an integer/],
+    ['an unknown option', ['crawl', 'http://127.0.0.1:9/', '--bogus'], /unknown option '--bogus'/],
+    ['an unknown scope', ['start', 'http://127.0.0.1:9/', '--scope', 'planet'], /--scope: /],
+    ['a bad deadline', ['crawl', 'http://127.0.0.1:9/', '--deadline', 'soon'], /--deadline: must be a positive duration/],
+  ];
+  for (const [name, args, message] of cases) {
+    it(`rejects ${name} with exit code 2 and a one-line message`, async () => {
+      const result = await runCli(args, env);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, message);
+      assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${result.stderr}`);
+    });
+  }
+});
+
+describe('quick start: embedded dev server', () => {
+  let site: SyntheticSite;
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  before(async () => {
+    site = await startSyntheticSite({ pages: 200 });
+    dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-cli-'));
+    env = {
+      TEMPORAL_ADDRESS: '',
+      CRAWLFLOW_DATA_DIR: dataDir,
+      CRAWLFLOW_DEV_SERVER_PORT: String(await freeLoopbackPort()),
+      CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeLoopbackPort()),
+    };
+  });
+  after(async () => {
+    await site?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('crawls to the end, writes one line per URL, and a second start of the same ID crawls nothing', async () => {
+    const out = join(dataDir, 'out.jsonl');
+    const args = ['crawl', site.urlOf(0), '--out', out, '--id', 'cli-crawl', '--json'];
+    const first = await runCli(args, env);
+    assert.equal(first.code, 0, first.stderr);
+    const summary = JSON.parse(first.stdout) as { status: string; lines: number; uiUrl: string };
+    const expected = site.graph.reachableFrom(0).size;
+    assert.equal(summary.status, 'completed');
+    assert.equal(summary.lines, expected);
+    assert.match(summary.uiUrl, /\/namespaces\/default\/workflows\/cli-crawl$/);
+    const records = readJsonl(out);
+    assert.equal(records.length, expected);
+    assert.equal(new Set(records.map((record) => record.url)).size, expected);
+    for (const field of ['url', 'status', 'error', 'skipped', 'title', 'depth', 'links', 'fetchedAt']) {
+      assert.ok(field in records[0], `record has ${field}`);
+    }
+    const requestsAfterFirst = pageRequests(site);
+
+    const second = await runCli(args, env);
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal((JSON.parse(second.stdout) as { lines: number }).lines, expected);
+    assert.equal(pageRequests(site), requestsAfterFirst, 'the second start fetched nothing');
+  });
+});
+
+describe('against a running `crawlflow worker`', () => {
+  let env: TestTemporal;
+  let worker: WorkerProcess;
+  let site: SyntheticSite;
+  const taskQueue = uniqueQueue('cli-worker');
+  before(async () => {
+    env = await startTestTemporal();
+    worker = spawnWorker({ address: env.address, taskQueue, dataDir: env.dataDir, logFile: join(env.dataDir, 'worker.log') });
+    await worker.ready;
+    site = await startSyntheticSite({ pages: 150 });
+  });
+  after(async () => {
+    await worker?.kill('SIGTERM');
+    await site?.close();
+    await env?.close();
+  });
+
+  it('`temporal workflow start --type crawlSession` runs a crawl', async () => {
+    await execFileAsync(temporalBinaryPath(), [
+      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,
+      '--workflow-id', 'from-temporal-cli', '--input', JSON.stringify({ seeds: [site.urlOf(0)], maxPages: 40 }),
+    ]);
+    const summary = await env.client.workflow.getHandle('from-temporal-cli').result();
+    assert.equal(summary.status, 'max-pages-reached');
+    assert.equal(summary.totals.processed, 40);
+  });
+
+  it('invalid input from `temporal workflow start` fails the workflow at once, naming the field', async () => {
+    await execFileAsync(temporalBinaryPath(), [
+      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,
+      '--workflow-id', 'bad-input', '--input', JSON.stringify({ seeds: [site.urlOf(0)], maxPages: -1 }),
+    ]);
+    await assert.rejects(env.client.workflow.getHandle('bad-input').result(), (err: unknown) => {
+      assert.ok(err instanceof WorkflowFailedError);
+      assert.match(String(err.cause?.message), /maxPages/);
+      return true;
+    });
+  });
+
+  it('concurrent starts of one crawl ID make one execution that fetches each page once', async () => {
+    const input = { seeds: [site.urlOf(0)] };
+    const before = pageRequests(site);
+    const handles = await Promise.all([1, 2, 3].map(() => startCrawl(env.client, 'dup-start', input, taskQueue)));
+    const runIds = new Set(await Promise.all(handles.map(async (handle) => (await handle.describe()).runId)));
+    assert.equal(runIds.size, 1, 'one execution');
+    await handles[0].result();
+    assert.equal(pageRequests(site) - before, site.graph.reachableFrom(0).size, 'each page fetched once');
+  });
+
+  it('crawlflow start, status, results and cancel', async () => {
+    const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: taskQueue, CRAWLFLOW_DATA_DIR: env.dataDir };
+    const slowSite = await startSyntheticSite({ pages: 2_000, latencyMs: 50 });
+    try {
+      const started = await runCli(['start', slowSite.urlOf(0), '--id', 'cli-start', '--json'], cliEnv);
+      assert.equal(started.code, 0, started.stderr);
+      assert.equal((JSON.parse(started.stdout) as { crawlId: string }).crawlId, 'cli-start');
+
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const status = await runCli(['status', 'cli-start', '--json'], cliEnv);
+      assert.equal(status.code, 0, status.stderr);
+      const parsed = JSON.parse(status.stdout) as { workflowStatus: string; progress: { processed: number } };
+      assert.equal(parsed.workflowStatus, 'RUNNING');
+      assert.ok(parsed.progress.processed > 0);
+
+      const cancelled = await runCli(['cancel', 'cli-start'], cliEnv);
+      assert.equal(cancelled.code, 0, cancelled.stderr);
+      await assert.rejects(env.client.workflow.getHandle('cli-start').result());
+
+      const out = join(env.dataDir, 'cli-start.jsonl');
+      const results = await runCli(['results', 'cli-start', '--out', out], cliEnv);
+      assert.equal(results.code, 0, results.stderr);
+      const records = readJsonl(out);
+      assert.ok(records.length > 0 && records.every((record) => record.status === 200), 'partial results are complete records');
+
+      const unknown = await runCli(['results', 'no-such-crawl', '--out', out], cliEnv);
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /no results for crawl "no-such-crawl"/);
+    } finally {
+      await slowSite.close();
+    }
+  });
+});
