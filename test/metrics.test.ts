@@ -1,0 +1,74 @@
+/**
+ * A worker's /metrics endpoint (loopback) carries the app metrics, Node's default metrics
+ * and the Temporal SDK's own metrics, with values that match the crawl that just ran.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'undici';
+import { createLogger } from '../src/observability/logger';
+import { startSyntheticSite } from '../src/sites/synthetic-site';
+import { freeLoopbackPort, installRuntime } from '../src/workers/runtime';
+import { startWorkerHost, type WorkerHost } from '../src/workers/worker-host';
+import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { startCrawl } from '../src/client/crawl-client';
+
+/** The value of the sample `name` whose labels include `labels` (in any order), or NaN. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const present = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    if (Object.entries(labels).every(([key, value]) => present[key] === value)) return Number(match[3]);
+  }
+  return NaN;
+}
+
+describe('worker metrics endpoint', () => {
+  let env: TestTemporal;
+  let host: WorkerHost;
+  const taskQueue = uniqueQueue('metrics');
+
+  before(async () => {
+    // Installed before anything else touches the SDK, so its Prometheus exporter is on.
+    await installRuntime(createLogger('metrics-test-sdk', 'warn'), { sdkMetrics: true });
+    env = await startTestTemporal();
+    host = await startWorkerHost({
+      target: { connectionOptions: { address: env.address }, namespace: 'default', embedded: false, uiUrl: undefined, close: async () => undefined },
+      taskQueue,
+      dataDir: env.dataDir,
+      metricsAddress: `127.0.0.1:${await freeLoopbackPort()}`,
+      logger: createLogger('metrics-test', 'warn'),
+    });
+  });
+  after(async () => {
+    await host?.stop();
+    await env?.close();
+  });
+
+  it('exposes task durations, queue length, page counters, Node and Temporal SDK metrics', async () => {
+    assert.match(host.metricsUrl ?? '', /^http:\/\/127\.0\.0\.1:\d+\/metrics$/, 'bound to loopback');
+    const site = await startSyntheticSite({ pages: 120 });
+    try {
+      await (await startCrawl(env.client, 'metrics-crawl', { seeds: [site.urlOf(0)] }, taskQueue)).result();
+      const pages = readRecords(env.dataDir, 'metrics-crawl').length;
+      const text = await (await request(host.metricsUrl!)).body.text();
+
+      assert.equal(sample(text, 'crawler_pages_total', { outcome: 'fetched', status_class: '2xx' }), pages);
+      assert.equal(sample(text, 'crawler_task_duration_seconds_count', { status: '2xx', type: 'fetch' }), pages);
+      assert.ok(sample(text, 'crawler_task_duration_seconds_count', { status: 'completed', type: 'batch' }) >= 1);
+      assert.equal(sample(text, 'worker_queue_length', { worker_id: host.workerId }), 0, 'queue drained after the crawl');
+      assert.ok(sample(text, 'crawler_bytes_total') > pages * 1_000);
+      assert.ok(sample(text, 'process_resident_memory_bytes') > 0, 'Node default metrics');
+      const sdk = { task_queue: taskQueue, activity_type: 'crawlBatch' };
+      assert.equal(
+        sample(text, 'temporal_activity_execution_latency_count', sdk),
+        sample(text, 'crawler_task_duration_seconds_count', { status: 'completed', type: 'batch' }),
+        'Temporal SDK metrics merged in, counting the same batches',
+      );
+      assert.ok(sample(text, 'temporal_activity_schedule_to_start_latency_count', { task_queue: taskQueue }) >= 1);
+      assert.equal(sample(text, 'temporal_worker_task_slots_available', { task_queue: taskQueue, worker_type: 'ActivityWorker' }), 64, 'all batch slots free again');
+    } finally {
+      await site.close();
+    }
+  });
+});
