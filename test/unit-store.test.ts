@@ -179,7 +179,8 @@ describe('SqliteFrontierStore batch semantics', () => {
         { url: urlA(3), depth: 0, attempts: 0 },
         { url: urlA(4), depth: 0, attempts: 0 },
       ]);
-      assert.equal(store.complete('batch', pageRecord(urlA(2)), []), 0, 'the old batch can no longer complete a released URL');
+      assert.equal(store.complete('batch', pageRecord(urlA(2)), [entry(urlA(77))]), 0, 'the old batch can no longer complete a released URL');
+      assert.equal(store.complete('batch-2', pageRecord(urlA(2)), [entry(urlA(77))]), 1, 'its new owner can');
       assert.equal(store.release('batch-without-claims'), 0);
     } finally {
       store.close();

@@ -111,7 +111,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
         const retryAfterMs = 'page' in attempt && BACKOFF_STATUSES.has(status ?? 0) ? attempt.page.retryAfterMs : null;
         if (retryAfterMs !== null) {
           // The host asked everyone to wait: the store's slot makes every batch of the crawl wait.
-          store.deferHost(host, Date.now() + retryAfterMs);
+          store.deferHost(host, Date.now() + Math.min(retryAfterMs, config.maxRetryAfterMs));
         } else {
           await cancellableSleep(RETRY_BASE_MS * 2 ** (attempts - 1) * (0.5 + Math.random()), signal);
         }

@@ -1,9 +1,11 @@
 /**
  * Turns HTML bytes into text: charset from a BOM, else the Content-Type header, else a
- * `<meta>` in the first 1024 bytes, else UTF-8. Legacy encodings (Shift_JIS, GBK,
- * windows-1252, ...) come from Node's ICU-backed TextDecoder.
+ * `<meta>` in the first 1024 bytes, else UTF-8. Labels are resolved the way browsers do
+ * (WHATWG Encoding: "latin1" and "iso-8859-1" mean windows-1252), then decoded with
+ * iconv-lite, because Node 20's ICU decoder gets windows-1252's 0x80-0x9F range wrong.
  */
 import { TextDecoder } from 'node:util';
+import iconv from 'iconv-lite';
 
 const META_CHARSET = /<meta[^>]+charset\s*=\s*["']?\s*([a-z0-9_:.-]+)/i;
 const HEADER_CHARSET = /charset\s*=\s*["']?([a-z0-9_:.-]+)/i;
@@ -15,20 +17,22 @@ function bomCharset(bytes: Buffer): string | undefined {
   return undefined;
 }
 
-function decoderFor(label: string | undefined): TextDecoder | undefined {
+/** The WHATWG name for a charset label, if it is one iconv-lite can decode. */
+function encodingFor(label: string | undefined): string | undefined {
   if (!label) return undefined;
   try {
-    return new TextDecoder(label);
+    const name = new TextDecoder(label).encoding;
+    return iconv.encodingExists(name) ? name : undefined;
   } catch {
     return undefined; // unknown label: fall through to the next source
   }
 }
 
 export function decodeHtml(bytes: Buffer, contentType: string | undefined): string {
-  const decoder =
-    decoderFor(bomCharset(bytes)) ??
-    decoderFor(contentType?.match(HEADER_CHARSET)?.[1]) ??
-    decoderFor(bytes.subarray(0, 1024).toString('latin1').match(META_CHARSET)?.[1]) ??
-    new TextDecoder('utf-8');
-  return decoder.decode(bytes);
+  const encoding =
+    encodingFor(bomCharset(bytes)) ??
+    encodingFor(contentType?.match(HEADER_CHARSET)?.[1]) ??
+    encodingFor(bytes.subarray(0, 1024).toString('latin1').match(META_CHARSET)?.[1]) ??
+    'utf-8';
+  return iconv.decode(bytes, encoding); // strips a BOM by default
 }

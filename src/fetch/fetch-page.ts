@@ -35,21 +35,33 @@ export interface FetchedResource {
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const HTML_TYPES = /\b(?:text\/html|application\/xhtml\+xml)\b/i;
 
+/** A single-valued header (the first, if a server repeated it). */
 function header(response: TransportResponse, name: string): string | null {
   const value = response.headers[name];
   return Array.isArray(value) ? (value[0] ?? null) : (value ?? null);
 }
 
-/** Retry-After is either delta-seconds or an HTTP date (RFC 9110 section 10.2.3). */
+/** A list-valued header: repeated fields joined, as RFC 9110 section 5.3 allows. */
+function headerList(response: TransportResponse, name: string): string | null {
+  const value = response.headers[name];
+  return Array.isArray(value) ? value.join(', ') : (value ?? null);
+}
+
+const HTTP_DATE = /^[A-Za-z]{3},? \d{1,2}[ -][A-Za-z]{3}[ -]\d{2,4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/** Retry-After is either delta-seconds or an HTTP date (RFC 9110 section 10.2.3); anything else is ignored. */
 export function parseRetryAfter(value: string | null, now: number): number | null {
-  if (!value) return null;
-  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
+  const trimmed = value?.trim();
+  if (!trimmed) return null;
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  if (!HTTP_DATE.test(trimmed)) return null;
+  const at = Date.parse(trimmed);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-function looksBinary(bytes: Buffer): boolean {
-  return bytes.subarray(0, 1024).includes(0);
+/** NUL characters in decoded text mean binary data (checked after decoding, so UTF-16 passes). */
+function looksBinary(text: string): boolean {
+  return text.slice(0, 1024).includes('\u0000');
 }
 
 async function followRedirects(
@@ -107,7 +119,7 @@ export async function fetchResource(
       contentType,
       retryAfterMs: parseRetryAfter(header(response, 'retry-after'), Date.now()),
       redirectBlocked: blocked,
-      robotsHeader: header(response, 'x-robots-tag'),
+      robotsHeader: headerList(response, 'x-robots-tag'),
     };
     if (blocked !== null || !wantsBody(response.status, contentType)) {
       discardBody(response.body);
@@ -128,6 +140,7 @@ const isHtmlPage = (status: number, contentType: string | null): boolean =>
 export async function fetchPage(transport: Transport, pageUrl: string, policy: FetchPolicy, signal: AbortSignal): Promise<FetchedPage> {
   const { body, ...rest } = await fetchResource(transport, pageUrl, policy, signal, isHtmlPage);
   if (body === null) return { ...rest, html: null };
-  if (looksBinary(body)) throw new FetchError('bad-content', 'binary data served as HTML');
-  return { ...rest, html: decodeHtml(body, rest.contentType ?? undefined) };
+  const html = decodeHtml(body, rest.contentType ?? undefined);
+  if (looksBinary(html)) throw new FetchError('bad-content', 'binary data served as HTML');
+  return { ...rest, html };
 }

@@ -16,7 +16,7 @@ export function normalizeUrl(raw: string, base?: string | URL): string | undefin
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
   if (url.username || url.password) return undefined; // credentials never enter the frontier or logs
   url.hash = '';
-  if (url.search === '?') url.search = '';
+  if (!url.search) url.search = ''; // `search` is '' for a bare '?': assigning drops it from href
   return url.href;
 }
 

@@ -149,7 +149,9 @@ export class SqliteFrontierStore implements FrontierStore {
       claimedByHost: db.prepare(`SELECT host, count(*) AS n FROM urls WHERE state = ${CLAIMED} GROUP BY host`),
       releaseAll: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL WHERE state = ${CLAIMED}`),
       nextRequestAt: db.prepare('SELECT next_request_at FROM hosts WHERE host = ?').pluck(),
-      setNextRequestAt: db.prepare('UPDATE hosts SET next_request_at = ? WHERE host = ?'),
+      setNextRequestAt: db.prepare(
+        'INSERT INTO hosts (host, next_request_at) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET next_request_at = excluded.next_request_at',
+      ),
       deferHost: db.prepare(
         `INSERT INTO hosts (host, next_request_at) VALUES (?, ?)
          ON CONFLICT (host) DO UPDATE SET next_request_at = max(next_request_at, excluded.next_request_at)`,
@@ -240,7 +242,7 @@ export class SqliteFrontierStore implements FrontierStore {
       const next = (s.nextRequestAt.get(host) as number | undefined) ?? 0;
       const start = Math.max(now, next);
       if (start - now > maxWaitMs) return { deferUntil: start };
-      if (gapMs > 0) s.setNextRequestAt.run(start + gapMs, host);
+      if (gapMs > 0) s.setNextRequestAt.run(host, start + gapMs);
       return { waitMs: start - now };
     });
   }

@@ -4,7 +4,7 @@
  * Run with `npm run record-histories` when the workflow changes shape on purpose (and keep
  * the old files: crawls started by the previous release must still replay).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
@@ -15,7 +15,7 @@ import { projectRoot } from '../../src/temporal/project-paths';
 import { historiesOf } from '../helpers/histories';
 import { startTestTemporal, uniqueQueue } from '../helpers/temporal';
 
-const version = (require(join(projectRoot, 'package.json')) as { version: string }).version;
+const { version } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string };
 const outDir = join(projectRoot, 'test', 'fixtures', 'histories');
 
 async function main(): Promise<void> {
