@@ -39,13 +39,14 @@ describe('parseCrawlConfig', () => {
       timeoutMs: 30_000,
       respectRobots: true,
       maxCrawlDelayMs: 30_000,
-      userAgent: 'crawlflow/0.1 (+https://github.com/crawlflow/crawlflow)',
+      userAgent: 'crawlflow/0.1',
       maxBodyBytes: 5 * 1024 * 1024,
       maxRedirects: 5,
       maxLinksPerPage: 5_000,
       maxUrlLength: 2_048,
       batchSize: 50,
       maxRetries: 2,
+      maxRetryAfterMs: 3_600_000,
     });
     assert.equal(config.deadline, undefined, 'no deadline unless given');
   });

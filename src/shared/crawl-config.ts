@@ -52,7 +52,7 @@ export const crawlConfigSchema = z
     maxCrawlDelayMs: count(0, 3_600_000).default(30_000),
     /** Upper bound on an honoured Retry-After, so a date years ahead cannot park a host forever. */
     maxRetryAfterMs: count(0, 86_400_000).default(3_600_000),
-    userAgent: z.string().min(1).max(512).default('crawlflow/0.1 (+https://github.com/crawlflow/crawlflow)'),
+    userAgent: z.string().min(1).max(512).default('crawlflow/0.1'),
     maxBodyBytes: count(1_024, 1_073_741_824).default(5 * 1024 * 1024),
     maxRedirects: count(0, 50).default(5),
     maxLinksPerPage: count(0, 1_000_000).default(5_000),
