@@ -98,6 +98,7 @@ describe('cancellation and time', () => {
       assert.equal(slowRecord?.status, 200);
       assert.equal(slowRecord?.error, null);
       const events = await historyEventTypes(handle);
+      assert.ok(events.includes('EVENT_TYPE_ACTIVITY_TASK_COMPLETED'), 'event names are readable');
       assert.ok(!events.some((type) => /TIMED_OUT|FAILED/.test(type)), `no timed-out or failed activity (${events.filter((t) => /TIMED_OUT|FAILED/.test(t))})`);
       const history = await handle.fetchHistory();
       const attempts = (history.events ?? []).flatMap((event) => event.activityTaskStartedEventAttributes?.attempt ?? []);

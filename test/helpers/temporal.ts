@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { createCrawlWorker, type CrawlWorker } from '../../src/workers/crawl-worker';
@@ -123,8 +124,8 @@ export async function runCrawlToEnd(
   return { summary, records: readRecords(env.dataDir, crawlId), handle };
 }
 
-/** Event types of a workflow's whole history (all runs are not followed: just this run). */
+/** Event type names (EVENT_TYPE_TIMER_STARTED, ...) of this run's history. */
 export async function historyEventTypes(handle: CrawlHandle): Promise<string[]> {
   const history = await handle.fetchHistory();
-  return (history.events ?? []).map((event) => String(event.eventType));
+  return (history.events ?? []).map((event) => temporal.api.enums.v1.EventType[event.eventType ?? 0]);
 }

@@ -1,0 +1,90 @@
+/**
+ * Politeness holds across workers: per-host concurrency and request spacing (delay,
+ * robots Crawl-delay) are enforced for the whole crawl, not per process, and a long
+ * Retry-After becomes a durable workflow timer before the host is asked again.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import { startSyntheticSite, type RouteHandler, type RequestLogEntry } from '../src/sites/synthetic-site';
+import { historyEventTypes, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+
+/** Smallest gap between the starts of consecutive page requests. */
+function minStartGap(requests: RequestLogEntry[]): number {
+  const starts = requests.filter((request) => request.path !== '/robots.txt').map((request) => request.startedAt).sort((a, b) => a - b);
+  let gap = Infinity;
+  for (let i = 1; i < starts.length; i++) gap = Math.min(gap, starts[i] - starts[i - 1]);
+  return gap;
+}
+
+function html(res: ServerResponse, body: string): void {
+  res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>t</title>${body}`);
+}
+
+describe('politeness across workers', () => {
+  let env: TestTemporal;
+  const queue = uniqueQueue('polite');
+
+  before(async () => {
+    env = await startTestTemporal();
+    // Three workers, each with its own store connection: as good as three processes for politeness.
+    for (let i = 0; i < 3; i++) await env.startWorker(queue);
+  });
+  after(async () => env?.close());
+
+  it('never more than per-host-concurrency requests in flight, never two closer than the delay', async () => {
+    const site = await startSyntheticSite({ pages: 40, latencyMs: 350 });
+    try {
+      const { records } = await runCrawlToEnd(env, queue, 'polite-delay', { seeds: [site.urlOf(0)], perHostConcurrency: 2, concurrency: 6, delayMs: 200, batchSize: 4 });
+      assert.equal(records.length, site.graph.reachableFrom(0).size);
+      const gap = minStartGap(site.requests);
+      assert.equal(site.maxInFlight(), 2, 'two requests in flight at most (and the limit was reached)');
+      // Slots are reserved 200 ms apart; a timer that fires a few ms late can shorten one observed gap.
+      assert.ok(gap >= 185, `requests 200 ms apart, 15 ms timer tolerance (closest: ${gap} ms)`);
+      console.log(`# politeness: ${records.length} pages, 3 workers, max in flight ${site.maxInFlight()}, closest requests ${gap} ms apart (delay 200 ms)`);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('honours robots.txt Crawl-delay across batches', async () => {
+    const site = await startSyntheticSite({ pages: 5, linksPerPage: 4, robotsTxt: 'User-agent: *\nCrawl-delay: 1\n' });
+    try {
+      const { records } = await runCrawlToEnd(env, queue, 'polite-crawl-delay', { seeds: [site.urlOf(0)], perHostConcurrency: 2, batchSize: 1 });
+      assert.ok(records.length >= 4);
+      const gap = minStartGap(site.requests);
+      assert.ok(gap >= 990, `requests at least 1 s apart (closest: ${gap} ms)`);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('a long Retry-After holds the host with a durable timer, then the page is fetched', async () => {
+    let limited = false;
+    const links = Array.from({ length: 4 }, (_, i) => `<a href="/r/${i}">r${i}</a>`).join('');
+    const routes: Record<string, RouteHandler> = { '/': (_req, res) => html(res, links) };
+    for (let i = 0; i < 4; i++) {
+      routes[`/r/${i}`] = (_req, res) => {
+        if (i === 0 && !limited) {
+          limited = true;
+          res.writeHead(429, { 'retry-after': '11', 'content-type': 'text/plain' }).end('slow down');
+          return;
+        }
+        html(res, `r${i}`);
+      };
+    }
+    const site = await startSyntheticSite({ pages: 0, routes });
+    try {
+      const { records, handle } = await runCrawlToEnd(env, queue, 'polite-retry-after', { seeds: [`${site.origin}/`], perHostConcurrency: 1 });
+      const limitedAt = site.requests.find((request) => request.path === '/r/0')!.endedAt!;
+      const next = site.requests.filter((request) => request.startedAt > limitedAt && request.path !== '/robots.txt');
+      assert.ok(next.length > 0);
+      const waited = Math.min(...next.map((request) => request.startedAt)) - limitedAt;
+      assert.ok(waited >= 10_900, `next request to the host ${waited} ms after the 429 (Retry-After: 11)`);
+      assert.equal(records.find((record) => record.url.endsWith('/r/0'))?.status, 200, 'the limited page was fetched later');
+      assert.ok((await historyEventTypes(handle)).includes('EVENT_TYPE_TIMER_STARTED'), 'the wait was a durable timer');
+    } finally {
+      await site.close();
+    }
+  });
+});
