@@ -21,7 +21,7 @@ async function waitFor(predicate: () => boolean, timeoutMs: number, what: string
   }
 }
 
-describe('worker killed mid-crawl', () => {
+describe('worker killed or stopped mid-crawl', () => {
   let env: TestTemporal;
   let site: SyntheticSite;
 
@@ -81,6 +81,39 @@ describe('worker killed mid-crawl', () => {
       );
     } finally {
       await second.kill('SIGTERM');
+    }
+  });
+
+  it('SIGTERM drains: running batches finish, nothing is retried or fetched twice', async () => {
+    const drainSite = await startSyntheticSite({ pages: 1_000, latencyMs: 15 });
+    const taskQueue = uniqueQueue('drain');
+    const logFile = join(env.dataDir, 'drain-workers.log');
+    const first = spawnWorker({ address: env.address, taskQueue, dataDir: env.dataDir, logFile });
+    let second: ReturnType<typeof spawnWorker> | undefined;
+    try {
+      await first.ready;
+      const handle = await startCrawl(env.client, 'drain-test', { seeds: [drainSite.urlOf(0)], concurrency: 6, perHostConcurrency: 6, batchSize: 40, maxDepth: 1_000 }, taskQueue);
+      await waitFor(() => drainSite.requests.length >= 200, 60_000, '200 requests');
+      const stoppedAt = Date.now();
+      await first.kill('SIGTERM');
+      const drainSeconds = (Date.now() - stoppedAt) / 1000;
+      assert.equal(first.child.exitCode, 0, 'the worker exited cleanly');
+      second = spawnWorker({ address: env.address, taskQueue, dataDir: env.dataDir, logFile });
+      await second.ready;
+      await handle.result();
+
+      const perPage = new Map<string, number>();
+      for (const { path } of drainSite.requests) if (path.startsWith('/page/')) perPage.set(path, (perPage.get(path) ?? 0) + 1);
+      assert.equal(perPage.size, drainSite.graph.reachableFrom(0).size);
+      assert.ok([...perPage.values()].every((n) => n === 1), 'no page fetched twice');
+      const history = await handle.fetchHistory();
+      const attempts = (history.events ?? []).flatMap((event) => event.activityTaskStartedEventAttributes?.attempt ?? []);
+      assert.ok(attempts.every((attempt) => attempt === 1), 'no batch needed a retry');
+      console.log(`# SIGTERM: worker drained its batches and exited in ${drainSeconds.toFixed(1)} s; ${perPage.size} pages, none fetched twice`);
+    } finally {
+      await first.kill('SIGKILL');
+      await second?.kill('SIGTERM');
+      await drainSite.close();
     }
   });
 });
