@@ -5,36 +5,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { startSyntheticSite, type RouteHandler } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
 import { pauseSignal, resumeSignal } from '../src/shared/messages';
 import { historyEventTypes, readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
-function html(res: ServerResponse, body: string): void {
-  res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><html><head><title>t</title></head><body>${body}</body></html>`);
-}
-
-/** A seed page linking to `n` pages under `prefix`, each served by `handler`. */
-function linkedRoutes(prefix: string, n: number, handler: RouteHandler): Record<string, RouteHandler> {
-  const paths = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
-  return {
-    '/': (_req: IncomingMessage, res: ServerResponse) => html(res, paths.map((path) => `<a href="${path}">${path}</a>`).join('')),
-    ...Object.fromEntries(paths.map((path) => [path, handler])),
-  };
-}
+import { html, linkedRoutes, sleep, waitFor } from './helpers/fixtures';
 
 describe('cancellation and time', () => {
   let env: TestTemporal;

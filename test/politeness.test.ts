@@ -5,9 +5,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ServerResponse } from 'node:http';
 import { startSyntheticSite, type RouteHandler, type RequestLogEntry } from '../src/sites/synthetic-site';
 import { historyEventTypes, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { html, linkedRoutes } from './helpers/fixtures';
 
 /** Smallest gap between the starts of consecutive page requests. */
 function minStartGap(requests: RequestLogEntry[]): number {
@@ -15,10 +15,6 @@ function minStartGap(requests: RequestLogEntry[]): number {
   let gap = Infinity;
   for (let i = 1; i < starts.length; i++) gap = Math.min(gap, starts[i] - starts[i - 1]);
   return gap;
-}
-
-function html(res: ServerResponse, body: string): void {
-  res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>t</title>${body}`);
 }
 
 describe('politeness across workers', () => {
@@ -61,19 +57,15 @@ describe('politeness across workers', () => {
 
   it('a long Retry-After holds the host with a durable timer, then the page is fetched', async () => {
     let limited = false;
-    const links = Array.from({ length: 4 }, (_, i) => `<a href="/r/${i}">r${i}</a>`).join('');
-    const routes: Record<string, RouteHandler> = { '/': (_req, res) => html(res, links) };
-    for (let i = 0; i < 4; i++) {
-      routes[`/r/${i}`] = (_req, res) => {
-        if (i === 0 && !limited) {
-          limited = true;
-          res.writeHead(429, { 'retry-after': '11', 'content-type': 'text/plain' }).end('slow down');
-          return;
-        }
-        html(res, `r${i}`);
-      };
-    }
-    const site = await startSyntheticSite({ pages: 0, routes });
+    const limitOnce: RouteHandler = (req, res) => {
+      if (req.url === '/r/0' && !limited) {
+        limited = true;
+        res.writeHead(429, { 'retry-after': '11', 'content-type': 'text/plain' }).end('slow down');
+        return;
+      }
+      html(res, req.url ?? '');
+    };
+    const site = await startSyntheticSite({ pages: 0, routes: linkedRoutes('/r/', 4, limitOnce) });
     try {
       const { records, handle } = await runCrawlToEnd(env, queue, 'polite-retry-after', { seeds: [`${site.origin}/`], perHostConcurrency: 1 });
       const limitedAt = site.requests.find((request) => request.path === '/r/0')!.endedAt!;

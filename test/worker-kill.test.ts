@@ -12,14 +12,7 @@ import { freeLoopbackPort } from '../src/workers/runtime';
 import { startCrawl } from '../src/client/crawl-client';
 import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { spawnWorker } from './helpers/processes';
-
-async function waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import { waitFor } from './helpers/fixtures';
 
 describe('worker killed or stopped mid-crawl', () => {
   let env: TestTemporal;
