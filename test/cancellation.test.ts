@@ -43,7 +43,7 @@ describe('cancellation and time', () => {
       assert.equal(site.inFlight(), 0);
       const records = readRecords(env.dataDir, 'cancel-test');
       assert.deepEqual(records.map((record) => new URL(record.url).pathname), ['/'], 'stalled URLs are not recorded as done');
-      console.log(`# cancel: ${stalled.length} in-flight requests closed ${closedAfter} ms after the cancel request; cancel completed in ${cancelDoneAt - cancelRequestedAt} ms`);
+      console.log(`cancel: ${stalled.length} in-flight requests closed ${closedAfter} ms after the cancel request; cancel completed in ${cancelDoneAt - cancelRequestedAt} ms`);
     } finally {
       await site.close();
     }

@@ -48,7 +48,7 @@ describe('crawling a site', () => {
       assert.equal(summary.status, 'completed');
       assert.equal(summary.totals.processed, expected.length);
       assert.equal(summary.totals.queued, 0);
-      console.log(`# 2,000-page site: ${expected.length} pages in ${seconds.toFixed(2)} s = ${(expected.length / seconds).toFixed(0)} pages/s, ${summary.batches} batches`);
+      console.log(`2,000-page site: ${expected.length} pages in ${seconds.toFixed(2)} s = ${(expected.length / seconds).toFixed(0)} pages/s, ${summary.batches} batches`);
     } finally {
       await site.close();
     }

@@ -57,7 +57,7 @@ describe('workflow histories', () => {
         assert.ok(runs.every((run) => (run.history.events?.length ?? 0) < 400), 'each run stays near the suggested size');
         const replays = Worker.runReplayHistories({ workflowsPath }, runs.map((run) => ({ workflowId: 'can-test', history: run.history })));
         for await (const result of replays) assert.equal(result.error, undefined, `run replays: ${String(result.error)}`);
-        console.log(`# continue-as-new: ${summary.runs} runs, ${events} events for ${expected.size} pages at batch size 3 (${(events / expected.size).toFixed(2)} events/page)`);
+        console.log(`continue-as-new: ${summary.runs} runs, ${events} events for ${expected.size} pages at batch size 3 (${(events / expected.size).toFixed(2)} events/page)`);
       } finally {
         await site.close();
       }

@@ -37,7 +37,7 @@ describe('politeness across workers', () => {
       assert.equal(site.maxInFlight(), 2, 'two requests in flight at most (and the limit was reached)');
       // Slots are reserved 200 ms apart; a timer that fires a few ms late can shorten one observed gap.
       assert.ok(gap >= 185, `requests 200 ms apart, 15 ms timer tolerance (closest: ${gap} ms)`);
-      console.log(`# politeness: ${records.length} pages, 3 workers, max in flight ${site.maxInFlight()}, closest requests ${gap} ms apart (delay 200 ms)`);
+      console.log(`politeness: ${records.length} pages, 3 workers, max in flight ${site.maxInFlight()}, closest requests ${gap} ms apart (delay 200 ms)`);
     } finally {
       await site.close();
     }

@@ -102,7 +102,7 @@ describe('worker killed or stopped mid-crawl', () => {
       const history = await handle.fetchHistory();
       const attempts = (history.events ?? []).flatMap((event) => event.activityTaskStartedEventAttributes?.attempt ?? []);
       assert.ok(attempts.every((attempt) => attempt === 1), 'no batch needed a retry');
-      console.log(`# SIGTERM: worker drained its batches and exited in ${drainSeconds.toFixed(1)} s; ${perPage.size} pages, none fetched twice`);
+      console.log(`SIGTERM: worker drained its batches and exited in ${drainSeconds.toFixed(1)} s; ${perPage.size} pages, none fetched twice`);
     } finally {
       await first.kill('SIGKILL');
       await second?.kill('SIGTERM');
