@@ -70,7 +70,7 @@ describe('worker killed or stopped mid-crawl', () => {
       const resumes = Number(/^crawler_batch_resumes_total (\d+)/m.exec(metrics)?.[1] ?? 0);
       assert.ok(resumes >= 1, `new worker resumed batches from heartbeat details (${resumes})`);
       console.log(
-        `# SIGKILL: ${expected.size} pages, ${refetched} refetched, ${retried.length} batches retried, ${resumes} resumed from heartbeat, first fetch ${recoverySeconds.toFixed(1)} s after kill (incl. worker start)`,
+        `SIGKILL: ${expected.size} pages, ${refetched} refetched, ${retried.length} batches retried, ${resumes} resumed from heartbeat, first fetch ${recoverySeconds.toFixed(1)} s after kill (incl. worker start)`,
       );
     } finally {
       await second.kill('SIGTERM');
