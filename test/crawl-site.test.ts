@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSyntheticSite, SiteGraph } from '../src/sites/synthetic-site';
-import { runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { historyEventTypes, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
 function pageNumbers(urls: Iterable<string>): number[] {
   return [...urls].map((url) => Number(new URL(url).pathname.split('/').pop())).sort((a, b) => a - b);
@@ -25,7 +25,7 @@ describe('crawling a site', () => {
     const site = await startSyntheticSite({ pages: 2_000 });
     try {
       const started = Date.now();
-      const { summary, records } = await runCrawlToEnd(env, queue, 'site-2000', {
+      const { summary, records, handle } = await runCrawlToEnd(env, queue, 'site-2000', {
         seeds: [site.urlOf(0)],
         concurrency: 16,
         perHostConcurrency: 16,
@@ -48,7 +48,10 @@ describe('crawling a site', () => {
       assert.equal(summary.status, 'completed');
       assert.equal(summary.totals.processed, expected.length);
       assert.equal(summary.totals.queued, 0);
-      console.log(`2,000-page site: ${expected.length} pages in ${seconds.toFixed(2)} s = ${(expected.length / seconds).toFixed(0)} pages/s, ${summary.batches} batches`);
+      const events = (await historyEventTypes(handle)).length;
+      console.log(
+        `2,000-page site: ${expected.length} pages in ${seconds.toFixed(2)} s = ${(expected.length / seconds).toFixed(0)} pages/s, ${summary.batches} batches, ${events} history events (${(events / expected.length).toFixed(2)}/page)`,
+      );
     } finally {
       await site.close();
     }
