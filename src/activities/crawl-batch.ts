@@ -51,10 +51,12 @@ export function createCrawlBatch(deps: ActivityDeps) {
   const scopes = new Map<string, ScopePredicate>();
 
   function scopeFor(crawlId: string, config: CrawlConfig): ScopePredicate {
-    let scope = scopes.get(crawlId);
+    // Seeds added to a running crawl join its scope, so the seed count is part of the key.
+    const key = `${crawlId}\n${config.seeds.length}`;
+    let scope = scopes.get(key);
     if (!scope) {
       scope = buildScope(config.scope, config.seeds);
-      scopes.set(crawlId, scope);
+      scopes.set(key, scope);
     }
     return scope;
   }

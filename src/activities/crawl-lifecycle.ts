@@ -1,21 +1,32 @@
 /** The small activities around the batches: seeding the frontier, giving up a batch, finishing. */
 import type { BatchRef, BatchTotals, CrawlTotals, FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
 import { normalizeUrl } from '../policy/normalize-url';
+import type { FrontierEntry } from '../store/frontier-store';
 import type { StoreRegistry } from '../store/store-registry';
 
 const SNAPSHOT_HOSTS = 200;
+
+function seedEntries(seeds: readonly string[]): FrontierEntry[] {
+  return seeds.flatMap((seed) => {
+    const url = normalizeUrl(seed);
+    return url ? [{ url, host: new URL(url).host, depth: 0 }] : [];
+  });
+}
 
 export function createLifecycleActivities(stores: StoreRegistry) {
   return {
     /** Idempotent: seeds already in the frontier are not added again. */
     async seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
       const store = stores.get(crawlId);
-      const entries = config.seeds.flatMap((seed) => {
-        const url = normalizeUrl(seed);
-        return url ? [{ url, host: new URL(url).host, depth: 0 }] : [];
-      });
-      store.enqueue(entries);
+      store.enqueue(seedEntries(config.seeds));
       return store.snapshot(SNAPSHOT_HOSTS);
+    },
+
+    /** Seeds added to a running crawl: like seedFrontier, and says how many were new. */
+    async addSeeds({ crawlId, config }: SeedFrontierInput): Promise<{ added: number; frontier: FrontierSnapshot }> {
+      const store = stores.get(crawlId);
+      const added = store.enqueue(seedEntries(config.seeds));
+      return { added, frontier: store.snapshot(SNAPSHOT_HOSTS) };
     },
 
     /** A batch that kept failing: its unfinished URLs get a final `batch-failed` record. */

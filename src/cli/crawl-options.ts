@@ -34,7 +34,8 @@ const FLAG_OF: Record<string, string> = {
   batchSize: '--batch-size',
 };
 
-function integer(value: string): number {
+/** Commander's parser for integer flags (its error names the flag). */
+export function integer(value: string): number {
   if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError('must be an integer.');
   return Number(value);
 }

@@ -5,17 +5,18 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { resolve } from 'node:path';
-import { crawlHandle, newCrawlId, startCrawl } from '../client/crawl-client';
+import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { createLogger } from '../observability/logger';
-import { exportJsonl, UnknownCrawlError } from '../results/export-jsonl';
-import { DEFAULT_TASK_QUEUE, ENV } from '../shared/names';
-import { pauseSignal, progressQuery, resumeSignal } from '../shared/messages';
+import { UnknownCrawlError } from '../results/export-jsonl';
+import { ENV } from '../shared/names';
 import { startSyntheticSite } from '../sites/synthetic-site';
-import { defaultDataDir } from '../temporal/project-paths';
-import { connectClient, NoTemporalServerError, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
+import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target';
 import { startWorkerHost } from '../workers/worker-host';
+import { commonOptions, print, withClient, type CommonFlags } from './command-kit';
+import { addControlCommands } from './control-commands';
 import { addCrawlOptions, crawlInputFrom, UsageError, validateCrawlInput, type CrawlFlags } from './crawl-options';
 import { runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
+import { addScheduleCommands } from './schedule-commands';
 
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
@@ -23,27 +24,12 @@ const EXIT_INTERRUPTED = 130;
 
 const logger = createLogger('crawlflow', process.argv[2] === 'worker' ? 'info' : 'warn');
 
-interface CommonFlags {
-  taskQueue: string;
-  dataDir: string;
-}
-
 interface CrawlCommandFlags extends CrawlFlags, CommonFlags {
   id?: string;
   out?: string;
   json?: boolean;
   progress: boolean;
   metricsAddress?: string;
-}
-
-function commonOptions(command: Command): Command {
-  return command
-    .addOption(new Option('--task-queue <name>', 'Temporal task queue').env(ENV.taskQueue).default(DEFAULT_TASK_QUEUE))
-    .addOption(new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir()));
-}
-
-function print(line: string): void {
-  process.stdout.write(`${line}\n`);
 }
 
 function reportRun(run: CrawlRun, out: string, json: boolean | undefined): void {
@@ -77,16 +63,6 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
     logger,
   });
   reportRun(run, out, flags.json);
-}
-
-async function withClient<T>(flags: CommonFlags, action: (client: Awaited<ReturnType<typeof connectClient>>, uiUrl: (id: string) => string | undefined) => Promise<T>): Promise<T> {
-  const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded: false });
-  const client = await connectClient(target);
-  try {
-    return await action(client, (id) => workflowUiUrl(target, id));
-  } finally {
-    await client.connection.close();
-  }
 }
 
 function buildProgram(): Command {
@@ -164,38 +140,8 @@ function buildProgram(): Command {
       }
     });
 
-  commonOptions(program.command('status').description("print a crawl's progress").argument('<crawl-id>'))
-    .option('--json', 'machine-readable output')
-    .action(async (crawlId: string, flags: CommonFlags & { json?: boolean }) => {
-      await withClient(flags, async (client, uiUrl) => {
-        const handle = crawlHandle(client, crawlId);
-        const description = await handle.describe();
-        const progress = description.status.name === 'RUNNING' ? await handle.query(progressQuery) : null;
-        const status = { crawlId, workflowStatus: description.status.name, progress, uiUrl: uiUrl(crawlId) ?? null };
-        print(flags.json ? JSON.stringify(status) : JSON.stringify(status, null, 2));
-      });
-    });
-
-  for (const [name, description, send] of [
-    ['pause', 'stop scheduling new batches (running ones finish)', (h: ReturnType<typeof crawlHandle>) => h.signal(pauseSignal)],
-    ['resume', 'resume a paused crawl', (h: ReturnType<typeof crawlHandle>) => h.signal(resumeSignal)],
-    ['cancel', 'cancel a crawl: in-flight requests are aborted, results so far are kept', (h: ReturnType<typeof crawlHandle>) => h.cancel()],
-  ] as const) {
-    commonOptions(program.command(name).description(description).argument('<crawl-id>')).action(async (crawlId: string, flags: CommonFlags) => {
-      await withClient(flags, async (client) => {
-        await send(crawlHandle(client, crawlId));
-        print(`${name}: ${crawlId}`);
-      });
-    });
-  }
-
-  commonOptions(program.command('results').description("write a crawl's results as JSON Lines").argument('<crawl-id>'))
-    .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
-    .action(async (crawlId: string, flags: CommonFlags & { out?: string }) => {
-      const out = resolve(flags.out ?? `${crawlId}.jsonl`);
-      const lines = await exportJsonl(flags.dataDir, crawlId, out);
-      print(`${lines} lines written to ${out}`);
-    });
+  addControlCommands(program);
+  addScheduleCommands(program);
 
   return program;
 }

@@ -31,18 +31,25 @@ const count = (min: number, max: number) => z.number().int().min(min).max(max);
 export const SCOPES = ['host', 'domain', 'prefix'] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/** The limits a running crawl may change (`setLimits`), without defaults: absent means unchanged. */
+const limitFields = {
+  /** Batches (each one connection's worth of sequential requests) in flight for the whole crawl. */
+  concurrency: count(1, 512),
+  /** Batches in flight per host, across all workers. */
+  perHostConcurrency: count(1, 64),
+  /** Minimum gap between two requests to one host, across all workers. */
+  delayMs: count(0, 3_600_000),
+};
+
 export const crawlConfigSchema = z
   .object({
     seeds: z.array(httpUrl).min(1, 'needs at least one seed URL'),
     scope: z.enum(SCOPES).default('host'),
     maxPages: count(1, 100_000_000).default(10_000),
     maxDepth: count(0, 1_000).default(20),
-    /** Batches (each one connection's worth of sequential requests) in flight for the whole crawl. */
-    concurrency: count(1, 512).default(8),
-    /** Batches in flight per host, across all workers. */
-    perHostConcurrency: count(1, 64).default(2),
-    /** Minimum gap between two requests to one host, across all workers. */
-    delayMs: count(0, 3_600_000).default(0),
+    concurrency: limitFields.concurrency.default(8),
+    perHostConcurrency: limitFields.perHostConcurrency.default(2),
+    delayMs: limitFields.delayMs.default(0),
     /** Total time for one request, from connect to the last body byte. */
     timeoutMs: count(100, 600_000).default(30_000),
     /** Wall-clock budget of the whole crawl; unset means none. */
@@ -80,12 +87,28 @@ export class InvalidCrawlConfigError extends Error {
   }
 }
 
-/** Validates once, at the boundary; the first problem is reported with the field it concerns. */
-export function parseCrawlConfig(input: unknown): CrawlConfig {
-  const result = crawlConfigSchema.safeParse(input);
+const limitsChangeSchema = z.object(limitFields).partial().strict();
+export type CrawlLimits = Required<z.output<typeof limitsChangeSchema>>;
+
+/** Validates a partial limits change; the first problem is reported with its field. */
+export function parseLimitsChange(input: unknown): Partial<CrawlLimits> {
+  return firstIssueOr(limitsChangeSchema.safeParse(input));
+}
+
+/** Validates URLs given to `addSeeds` with the same rule as seeds. */
+export function parseSeeds(input: unknown): string[] {
+  return firstIssueOr(crawlConfigSchema.shape.seeds.max(1_000, 'at most 1000 URLs at once').safeParse(input), 'seeds');
+}
+
+function firstIssueOr<T>(result: z.ZodSafeParseResult<T>, prefix?: string): T {
   if (result.success) return result.data;
   const [issue] = result.error.issues;
-  const path = issue.path.length > 0 ? issue.path.join('.') : issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : 'input';
-  const reason = issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message;
-  throw new InvalidCrawlConfigError(path, reason);
+  const path = [prefix, ...issue.path].filter((part) => part !== undefined).join('.');
+  const field = path || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : 'input');
+  throw new InvalidCrawlConfigError(field, issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message);
+}
+
+/** Validates once, at the boundary; the first problem is reported with the field it concerns. */
+export function parseCrawlConfig(input: unknown): CrawlConfig {
+  return firstIssueOr(crawlConfigSchema.safeParse(input));
 }

@@ -42,7 +42,7 @@ export interface BatchRef {
   batchId: string;
 }
 
-export type CrawlStatus = 'running' | 'paused' | 'completed' | 'max-pages-reached' | 'deadline-exceeded' | 'cancelled';
+export type CrawlStatus = 'running' | 'paused' | 'stopping' | 'completed' | 'max-pages-reached' | 'deadline-exceeded' | 'stopped' | 'cancelled';
 
 export interface CrawlProgress {
   crawlId: string;
@@ -62,10 +62,26 @@ export interface CrawlProgress {
 
 export interface CrawlSummary {
   crawlId: string;
-  status: Exclude<CrawlStatus, 'running' | 'paused'>;
+  status: Exclude<CrawlStatus, 'running' | 'paused' | 'stopping'>;
   totals: CrawlTotals;
   batches: number;
   runs: number;
   startedAt: number;
   finishedAt: number;
+}
+
+export interface HostState {
+  host: string;
+  /** Unclaimed URLs of the host, as of the latest frontier snapshot. */
+  queued: number;
+  batchesInFlight: number;
+  /** When the host may be asked again (epoch ms), if it is held by Retry-After or a long Crawl-delay. */
+  readyAt: number | null;
+}
+
+export interface FrontierStats {
+  queued: number;
+  snapshotVersion: number;
+  /** The hosts with the largest backlog (at most 50). */
+  hosts: HostState[];
 }

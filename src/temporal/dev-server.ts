@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { DEFAULT_NAMESPACE } from '../shared/names';
 import { temporalBinaryPath } from './project-paths';
+import { devServerSearchAttributeFlags } from './search-attributes-setup';
 
 export interface DevServerOptions {
   port: number;
@@ -80,6 +81,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     '--db-filename', options.dbFile,
     '--log-level', 'warn',
     ...(options.headless ? ['--headless'] : []),
+    ...devServerSearchAttributeFlags(),
     ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
   ];
   const log = createWriteStream(options.logFile, { flags: 'a' });

@@ -3,11 +3,13 @@
  * loopback metrics endpoint and the connection. Used by `crawlflow worker` and by the
  * in-process worker of `crawlflow crawl`.
  */
+import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from '../observability/logger';
 import { CrawlMetrics } from '../observability/metrics';
 import { serveMetrics, type MetricsEndpoint } from '../observability/metrics-server';
 import type { TemporalTarget } from '../temporal/target';
+import { ensureSearchAttributes } from '../temporal/search-attributes-setup';
 import { createCrawlWorker } from './crawl-worker';
 import { installRuntime } from './runtime';
 
@@ -29,7 +31,24 @@ export interface WorkerHost {
   stop(): Promise<void>;
 }
 
+/** Crawls index themselves with search attributes: register them, or say clearly why we could not. */
+async function registerSearchAttributes(options: WorkerHostOptions): Promise<void> {
+  const connection = await Connection.connect(options.target.connectionOptions);
+  try {
+    const added = await ensureSearchAttributes(connection, options.target.namespace);
+    if (added.length > 0) options.logger.info({ added }, 'registered crawl search attributes');
+  } catch (err) {
+    options.logger.warn(
+      { err: (err as Error).message },
+      'could not register crawl search attributes; crawls will fail their workflow tasks until an operator registers them (see README)',
+    );
+  } finally {
+    await connection.close();
+  }
+}
+
 export async function startWorkerHost(options: WorkerHostOptions): Promise<WorkerHost> {
+  await registerSearchAttributes(options);
   const { sdkMetricsUrl } = await installRuntime(options.logger, { sdkMetrics: options.metricsAddress !== null });
   const metrics = new CrawlMetrics();
   const endpoint: MetricsEndpoint | undefined =

@@ -2,9 +2,9 @@
  * crawlSession: the single durable owner of one crawl. It schedules batch activities over a
  * sliding window, enforcing the crawl's global and per-host concurrency and its page budget;
  * it turns long host waits (Retry-After, Crawl-delay) into durable timers; it pauses,
- * resumes, honours its deadline and cancellation, and continues-as-new before its history
- * grows large. The frontier itself lives in the store: the workflow holds only counters and
- * the latest frontier snapshot (hosts with backlog), so its state stays small.
+ * resumes, stops, honours its deadline and cancellation, and continues-as-new before its
+ * history grows large. The frontier itself lives in the store: the workflow holds only
+ * counters and the latest frontier snapshot (hosts with backlog), so its state stays small.
  */
 import {
   ActivityCancellationType,
@@ -15,14 +15,34 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CrawlActivities } from '../activities';
-import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
-import type { BatchResult, BatchTotals, CrawlProgress, CrawlStatus, CrawlSummary, FrontierSnapshot } from '../shared/crawl-types';
-import { pauseSignal, progressQuery, resumeSignal } from '../shared/messages';
+import {
+  InvalidCrawlConfigError,
+  parseCrawlConfig,
+  parseLimitsChange,
+  parseSeeds,
+  type CrawlConfig,
+  type CrawlInput,
+  type CrawlLimits,
+} from '../shared/crawl-config';
+import type { BatchResult, BatchTotals, CrawlProgress, CrawlStatus, CrawlSummary, FrontierSnapshot, HostState } from '../shared/crawl-types';
+import {
+  addSeedsUpdate,
+  frontierQuery,
+  hostQuery,
+  pauseSignal,
+  progressQuery,
+  resumeSignal,
+  setLimitsUpdate,
+  stopUpdate,
+} from '../shared/messages';
+import { addTotals, describeProgress, emptyTotals, indexedAttributes } from './crawl-state';
 
 /** What one run hands to the next across continue-as-new: counters and cursors only. */
 export interface CarriedState {
@@ -35,15 +55,23 @@ export interface CarriedState {
   batchesCompleted: number;
   frontier: FrontierSnapshot;
   hostReadyAt: Record<string, number>;
+  /** Since 0.2.0 (absent in runs continued from 0.1.0). */
+  limits?: CrawlLimits;
+  addedSeeds?: string[];
+  stopping?: boolean;
 }
 
 export type CrawlSessionInput = CrawlInput & { continued?: CarriedState };
 
-type RunOutcome = 'completed' | 'max-pages-reached' | 'continue-as-new';
+type RunOutcome = 'completed' | 'max-pages-reached' | 'stopped' | 'continue-as-new';
 
 const HEARTBEAT_TIMEOUT = '10s';
 /** Room per URL in a batch's start-to-close timeout, on top of its fetch attempts. */
 const PER_URL_OVERHEAD_MS = 15_000;
+/** Search attributes are upserted on status changes and every this many batches. */
+const INDEX_EVERY_BATCHES = 25;
+/** Patch: executions started by 0.2.0+ keep search attributes up to date; 0.1.0 histories had none. */
+export const SEARCH_ATTRIBUTES_PATCH = 'crawl-search-attributes';
 
 function validated(input: CrawlSessionInput): { config: CrawlConfig; continued?: CarriedState } {
   const { continued, ...rest } = input;
@@ -55,16 +83,28 @@ function validated(input: CrawlSessionInput): { config: CrawlConfig; continued?:
   }
 }
 
-function batchActivities(config: CrawlConfig) {
+/** Update validators throw; the rejection reaches the caller and nothing enters history. */
+function validateWith<T>(parse: (input: unknown) => T): (input: unknown) => void {
+  return (input) => {
+    try {
+      parse(input);
+    } catch (err) {
+      if (err instanceof InvalidCrawlConfigError) throw new Error(err.message);
+      throw err;
+    }
+  };
+}
+
+function batchOptions(config: CrawlConfig) {
   const perUrlMs = config.timeoutMs * (config.maxRetries + 1) + PER_URL_OVERHEAD_MS;
-  return proxyActivities<CrawlActivities>({
+  return {
     startToCloseTimeout: config.batchSize * perUrlMs + 60_000,
     // Heartbeats come from a ticker, not from page progress, so this only has to cover the
     // worker-to-server network: a dead worker's batch is retried within ~10 s.
     heartbeatTimeout: HEARTBEAT_TIMEOUT,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
-  });
+  };
 }
 
 const lifecycle = proxyActivities<CrawlActivities>({
@@ -72,25 +112,13 @@ const lifecycle = proxyActivities<CrawlActivities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
 });
 
-function emptyTotals(): BatchTotals {
-  return { processed: 0, fetched: 0, errors: 0, skipped: 0, bytes: 0 };
-}
-
-function addTotals(into: BatchTotals, from: BatchTotals): void {
-  into.processed += from.processed;
-  into.fetched += from.fetched;
-  into.errors += from.errors;
-  into.skipped += from.skipped;
-  into.bytes += from.bytes;
-}
-
 export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSummary> {
   const { config, continued } = validated(input);
   const crawlId = workflowInfo().workflowId;
   const root = CancellationScope.current();
-  const { crawlBatch } = batchActivities(config);
+  const indexed = patched(SEARCH_ATTRIBUTES_PATCH);
   const startedAt = continued?.startedAt ?? Date.now();
-  const state: CarriedState = continued ?? {
+  const state: Required<CarriedState> = {
     run: 1,
     startedAt,
     deadlineAt: config.deadline === undefined ? null : startedAt + config.deadline,
@@ -100,6 +128,10 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
     batchesCompleted: 0,
     frontier: { version: -1, queued: 0, hosts: [] },
     hostReadyAt: {},
+    limits: { concurrency: config.concurrency, perHostConcurrency: config.perHostConcurrency, delayMs: config.delayMs },
+    addedSeeds: [],
+    stopping: false,
+    ...continued,
   };
 
   const inFlight = new Map<string, { host: string; limit: number }>();
@@ -107,9 +139,31 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
   let launchedSinceSnapshot = new Map<string, number>();
   let changed = false;
   let draining = false;
-  let status: CrawlStatus = state.paused ? 'paused' : 'running';
+  let status: CrawlStatus = state.stopping ? 'stopping' : state.paused ? 'paused' : 'running';
 
-  setHandler(progressQuery, (): CrawlProgress => ({
+  /** The config batches run with: seeds added and limits changed while the crawl runs. */
+  const batchConfig = (): CrawlConfig => ({ ...config, ...state.limits, seeds: [...config.seeds, ...state.addedSeeds] });
+
+  const setStatus = (next: CrawlStatus): void => {
+    status = next;
+    changed = true;
+    if (indexed) indexedAttributes(crawlId, config.seeds[0], status, state.totals.processed);
+  };
+
+  const hostBatches = (host: string): number => {
+    let n = 0;
+    for (const batch of inFlight.values()) if (batch.host === host) n += 1;
+    return n;
+  };
+
+  const hostState = (host: string): HostState => ({
+    host,
+    queued: state.frontier.hosts.find((entry) => entry.host === host)?.queued ?? 0,
+    batchesInFlight: hostBatches(host),
+    readyAt: (state.hostReadyAt[host] ?? 0) > Date.now() ? state.hostReadyAt[host] : null,
+  });
+
+  const progress = (): CrawlProgress => ({
     crawlId,
     status,
     ...state.totals,
@@ -119,34 +173,59 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
     hostsInFlight: [...new Set([...inFlight.values()].map((batch) => batch.host))],
     startedAt: state.startedAt,
     run: state.run,
+  });
+
+  setHandler(progressQuery, progress);
+  setHandler(frontierQuery, () => ({
+    queued: state.frontier.queued,
+    snapshotVersion: state.frontier.version,
+    hosts: state.frontier.hosts.slice(0, 50).map(({ host }) => hostState(host)),
   }));
+  setHandler(hostQuery, hostState);
   setHandler(pauseSignal, () => {
     state.paused = true;
-    status = 'paused';
-    changed = true;
+    if (!state.stopping) setStatus('paused');
   });
   setHandler(resumeSignal, () => {
     state.paused = false;
-    status = 'running';
-    changed = true;
+    if (!state.stopping) setStatus('running');
+  });
+  setHandler(
+    setLimitsUpdate,
+    (change) => {
+      state.limits = { ...state.limits, ...parseLimitsChange(change) };
+      changed = true;
+      return state.limits;
+    },
+    { validator: validateWith(parseLimitsChange) },
+  );
+  setHandler(
+    addSeedsUpdate,
+    async (urls) => {
+      const seeds = parseSeeds(urls);
+      state.addedSeeds = [...new Set([...state.addedSeeds, ...seeds])];
+      const { added, frontier } = await lifecycle.addSeeds({ crawlId, config: { ...batchConfig(), seeds } });
+      acceptSnapshot(frontier);
+      changed = true;
+      return added;
+    },
+    { validator: validateWith(parseSeeds) },
+  );
+  setHandler(stopUpdate, () => {
+    state.stopping = true;
+    setStatus('stopping');
   });
 
-  const acceptSnapshot = (snapshot: FrontierSnapshot): void => {
+  function acceptSnapshot(snapshot: FrontierSnapshot): void {
     if (snapshot.version <= state.frontier.version) return;
     state.frontier = snapshot;
     launchedSinceSnapshot = new Map();
-  };
+  }
 
   const budgetLeft = (): number => {
     let reserved = 0;
     for (const batch of inFlight.values()) reserved += batch.limit;
     return config.maxPages - state.totals.processed - reserved;
-  };
-
-  const hostBatches = (host: string): number => {
-    let n = 0;
-    for (const batch of inFlight.values()) if (batch.host === host) n += 1;
-    return n;
   };
 
   const onBatchDone = (result: BatchResult): void => {
@@ -156,6 +235,9 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
     for (const [host, at] of Object.entries(state.hostReadyAt)) if (at <= now) delete state.hostReadyAt[host];
     if (result.deferUntil !== null) state.hostReadyAt[result.host] = result.deferUntil;
     acceptSnapshot(result.frontier);
+    if (indexed && state.batchesCompleted % INDEX_EVERY_BATCHES === 0) {
+      indexedAttributes(crawlId, config.seeds[0], status, state.totals.processed);
+    }
   };
 
   const onBatchFailed = async (batchId: string, err: unknown): Promise<void> => {
@@ -169,6 +251,8 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
     const batchId = `${crawlId}/batch-${state.batchSeq}`;
     inFlight.set(batchId, { host, limit });
     launchedSinceSnapshot.set(host, (launchedSinceSnapshot.get(host) ?? 0) + limit);
+    const config = batchConfig();
+    const { crawlBatch } = proxyActivities<CrawlActivities>({ ...batchOptions(config), summary: `${host}: up to ${limit} URLs` });
     crawlBatch({ crawlId, batchId, host, limit, config })
       .then(onBatchDone, (err: unknown) => onBatchFailed(batchId, err))
       .finally(() => {
@@ -179,41 +263,48 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
 
   /** Round-robin over hosts with backlog, one batch per host per pass, within every limit. */
   const launchReady = (): void => {
+    const { concurrency, perHostConcurrency } = state.limits;
     const now = Date.now();
     const candidates = state.frontier.hosts.filter(({ host }) => (state.hostReadyAt[host] ?? 0) <= now);
     for (let launched = true; launched; ) {
       launched = false;
       for (const { host, queued } of candidates) {
         const budget = budgetLeft();
-        if (inFlight.size >= config.concurrency || budget <= 0) return;
+        if (inFlight.size >= concurrency || budget <= 0) return;
         const estimate = queued - (launchedSinceSnapshot.get(host) ?? 0);
-        const hostSlots = config.perHostConcurrency - hostBatches(host);
+        const hostSlots = perHostConcurrency - hostBatches(host);
         if (estimate <= 0 || hostSlots <= 0) continue;
-        const share = Math.ceil(estimate / Math.min(hostSlots, config.concurrency - inFlight.size));
+        const share = Math.ceil(estimate / Math.min(hostSlots, concurrency - inFlight.size));
         launch(host, Math.min(config.batchSize, share, budget));
         launched = true;
       }
     }
   };
 
-  const nextHostReadyAt = (): number | undefined => {
+  const nextHostReady = (): { at: number; host: string } | undefined => {
     const now = Date.now();
-    const waiting = state.frontier.hosts.map(({ host }) => state.hostReadyAt[host] ?? 0).filter((at) => at > now);
-    return waiting.length > 0 ? Math.min(...waiting) : undefined;
+    let next: { at: number; host: string } | undefined;
+    for (const { host } of state.frontier.hosts) {
+      const at = state.hostReadyAt[host] ?? 0;
+      if (at > now && (next === undefined || at < next.at)) next = { at, host };
+    }
+    return next;
   };
 
   const runBatches = async (): Promise<RunOutcome> => {
     for (;;) {
-      if (!state.paused && !draining) launchReady();
+      if (!state.paused && !state.stopping && !draining) launchReady();
+      setCurrentDetails(describeProgress(progress()));
       if (inFlight.size === 0) {
+        if (state.stopping) return 'stopped';
         if (state.frontier.queued === 0) return 'completed';
         if (budgetLeft() <= 0) return 'max-pages-reached';
         if (draining) return 'continue-as-new';
       }
       changed = false;
-      const wakeAt = state.paused ? undefined : nextHostReadyAt();
-      if (wakeAt === undefined) await condition(() => changed);
-      else await condition(() => changed, Math.max(1, wakeAt - Date.now()));
+      const wake = state.paused || state.stopping ? undefined : nextHostReady();
+      if (wake === undefined) await condition(() => changed);
+      else await condition(() => changed, Math.max(1, wake.at - Date.now()), { summary: `${wake.host} asked us to wait` });
       if (workflowInfo().continueAsNewSuggested) draining = true;
     }
   };
@@ -224,10 +315,13 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
     return CancellationScope.nonCancellable(async () => {
       await condition(() => inFlight.size === 0);
       const totals = await lifecycle.finishCrawl({ crawlId });
+      setCurrentDetails(describeProgress({ ...progress(), ...totals }));
+      if (indexed) indexedAttributes(crawlId, config.seeds[0], final, totals.processed);
       return { crawlId, status: final, totals, batches: state.batchSeq, runs: state.run, startedAt: state.startedAt, finishedAt: Date.now() };
     });
   };
 
+  if (indexed) indexedAttributes(crawlId, config.seeds[0], status, state.totals.processed);
   if (!continued) acceptSnapshot(await lifecycle.seedFrontier({ crawlId, config }));
 
   let outcome: RunOutcome;

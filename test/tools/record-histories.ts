@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { startCrawl } from '../../src/client/crawl-client';
-import { pauseSignal, resumeSignal } from '../../src/shared/messages';
+import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../../src/shared/messages';
 import { startSyntheticSite } from '../../src/sites/synthetic-site';
 import { projectRoot } from '../../src/temporal/project-paths';
 import { historiesOf } from '../helpers/histories';
@@ -45,6 +45,15 @@ async function main(): Promise<void> {
       ['deadline', async () => {
         await (await startCrawl(env.client, 'rec-deadline', { seeds, batchSize: 5, deadline: '700ms' }, queue)).result();
         return 'rec-deadline';
+      }],
+      ['updated-then-stopped', async () => {
+        const handle = await startCrawl(env.client, 'rec-updates', { seeds, batchSize: 5, perHostConcurrency: 1 }, queue);
+        await handle.executeUpdate(setLimitsUpdate, { args: [{ perHostConcurrency: 3, delayMs: 1 }] });
+        await handle.executeUpdate(addSeedsUpdate, { args: [[site.urlOf(299)]] });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await handle.executeUpdate(stopUpdate);
+        await handle.result();
+        return 'rec-updates';
       }],
       ['cancelled', async () => {
         const handle = await startCrawl(env.client, 'rec-cancel', { seeds, batchSize: 5 }, queue);

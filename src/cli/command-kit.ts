@@ -1,0 +1,44 @@
+/** What every crawlflow command shares: common options, output, and a client for the configured server. */
+import { Option, type Command } from 'commander';
+import type { Client } from '@temporalio/client';
+import { DEFAULT_TASK_QUEUE, ENV } from '../shared/names';
+import { defaultDataDir } from '../temporal/project-paths';
+import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
+import { InvalidCrawlConfigError } from '../shared/crawl-config';
+import { UsageError } from './crawl-options';
+
+export interface CommonFlags {
+  taskQueue: string;
+  dataDir: string;
+}
+
+export function commonOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--task-queue <name>', 'Temporal task queue').env(ENV.taskQueue).default(DEFAULT_TASK_QUEUE))
+    .addOption(new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir()));
+}
+
+export function print(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** Runs `action` with a client of the configured server (never starts one: the crawl must already exist). */
+export async function withClient<T>(flags: CommonFlags, action: (client: Client, uiUrl: (id: string) => string | undefined) => Promise<T>): Promise<T> {
+  const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded: false });
+  const client = await connectClient(target);
+  try {
+    return await action(client, (id) => workflowUiUrl(target, id));
+  } finally {
+    await client.connection.close();
+  }
+}
+
+/** Validation in the CLI uses the same parsers as the workflow; their errors become usage errors (exit 2). */
+export function validating<T>(parse: () => T, flagOf: (field: string) => string = (field) => field): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (err instanceof InvalidCrawlConfigError) throw new UsageError(`${flagOf(err.field)}: ${err.reason}`);
+    throw err;
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Commands that address a running (or finished) crawl by its ID: each is one Temporal query,
+ * signal or update, so the same can be done with `temporal workflow query|signal|update`.
+ */
+import type { Command } from 'commander';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { resolve } from 'node:path';
+import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
+import { exportJsonl } from '../results/export-jsonl';
+import { parseLimitsChange, parseSeeds } from '../shared/crawl-config';
+import { addSeedsUpdate, frontierQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
+import { commonOptions, print, validating, withClient, type CommonFlags } from './command-kit';
+import { integer, UsageError } from './crawl-options';
+
+const LIMIT_FLAGS: Record<string, string> = { concurrency: '--concurrency', perHostConcurrency: '--per-host-concurrency', delayMs: '--delay-ms' };
+
+/** An update the workflow's validator rejected is bad input, like a bad flag. */
+async function update<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) throw new UsageError(err.cause?.message ?? err.message);
+    throw err;
+  }
+}
+
+function idCommand(program: Command, name: string, description: string): Command {
+  return commonOptions(program.command(name).description(description).argument('<crawl-id>'));
+}
+
+export function addControlCommands(program: Command): void {
+  idCommand(program, 'status', "print a crawl's progress")
+    .option('--json', 'machine-readable output')
+    .action(async (crawlId: string, flags: CommonFlags & { json?: boolean }) => {
+      await withClient(flags, async (client, uiUrl) => {
+        const handle = crawlHandle(client, crawlId);
+        const description = await handle.describe();
+        const running = description.status.name === 'RUNNING';
+        const status = {
+          crawlId,
+          workflowStatus: description.status.name,
+          progress: running ? await handle.query(progressQuery) : null,
+          frontier: running ? await handle.query(frontierQuery) : null,
+          uiUrl: uiUrl(crawlId) ?? null,
+        };
+        print(flags.json ? JSON.stringify(status) : JSON.stringify(status, null, 2));
+      });
+    });
+
+  const simple: Array<[string, string, (handle: CrawlHandle) => Promise<unknown>]> = [
+    ['pause', 'stop scheduling new batches (running ones finish)', (handle) => handle.signal(pauseSignal)],
+    ['resume', 'resume a paused crawl', (handle) => handle.signal(resumeSignal)],
+    ['stop', 'stop gracefully: running batches finish, the crawl ends as "stopped"', (handle) => update(() => handle.executeUpdate(stopUpdate))],
+    ['cancel', 'cancel: in-flight requests are aborted, results so far are kept', (handle) => handle.cancel()],
+  ];
+  for (const [name, description, send] of simple) {
+    idCommand(program, name, description).action(async (crawlId: string, flags: CommonFlags) => {
+      await withClient(flags, async (client) => {
+        await send(crawlHandle(client, crawlId));
+        print(`${name}: ${crawlId}`);
+      });
+    });
+  }
+
+  idCommand(program, 'add-seeds', 'add seed URLs to a running crawl (they join its scope)')
+    .argument('<url...>')
+    .action(async (crawlId: string, urls: string[], flags: CommonFlags) => {
+      const seeds = validating(() => parseSeeds(urls), () => '<url...>');
+      await withClient(flags, async (client) => {
+        const added = await update(() => crawlHandle(client, crawlId).executeUpdate(addSeedsUpdate, { args: [seeds] }));
+        print(`${added} new URLs queued in ${crawlId}`);
+      });
+    });
+
+  idCommand(program, 'set-limits', 'change concurrency and politeness of a running crawl')
+    .option('--concurrency <n>', 'batches in flight for the whole crawl', integer)
+    .option('--per-host-concurrency <n>', 'batches in flight per host', integer)
+    .option('--delay-ms <ms>', 'minimum gap between requests to one host', integer)
+    .action(async (crawlId: string, flags: CommonFlags & { concurrency?: number; perHostConcurrency?: number; delayMs?: number }) => {
+      const change = Object.fromEntries(
+        Object.entries({ concurrency: flags.concurrency, perHostConcurrency: flags.perHostConcurrency, delayMs: flags.delayMs }).filter(([, v]) => v !== undefined),
+      );
+      if (Object.keys(change).length === 0) throw new UsageError('set-limits: give at least one of --concurrency, --per-host-concurrency, --delay-ms');
+      validating(() => parseLimitsChange(change), (field) => LIMIT_FLAGS[field] ?? field);
+      await withClient(flags, async (client) => {
+        const limits = await update(() => crawlHandle(client, crawlId).executeUpdate(setLimitsUpdate, { args: [change] }));
+        print(JSON.stringify(limits));
+      });
+    });
+
+  idCommand(program, 'results', "write a crawl's results as JSON Lines")
+    .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
+    .action(async (crawlId: string, flags: CommonFlags & { out?: string }) => {
+      const out = resolve(flags.out ?? `${crawlId}.jsonl`);
+      const lines = await exportJsonl(flags.dataDir, crawlId, out);
+      print(`${lines} lines written to ${out}`);
+    });
+}

@@ -1,0 +1,109 @@
+/** `crawlflow schedule create|list|describe|pause|unpause|trigger|delete`: recurring crawls on Temporal Schedules. */
+import type { Command } from 'commander';
+import { createCrawlSchedule, describeCrawlSchedule, listCrawlSchedules, OVERLAP_POLICIES, type OverlapPolicy } from '../client/schedules';
+import { toMilliseconds } from '../shared/duration';
+import { commonOptions, print, withClient, type CommonFlags } from './command-kit';
+import { addCrawlOptions, crawlInputFrom, UsageError, validateCrawlInput, type CrawlFlags } from './crawl-options';
+
+interface CreateFlags extends CrawlFlags, CommonFlags {
+  every?: string;
+  cron?: string;
+  overlap: string;
+  catchupWindow: string;
+  paused?: boolean;
+}
+
+function checkCreateFlags(flags: CreateFlags): void {
+  if (Boolean(flags.every) === Boolean(flags.cron)) throw new UsageError('schedule create: give exactly one of --every and --cron');
+  if (flags.every !== undefined && !((toMilliseconds(flags.every) ?? 0) >= 1_000)) throw new UsageError('--every: must be a duration of at least 1s, e.g. 6h');
+  if (flags.cron !== undefined && flags.cron.trim().split(/\s+/).length !== 5) throw new UsageError('--cron: must have five fields, e.g. "0 3 * * *"');
+  if (!(OVERLAP_POLICIES as readonly string[]).includes(flags.overlap)) throw new UsageError(`--overlap: one of ${OVERLAP_POLICIES.join(', ')}`);
+  if (!((toMilliseconds(flags.catchupWindow) ?? 0) >= 10_000)) throw new UsageError('--catchup-window: must be a duration of at least 10s');
+}
+
+export function addScheduleCommands(program: Command): void {
+  const schedule = program.command('schedule').description('recurring crawls on Temporal Schedules');
+
+  commonOptions(
+    addCrawlOptions(
+      schedule.command('create').description('create a schedule that starts a crawl on a cadence').argument('<schedule-id>').argument('<seed-url...>'),
+    ),
+  )
+    .option('--every <duration>', 'interval between crawls, e.g. 6h')
+    .option('--cron <expression>', 'cron expression (UTC), e.g. "0 3 * * *"')
+    .option('--overlap <policy>', `when a crawl is still running at the next time: ${OVERLAP_POLICIES.join('|')}`, 'skip')
+    .option('--catchup-window <duration>', 'how far back missed runs are caught up after an outage', '1h')
+    .option('--paused', 'create it paused')
+    .action(async (scheduleId: string, seeds: string[], flags: CreateFlags) => {
+      checkCreateFlags(flags);
+      const input = crawlInputFrom(seeds, flags);
+      validateCrawlInput(input);
+      await withClient(flags, async (client) => {
+        await createCrawlSchedule(client, {
+          scheduleId,
+          input,
+          taskQueue: flags.taskQueue,
+          every: flags.every,
+          cron: flags.cron,
+          overlap: flags.overlap as OverlapPolicy,
+          catchupWindow: flags.catchupWindow,
+          paused: flags.paused,
+        });
+        print(`schedule ${scheduleId} created`);
+      });
+    });
+
+  commonOptions(schedule.command('list').description('list crawl schedules'))
+    .option('--json', 'machine-readable output')
+    .action(async (flags: CommonFlags & { json?: boolean }) => {
+      await withClient(flags, async (client) => {
+        const schedules = (await listCrawlSchedules(client)).map((entry) => ({
+          scheduleId: entry.scheduleId,
+          paused: entry.state.paused,
+          nextRuns: entry.info?.nextActionTimes?.slice(0, 3).map((time) => time.toISOString()) ?? [],
+          recentRuns: entry.info?.recentActions?.map((action) => action.action.workflow.workflowId) ?? [],
+        }));
+        if (flags.json) print(JSON.stringify(schedules));
+        else for (const entry of schedules) print(`${entry.scheduleId}${entry.paused ? ' (paused)' : ''}  next: ${entry.nextRuns[0] ?? '-'}`);
+      });
+    });
+
+  commonOptions(schedule.command('describe').description('show a schedule and its recent crawls').argument('<schedule-id>')).action(
+    async (scheduleId: string, flags: CommonFlags) => {
+      await withClient(flags, async (client) => {
+        const description = await describeCrawlSchedule(client, scheduleId);
+        print(
+          JSON.stringify(
+            {
+              scheduleId,
+              paused: description.state.paused,
+              note: description.state.note ?? null,
+              overlap: description.policies.overlap,
+              catchupWindowMs: description.policies.catchupWindow,
+              nextRuns: description.info.nextActionTimes.map((time) => time.toISOString()),
+              recentCrawls: description.info.recentActions.map((action) => action.action.workflow.workflowId),
+              runningCrawls: description.info.runningActions.map((action) => action.workflow.workflowId),
+            },
+            null,
+            2,
+          ),
+        );
+      });
+    },
+  );
+
+  const actions: Array<[string, string, (handle: ReturnType<import('@temporalio/client').ScheduleClient['getHandle']>) => Promise<unknown>]> = [
+    ['pause', 'pause a schedule (no new crawls start)', (handle) => handle.pause('paused with crawlflow')],
+    ['unpause', 'resume a paused schedule', (handle) => handle.unpause('unpaused with crawlflow')],
+    ['trigger', 'start a crawl now, outside the cadence', (handle) => handle.trigger()],
+    ['delete', 'delete a schedule (crawls it started are kept)', (handle) => handle.delete()],
+  ];
+  for (const [name, description, act] of actions) {
+    commonOptions(schedule.command(name).description(description).argument('<schedule-id>')).action(async (scheduleId: string, flags: CommonFlags) => {
+      await withClient(flags, async (client) => {
+        await act(client.schedule.getHandle(scheduleId));
+        print(`schedule ${name}: ${scheduleId}`);
+      });
+    });
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * Small pure helpers of the crawl workflow: counters, the Web UI's live details, and the
+ * search attributes that index a crawl.
+ */
+import { upsertSearchAttributes } from '@temporalio/workflow';
+import type { BatchTotals, CrawlProgress } from '../shared/crawl-types';
+import { CRAWL_ID, CRAWL_STATUS, PAGES_CRAWLED, SEED_HOST } from '../shared/search-attributes';
+
+export function emptyTotals(): BatchTotals {
+  return { processed: 0, fetched: 0, errors: 0, skipped: 0, bytes: 0 };
+}
+
+export function addTotals(into: BatchTotals, from: BatchTotals): void {
+  into.processed += from.processed;
+  into.fetched += from.fetched;
+  into.errors += from.errors;
+  into.skipped += from.skipped;
+  into.bytes += from.bytes;
+}
+
+/** The "current details" shown on the workflow's page in the Web UI (Markdown). */
+export function describeProgress(progress: CrawlProgress): string {
+  const hosts = progress.hostsInFlight.slice(0, 10).join(', ') || 'none';
+  return [
+    `**${progress.status}** · run ${progress.run}`,
+    `**URLs** ${progress.processed} (fetched ${progress.fetched}, errors ${progress.errors}, skipped ${progress.skipped}) · **queued** ${progress.queued}`,
+    `**batches** ${progress.batchesInFlight} in flight, ${progress.batchesCompleted} done · **hosts in flight** ${hosts}`,
+  ].join('\n\n');
+}
+
+export function indexedAttributes(crawlId: string, seedUrl: string, status: string, pages: number): void {
+  upsertSearchAttributes([
+    { key: CRAWL_ID, value: crawlId },
+    { key: SEED_HOST, value: new URL(seedUrl).host },
+    { key: CRAWL_STATUS, value: status },
+    { key: PAGES_CRAWLED, value: pages },
+  ]);
+}

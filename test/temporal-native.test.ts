@@ -1,0 +1,173 @@
+/**
+ * crawlflow as a citizen of Temporal's own tools: search attributes and live details for the
+ * Web UI and `temporal workflow list`, activity and timer summaries, queries, signals and
+ * validated updates (also through the `temporal` CLI), Schedules, and the client example.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { join } from 'node:path';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
+import { crawlHandle, startCrawl } from '../src/client/crawl-client';
+import { addSeedsUpdate, frontierQuery, hostQuery, setLimitsUpdate, stopUpdate } from '../src/shared/messages';
+import { projectRoot, temporalBinaryPath } from '../src/temporal/project-paths';
+import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { runCli } from './helpers/processes';
+import { sleep, waitFor } from './helpers/fixtures';
+
+const execFileAsync = promisify(execFile);
+
+async function temporalCli(env: TestTemporal, args: string[]): Promise<string> {
+  const { stdout } = await execFileAsync(temporalBinaryPath(), [...args, '--address', env.address]);
+  return stdout;
+}
+
+/** Visibility is eventually consistent: poll a list query until it returns what we expect. */
+async function listIds(env: TestTemporal, query: string, expected: number): Promise<string[]> {
+  for (let attempt = 0; ; attempt++) {
+    const ids: string[] = [];
+    for await (const execution of env.client.workflow.list({ query })) ids.push(execution.workflowId);
+    if (ids.length >= expected || attempt > 50) return ids;
+    await sleep(200);
+  }
+}
+
+function decodePayload(payload: { data?: Uint8Array | null } | null | undefined): unknown {
+  return payload?.data ? JSON.parse(Buffer.from(payload.data).toString('utf8')) : undefined;
+}
+
+describe('Temporal-native operation', () => {
+  let env: TestTemporal;
+  let site: SyntheticSite;
+  const queue = uniqueQueue('native');
+
+  before(async () => {
+    env = await startTestTemporal();
+    await env.startWorker(queue);
+    site = await startSyntheticSite({ pages: 300, latencyMs: 10 });
+  });
+  after(async () => {
+    await site?.close();
+    await env?.close();
+  });
+
+  it('indexes crawls with search attributes and shows live details and summaries', async () => {
+    const handle = await startCrawl(env.client, 'native-indexed', { seeds: [site.urlOf(0)], maxPages: 120, perHostConcurrency: 2, batchSize: 10 }, queue);
+    await waitFor(() => site.requests.length > 20, 20_000, 'the crawl to start');
+    const metadata = (await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    assert.match(metadata.currentDetails ?? '', /\*\*URLs\*\* \d+ \(fetched \d+/, 'live details for the Web UI');
+    const summary = await handle.result();
+
+    const seedHost = new URL(site.origin).host;
+    const ids = await listIds(env, `CrawlId = 'native-indexed' AND CrawlStatus = 'max-pages-reached' AND PagesCrawled = ${summary.totals.processed} AND SeedHost = '${seedHost}'`, 1);
+    assert.deepEqual(ids, ['native-indexed']);
+    const listed = await temporalCli(env, ['workflow', 'list', '--query', "CrawlStatus = 'max-pages-reached'", '--output', 'json']);
+    assert.ok(listed.includes('native-indexed'), '`temporal workflow list --query` finds it');
+
+    const history = await handle.fetchHistory();
+    const summaries = (history.events ?? [])
+      .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'crawlBatch')
+      .map((event) => decodePayload(event.userMetadata?.summary));
+    assert.ok(summaries.length > 0 && summaries.every((text) => typeof text === 'string' && text.startsWith(`${seedHost}: up to `)), `batch summaries name the host (${summaries[0]})`);
+  });
+
+  it('answers frontier and host queries, and validates updates before they enter history', async () => {
+    const slow = await startSyntheticSite({ pages: 400, latencyMs: 40 });
+    try {
+      const handle = await startCrawl(env.client, 'native-updates', { seeds: [slow.urlOf(0)], perHostConcurrency: 1, batchSize: 5 }, queue);
+      await waitFor(() => slow.requests.length > 10, 20_000, 'the crawl to start');
+      const frontier = await handle.query(frontierQuery);
+      const host = new URL(slow.origin).host;
+      assert.ok(frontier.queued > 0 && frontier.hosts.some((entry) => entry.host === host));
+      const hostState = await handle.query(hostQuery, host);
+      assert.equal(hostState.host, host);
+      assert.ok(hostState.batchesInFlight <= 1);
+
+      await assert.rejects(handle.executeUpdate(setLimitsUpdate, { args: [{ concurrency: 0 }] }), (err: unknown) => {
+        assert.ok(err instanceof WorkflowUpdateFailedError);
+        assert.match(String(err.cause?.message), /concurrency/);
+        return true;
+      });
+      await assert.rejects(handle.executeUpdate(addSeedsUpdate, { args: [['not a url']] }), (err: unknown) => {
+        assert.match(String((err as WorkflowUpdateFailedError).cause?.message), /seeds\.0: must be an absolute http\(s\) URL/);
+        return true;
+      });
+      const eventsAfterRejects = (await handle.fetchHistory()).events ?? [];
+      assert.ok(!eventsAfterRejects.some((event) => event.workflowExecutionUpdateAcceptedEventAttributes), 'rejected updates leave no trace in history');
+
+      const limits = await handle.executeUpdate(setLimitsUpdate, { args: [{ perHostConcurrency: 3 }] });
+      assert.deepEqual(limits, { concurrency: 8, perHostConcurrency: 3, delayMs: 0 });
+      await waitFor(() => slow.inFlight() === 3, 10_000, 'three requests in flight after raising the limit');
+
+      // The same through the temporal CLI: a query and an update.
+      const progress = JSON.parse(await temporalCli(env, ['workflow', 'query', '--workflow-id', 'native-updates', '--name', 'progress', '--output', 'json'])) as { queryResult: Array<{ status: string }> };
+      assert.equal(progress.queryResult[0].status, 'running');
+      await temporalCli(env, ['workflow', 'update', 'execute', '--workflow-id', 'native-updates', '--name', 'setLimits', '--input', '{"delayMs": 5}']);
+      assert.deepEqual(await handle.executeUpdate(setLimitsUpdate, { args: [{}] }), { concurrency: 8, perHostConcurrency: 3, delayMs: 5 }, 'changes accumulate');
+
+      await handle.executeUpdate(stopUpdate);
+      const summary = await handle.result();
+      assert.equal(summary.status, 'stopped');
+      const records = readRecords(env.dataDir, 'native-updates');
+      assert.equal(records.length, summary.totals.processed);
+      assert.ok(records.every((record) => record.status === 200), 'a graceful stop keeps complete records only');
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('addSeeds (from the crawlflow CLI) adds a new site to a running crawl and its scope', async () => {
+    const other = await startSyntheticSite({ pages: 30 });
+    const slow = await startSyntheticSite({ pages: 200, latencyMs: 30 });
+    try {
+      const handle = await startCrawl(env.client, 'native-add-seeds', { seeds: [slow.urlOf(0)], perHostConcurrency: 1, batchSize: 5 }, queue);
+      await waitFor(() => slow.requests.length > 5, 20_000, 'the crawl to start');
+      const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: queue, CRAWLFLOW_DATA_DIR: env.dataDir };
+      const rejected = await runCli(['add-seeds', 'native-add-seeds', 'ftp://nope/'], cliEnv);
+      assert.equal(rejected.code, 2, rejected.stderr);
+      const added = await runCli(['add-seeds', 'native-add-seeds', other.urlOf(0)], cliEnv);
+      assert.equal(added.code, 0, added.stderr);
+      assert.match(added.stdout, /^1 new URLs queued/);
+      await handle.result();
+      const urls = new Set(readRecords(env.dataDir, 'native-add-seeds').map((record) => record.url));
+      const expectedOther = [...other.graph.reachableFrom(0)].map((page) => other.urlOf(page));
+      assert.ok(expectedOther.every((url) => urls.has(url)), 'the added site was crawled in full');
+    } finally {
+      await other.close();
+      await slow.close();
+    }
+  });
+
+  it('schedules recurring crawls with the crawlflow CLI', async () => {
+    const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: queue, CRAWLFLOW_DATA_DIR: env.dataDir };
+    const bad = await runCli(['schedule', 'create', 'nightly', site.urlOf(0), '--every', '1h', '--cron', '0 3 * * *'], cliEnv);
+    assert.equal(bad.code, 2);
+    const created = await runCli(['schedule', 'create', 'nightly', site.urlOf(0), '--every', '1h', '--overlap', 'skip', '--max-pages', '20'], cliEnv);
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal((await runCli(['schedule', 'trigger', 'nightly'], cliEnv)).code, 0);
+    const runs = await listIds(env, "WorkflowId STARTS_WITH 'nightly'", 1);
+    assert.equal(runs.length, 1);
+    const summary = await crawlHandle(env.client, runs[0]).result();
+    assert.equal(summary.status, 'max-pages-reached');
+    assert.equal(readRecords(env.dataDir, runs[0]).length, 20);
+
+    const listed = JSON.parse((await runCli(['schedule', 'list', '--json'], cliEnv)).stdout) as Array<{ scheduleId: string; nextRuns: string[] }>;
+    assert.ok(listed.some((entry) => entry.scheduleId === 'nightly' && entry.nextRuns.length > 0));
+    assert.equal((await runCli(['schedule', 'pause', 'nightly'], cliEnv)).code, 0);
+    const described = JSON.parse((await runCli(['schedule', 'describe', 'nightly'], cliEnv)).stdout) as { paused: boolean; overlap: string; recentCrawls: string[] };
+    assert.equal(described.paused, true);
+    assert.equal(described.overlap, 'SKIP');
+    assert.deepEqual(described.recentCrawls, runs);
+    assert.equal((await runCli(['schedule', 'delete', 'nightly'], cliEnv)).code, 0);
+  });
+
+  it('the client example starts a crawl, follows its progress and reads its results', async () => {
+    const { stdout } = await execFileAsync(process.execPath, [join(projectRoot, 'dist', 'examples', 'crawl-client.js'), site.urlOf(0)], {
+      env: { ...process.env, TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: queue, CRAWLFLOW_DATA_DIR: env.dataDir },
+    });
+    assert.match(stdout, /^summary max-pages-reached: 100 fetched, 0 errors$/m);
+    assert.equal(stdout.split('\n').filter((line) => line.startsWith('page 200 ')).length, 100);
+  });
+});
