@@ -48,7 +48,7 @@ export function quietRuntime(): Promise<unknown> {
   return installRuntime(createLogger('test-sdk', 'warn'), { sdkMetrics: false });
 }
 
-export async function startTestTemporal(options: { dynamicConfig?: Record<string, string | number | boolean> } = {}): Promise<TestTemporal> {
+export async function startTestTemporal(options: { dynamicConfig?: Record<string, string | number | boolean>; webUi?: boolean } = {}): Promise<TestTemporal> {
   await quietRuntime();
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-test-'));
   const server = await startDevServer({
@@ -56,7 +56,7 @@ export async function startTestTemporal(options: { dynamicConfig?: Record<string
     uiPort: await freeLoopbackPort(),
     dbFile: join(dataDir, 'temporal.sqlite'),
     logFile: join(dataDir, 'temporal.log'),
-    headless: true,
+    headless: !options.webUi,
     dynamicConfig: options.dynamicConfig,
   });
   const connection = await Connection.connect({ address: server.address });
