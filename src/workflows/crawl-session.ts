@@ -252,7 +252,8 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
     inFlight.set(batchId, { host, limit });
     launchedSinceSnapshot.set(host, (launchedSinceSnapshot.get(host) ?? 0) + limit);
     const config = batchConfig();
-    const { crawlBatch } = proxyActivities<CrawlActivities>({ ...batchOptions(config), summary: `${host}: up to ${limit} URLs` });
+    const summary = `${host} · batch ${state.batchSeq} · up to ${limit} URLs`;
+    const { crawlBatch } = proxyActivities<CrawlActivities>({ ...batchOptions(config), summary });
     crawlBatch({ crawlId, batchId, host, limit, config })
       .then(onBatchDone, (err: unknown) => onBatchFailed(batchId, err))
       .finally(() => {
