@@ -75,6 +75,9 @@ describe('politeness across workers', () => {
       assert.ok(waited >= 10_900, `next request to the host ${waited} ms after the 429 (Retry-After: 11)`);
       assert.equal(records.find((record) => record.url.endsWith('/r/0'))?.status, 200, 'the limited page was fetched later');
       assert.ok((await historyEventTypes(handle)).includes('EVENT_TYPE_TIMER_STARTED'), 'the wait was a durable timer');
+      const timers = ((await handle.fetchHistory()).events ?? []).filter((event) => event.timerStartedEventAttributes);
+      const summaries = timers.map((event) => Buffer.from(event.userMetadata?.summary?.data ?? []).toString('utf8'));
+      assert.ok(summaries.includes(JSON.stringify(`${new URL(site.origin).host} asked us to wait`)), `the timer says why (${summaries})`);
     } finally {
       await site.close();
     }
