@@ -71,4 +71,15 @@ describe('worker metrics endpoint', () => {
       await site.close();
     }
   });
+
+  it('takes a CPU profile and a heap snapshot on demand', async () => {
+    const base = host.metricsUrl!.replace(/\/metrics$/, '');
+    const profile = JSON.parse(await (await request(`${base}/debug/cpu-profile?seconds=1`)).body.text()) as { nodes: unknown[]; samples: unknown[] };
+    assert.ok(profile.nodes.length > 0 && Array.isArray(profile.samples), 'a .cpuprofile');
+    const snapshot = await request(`${base}/debug/heap-snapshot`);
+    assert.equal(snapshot.statusCode, 200);
+    const head = (await snapshot.body.text()).slice(0, 20);
+    assert.match(head, /^\{"snapshot":/, 'a .heapsnapshot');
+    assert.equal((await request(`${base}/debug/cpu-profile?seconds=600`)).statusCode, 400);
+  });
 });

@@ -1,12 +1,14 @@
 /**
- * Serves /metrics on loopback by default: the app's prom-client registry followed by the
- * Temporal SDK's own metrics, read from the SDK's Prometheus endpoint, so one scrape target
- * per worker collects both.
+ * The worker's loopback endpoint. /metrics serves the app's prom-client registry followed by
+ * the Temporal SDK's own metrics, read from the SDK's Prometheus endpoint, so one scrape
+ * target per worker collects both. /debug/cpu-profile?seconds=N and /debug/heap-snapshot
+ * take diagnostics on demand.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { request } from 'undici';
 import type { Registry } from 'prom-client';
+import { cpuProfile, heapSnapshot, MAX_PROFILE_SECONDS } from './diagnostics';
 
 export interface MetricsEndpoint {
   url: string;
@@ -31,15 +33,35 @@ async function sdkMetrics(sdkMetricsUrl: string | undefined): Promise<string> {
 
 export async function serveMetrics(registry: Registry, address: string, sdkMetricsUrl?: string): Promise<MetricsEndpoint> {
   const { host, port } = parseHostPort(address);
+  const fail = (res: ServerResponse) => (err: Error) => res.writeHead(500).end(`${err.message}\n`);
   const server: Server = createServer((req, res) => {
-    if (req.url !== '/metrics') {
-      res.writeHead(404).end('not found\n');
-      return;
+    const url = new URL(req.url ?? '/', 'http://worker');
+    switch (url.pathname) {
+      case '/metrics':
+        Promise.all([registry.metrics(), sdkMetrics(sdkMetricsUrl)]).then(
+          ([app, sdk]) => res.writeHead(200, { 'content-type': registry.contentType }).end(`${app}\n${sdk}`),
+          fail(res),
+        );
+        return;
+      case '/debug/cpu-profile': {
+        const seconds = Number(url.searchParams.get('seconds') ?? 10);
+        if (!Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_PROFILE_SECONDS) {
+          res.writeHead(400).end(`seconds must be in (0, ${MAX_PROFILE_SECONDS}]\n`);
+          return;
+        }
+        cpuProfile(seconds).then(
+          (profile) => res.writeHead(200, { 'content-type': 'application/json', 'content-disposition': 'attachment; filename="worker.cpuprofile"' }).end(profile),
+          fail(res),
+        );
+        return;
+      }
+      case '/debug/heap-snapshot':
+        res.writeHead(200, { 'content-type': 'application/json', 'content-disposition': 'attachment; filename="worker.heapsnapshot"' });
+        heapSnapshot().pipe(res);
+        return;
+      default:
+        res.writeHead(404).end('not found\n');
     }
-    Promise.all([registry.metrics(), sdkMetrics(sdkMetricsUrl)]).then(
-      ([app, sdk]) => res.writeHead(200, { 'content-type': registry.contentType }).end(`${app}\n${sdk}`),
-      (err: Error) => res.writeHead(500).end(`${err.message}\n`),
-    );
   });
   server.listen(port, host);
   await once(server, 'listening');
