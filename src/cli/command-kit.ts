@@ -6,6 +6,7 @@ import { defaultDataDir } from '../temporal/project-paths';
 import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
 import { InvalidCrawlConfigError } from '../shared/crawl-config';
 import { UsageError } from './crawl-options';
+import { tracing } from './cli-context';
 
 export interface CommonFlags {
   taskQueue: string;
@@ -25,7 +26,7 @@ export function print(line: string): void {
 /** Runs `action` with a client of the configured server (never starts one: the crawl must already exist). */
 export async function withClient<T>(flags: CommonFlags, action: (client: Client, uiUrl: (id: string) => string | undefined) => Promise<T>): Promise<T> {
   const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded: false });
-  const client = await connectClient(target);
+  const client = await connectClient(target, [tracing.plugin]);
   try {
     return await action(client, (id) => workflowUiUrl(target, id));
   } finally {

@@ -6,13 +6,13 @@
 import { Command, CommanderError, Option } from 'commander';
 import { resolve } from 'node:path';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
-import { createLogger } from '../observability/logger';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { ENV } from '../shared/names';
 import { startSyntheticSite } from '../sites/synthetic-site';
 import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target';
 import { startWorkerHost } from '../workers/worker-host';
 import { commonOptions, print, withClient, type CommonFlags } from './command-kit';
+import { logger, traced, tracing } from './cli-context';
 import { addControlCommands } from './control-commands';
 import { addCrawlOptions, crawlInputFrom, UsageError, validateCrawlInput, type CrawlFlags } from './crawl-options';
 import { runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
@@ -22,7 +22,6 @@ const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 const EXIT_INTERRUPTED = 130;
 
-const logger = createLogger('crawlflow', process.argv[2] === 'worker' ? 'info' : 'warn');
 
 interface CrawlCommandFlags extends CrawlFlags, CommonFlags {
   id?: string;
@@ -51,17 +50,20 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
   const config = validateCrawlInput(input);
   const crawlId = flags.id ?? newCrawlId();
   const out = resolve(flags.out ?? `${crawlId}.jsonl`);
-  const run = await runCrawl({
-    crawlId,
-    input,
-    config,
-    out,
-    progress: flags.progress && process.stderr.isTTY === true && !flags.json,
-    taskQueue: flags.taskQueue,
-    dataDir: flags.dataDir,
-    metricsAddress: flags.metricsAddress ?? null,
-    logger,
-  });
+  const run = await traced('crawlflow crawl', () =>
+    runCrawl({
+      crawlId,
+      input,
+      config,
+      out,
+      progress: flags.progress && process.stderr.isTTY === true && !flags.json,
+      taskQueue: flags.taskQueue,
+      dataDir: flags.dataDir,
+      metricsAddress: flags.metricsAddress ?? null,
+      logger,
+      clientPlugins: [tracing.plugin],
+    }),
+  );
   reportRun(run, out, flags.json);
 }
 
@@ -113,7 +115,7 @@ function buildProgram(): Command {
     validateCrawlInput(input);
     const crawlId = flags.id ?? newCrawlId();
     await withClient(flags, async (client, uiUrl) => {
-      await startCrawl(client, crawlId, input, flags.taskQueue);
+      await traced('crawlflow start', () => startCrawl(client, crawlId, input, flags.taskQueue));
       if (flags.json) print(JSON.stringify({ crawlId, uiUrl: uiUrl(crawlId) ?? null }));
       else print(`${crawlId}${uiUrl(crawlId) ? `\n${uiUrl(crawlId)}` : ''}`);
     });

@@ -3,6 +3,7 @@
  * results. With the embedded default it also runs the Temporal dev server and a worker in
  * this process; with TEMPORAL_ADDRESS it relies on the cluster's workers.
  */
+import type { ClientPlugin } from '@temporalio/client';
 import type { Logger } from '../observability/logger';
 import { crawlHandle, startCrawl } from '../client/crawl-client';
 import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
@@ -22,6 +23,7 @@ export interface RunCrawlOptions {
   dataDir: string;
   metricsAddress: string | null;
   logger: Logger;
+  clientPlugins: ClientPlugin[];
 }
 
 export interface CrawlRun {
@@ -47,7 +49,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
         logger: options.logger,
       });
     }
-    const client = await connectClient(target);
+    const client = await connectClient(target, options.clientPlugins);
     try {
       await startCrawl(client, options.crawlId, options.input, options.taskQueue);
       const uiUrl = workflowUiUrl(target, options.crawlId);

@@ -4,6 +4,7 @@
  */
 import pino, { type Logger } from 'pino';
 import { ENV } from '../shared/names';
+import { activeTraceIds } from './tracing';
 
 export type { Logger } from 'pino';
 
@@ -15,6 +16,8 @@ export function createLogger(name: string, defaultLevel: pino.LevelWithSilent = 
       level: process.env[ENV.logLevel] ?? defaultLevel,
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
+      // trace_id/span_id of the active span; fields of the line itself (e.g. forwarded SDK lines) win.
+      mixin: activeTraceIds,
       redact: { paths: ['headers.authorization', 'headers.cookie', '*.apiKey', 'apiKey'], censor: '[redacted]' },
     },
     typeof destination === 'number' ? pino.destination({ fd: destination, sync: false }) : destination,

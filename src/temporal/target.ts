@@ -4,7 +4,7 @@
  * crawlflow uses its embedded dev server on loopback, starting it when asked to.
  */
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ClientPlugin } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { DEFAULT_NAMESPACE, ENV } from '../shared/names';
@@ -68,9 +68,9 @@ export async function resolveTemporalTarget(options: { dataDir: string; startEmb
   return { ...embedded, connectionOptions: { address: server.address }, close: server.stop };
 }
 
-export async function connectClient(target: TemporalTarget): Promise<Client> {
+export async function connectClient(target: TemporalTarget, plugins: ClientPlugin[] = []): Promise<Client> {
   const connection = await Connection.connect(target.connectionOptions);
-  return new Client({ connection, namespace: target.namespace });
+  return new Client({ connection, namespace: target.namespace, plugins });
 }
 
 export function workflowUiUrl(target: TemporalTarget, workflowId: string): string | undefined {

@@ -3,7 +3,7 @@
  * queue, with the options that liveness and shutdown depend on.
  */
 import { hostname } from 'node:os';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { RobotsCache } from '../fetch/robots';
 import { UndiciTransport } from '../fetch/transport';
@@ -21,6 +21,8 @@ export interface CrawlWorkerOptions {
   identity?: string;
   /** A prebuilt workflow bundle (bundleWorkflowCode); without one the worker bundles at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /** E.g. the OpenTelemetry plugin, for trace propagation. */
+  plugins?: WorkerPlugin[];
 }
 
 export interface CrawlWorker {
@@ -50,6 +52,7 @@ export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<Cr
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     identity: workerId,
+    plugins: options.plugins,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
     activities,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentBatches ?? 64,

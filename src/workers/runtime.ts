@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:net';
 import { once } from 'node:events';
-import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
 import type { Logger } from '../observability/logger';
 
 export async function freeLoopbackPort(): Promise<number> {
@@ -18,6 +18,12 @@ export async function freeLoopbackPort(): Promise<number> {
   return address.port;
 }
 
+function sdkLevel(logger: Logger): LogLevel {
+  if (logger.isLevelEnabled('debug')) return 'DEBUG';
+  if (logger.isLevelEnabled('info')) return 'INFO';
+  return logger.isLevelEnabled('warn') ? 'WARN' : 'ERROR';
+}
+
 let installed: { sdkMetricsUrl: string | undefined } | undefined;
 
 export async function installRuntime(logger: Logger, options: { sdkMetrics: boolean }): Promise<{ sdkMetricsUrl: string | undefined }> {
@@ -28,9 +34,8 @@ export async function installRuntime(logger: Logger, options: { sdkMetrics: bool
   };
   const sdkMetricsAddress = options.sdkMetrics ? `127.0.0.1:${await freeLoopbackPort()}` : undefined;
   Runtime.install({
-    // The SDK's info lines (bundler output, state changes) are chatty; our own logger's level
-    // still filters what is written.
-    logger: new DefaultLogger(logger.isLevelEnabled('debug') ? 'DEBUG' : 'WARN', forward),
+    // Workflow and activity log lines come through here too: forward at our logger's level.
+    logger: new DefaultLogger(sdkLevel(logger), forward),
     telemetryOptions: sdkMetricsAddress
       ? { metrics: { prometheus: { bindAddress: sdkMetricsAddress, useSecondsForDurations: true } } }
       : undefined,

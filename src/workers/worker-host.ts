@@ -8,8 +8,10 @@ import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from '../observability/logger';
 import { CrawlMetrics } from '../observability/metrics';
 import { serveMetrics, type MetricsEndpoint } from '../observability/metrics-server';
+import { TaskQueueBacklog } from '../observability/task-queue-backlog';
 import type { TemporalTarget } from '../temporal/target';
 import { ensureSearchAttributes } from '../temporal/search-attributes-setup';
+import { installTracing } from '../observability/tracing';
 import { createCrawlWorker } from './crawl-worker';
 import { installRuntime } from './runtime';
 
@@ -61,8 +63,17 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
     dataDir: options.dataDir,
     metrics,
     maxConcurrentBatches: options.maxConcurrentBatches,
+    plugins: [installTracing(options.logger, 'crawlflow-worker').plugin],
   });
+  // The server's view of this queue's backlog (temporal_task_queue_backlog_*), on the same
+  // /metrics; only when metrics are served. start() never rejects and its timer is unref'd.
+  const backlog =
+    endpoint === undefined
+      ? undefined
+      : new TaskQueueBacklog({ service: connection, namespace: options.target.namespace, taskQueue: options.taskQueue, registry: metrics.registry, logger: options.logger });
+  void backlog?.start();
   const done = crawlWorker.run().finally(async () => {
+    await backlog?.stop();
     await endpoint?.close();
     await connection.close();
   });

@@ -318,11 +318,13 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
       const totals = await lifecycle.finishCrawl({ crawlId });
       setCurrentDetails(describeProgress({ ...progress(), ...totals }));
       if (indexed) indexedAttributes(crawlId, config.seeds[0], final, totals.processed);
+      log.info('crawl finished', { crawlId, status: final, ...totals });
       return { crawlId, status: final, totals, batches: state.batchSeq, runs: state.run, startedAt: state.startedAt, finishedAt: Date.now() };
     });
   };
 
   if (indexed) indexedAttributes(crawlId, config.seeds[0], status, state.totals.processed);
+  log.info(continued ? 'crawl continued as new' : 'crawl started', { crawlId, run: state.run, seeds: config.seeds.length });
   if (!continued) acceptSnapshot(await lifecycle.seedFrontier({ crawlId, config }));
 
   let outcome: RunOutcome;
