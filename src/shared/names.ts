@@ -15,4 +15,5 @@ export const ENV = {
   devServerPort: 'CRAWLFLOW_DEV_SERVER_PORT',
   devServerUiPort: 'CRAWLFLOW_DEV_SERVER_UI_PORT',
   logLevel: 'CRAWLFLOW_LOG_LEVEL',
+  logFormat: 'CRAWLFLOW_LOG_FORMAT',
 } as const;
