@@ -58,6 +58,10 @@ describe('worker metrics endpoint', () => {
       assert.ok(sample(text, 'crawler_task_duration_seconds_count', { status: 'completed', type: 'batch' }) >= 1);
       assert.equal(sample(text, 'worker_queue_length', { worker_id: host.workerId }), 0, 'queue drained after the crawl');
       assert.ok(sample(text, 'crawler_bytes_total') > pages * 1_000);
+      assert.equal(sample(text, 'crawler_active_crawls'), 0, 'no crawl has batches running any more');
+      assert.equal(sample(text, 'crawler_frontier_queued'), 0);
+      // Every page links to ~11 pages, nearly all of them seen before: each seen link is counted once.
+      assert.ok(sample(text, 'crawler_urls_dropped_total', { reason: 'already-seen' }) > pages * 5);
       assert.ok(sample(text, 'process_resident_memory_bytes') > 0, 'Node default metrics');
       const sdk = { task_queue: taskQueue, activity_type: 'crawlBatch' };
       assert.equal(

@@ -47,6 +47,8 @@ describe('parseCrawlConfig', () => {
       batchSize: 50,
       maxRetries: 2,
       maxRetryAfterMs: 3_600_000,
+      maxPagesPerHost: 100_000,
+      allowPrivateNetwork: false,
     });
     assert.equal(config.deadline, undefined, 'no deadline unless given');
   });

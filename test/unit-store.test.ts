@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { hostKey } from '../src/policy/normalize-url';
+import Database from 'better-sqlite3';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
-import type { FrontierEntry, PageRecord } from '../src/store/frontier-store';
+import { HOST_PAGE_CAP, type FrontierEntry, type PageRecord } from '../src/store/frontier-store';
 
 const tempDirs: string[] = [];
 after(() => {
@@ -353,6 +354,68 @@ describe('SqliteFrontierStore batch semantics', () => {
       store.close();
     }
   });
+  describe('per-host page cap (maxPagesPerHost)', () => {
+    const skippedOf = (claimed: ReadonlyArray<{ url: string; skipped?: string }>) => claimed.filter((item) => item.skipped).map((item) => item.url);
+
+    it('hands out at most the cap for fetching; past it, URLs come back marked to be skipped', () => {
+      const store = seeded(10);
+      try {
+        store.enqueue([entry(urlB(0))]);
+        assert.deepEqual(store.claim('b1', A, 4, 6), [0, 1, 2, 3].map((n) => ({ url: urlA(n), depth: 0, attempts: 0 })));
+        const second = store.claim('b2', A, 4, 6);
+        assert.deepEqual(urlsOf(second), [4, 5, 6, 7].map(urlA), 'still within the batch limit');
+        assert.deepEqual(skippedOf(second), [urlA(6), urlA(7)]);
+        assert.ok(second.filter((item) => item.skipped).every((item) => item.skipped === HOST_PAGE_CAP));
+        assert.deepEqual(store.claim('b2', A, 4, 6), second, 'a resumed batch gets the same marks back');
+        assert.deepEqual(skippedOf(store.claim('b3', A, 10, 6)), [urlA(8), urlA(9)]);
+        assert.deepEqual(urlsOf(store.claim('b4', B, 10, 6)), [urlB(0)], 'other hosts have their own count');
+        assert.equal(store.totals().queued, 0, 'nothing is left queued for a workflow to wait on');
+      } finally {
+        store.close();
+      }
+    });
+
+    it('counts done and claimed URLs, not released ones; abandoning keeps the skip', () => {
+      const store = seeded(6);
+      try {
+        assert.equal(store.claim('b1', A, 3, 3).length, 3);
+        store.release('b1');
+        const again = store.claim('b2', A, 6, 3);
+        assert.deepEqual(skippedOf(again), [urlA(3), urlA(4), urlA(5)], 'the released URLs freed their places');
+        store.complete('b2', pageRecord(urlA(0)), []);
+        store.complete('b2', pageRecord(urlA(3), { status: null, title: null, skipped: HOST_PAGE_CAP }), []);
+        store.abandon('b2', 'batch-failed', '2024-01-01T00:00:00.000Z');
+        const records = new Map([...store.records()].map((record) => [record.url, record]));
+        assert.equal(records.get(urlA(1))?.error, 'batch-failed');
+        assert.equal(records.get(urlA(4))?.error, null, 'a URL claimed only to be skipped stays skipped');
+        assert.equal(records.get(urlA(4))?.skipped, HOST_PAGE_CAP);
+        assert.deepEqual(store.totals(), { processed: 6, fetched: 1, errors: 2, skipped: 3, bytes: 200, queued: 0, discovered: 6 });
+      } finally {
+        store.close();
+      }
+    });
+
+    it('a store file from before the cap gets the count added when opened', () => {
+      const file = tempStoreFile();
+      const old = new SqliteFrontierStore(file);
+      old.enqueue(Array.from({ length: 5 }, (_, n) => entry(urlA(n))));
+      old.claim('b1', A, 2);
+      old.complete('b1', pageRecord(urlA(0)), []);
+      old.close();
+      const db = new Database(file);
+      db.exec('ALTER TABLE hosts DROP COLUMN taken');
+      db.close();
+
+      const store = new SqliteFrontierStore(file);
+      try {
+        const claimed = store.claim('b2', A, 5, 3);
+        assert.deepEqual(urlsOf(claimed), [2, 3, 4].map(urlA));
+        assert.deepEqual(skippedOf(claimed), [urlA(3), urlA(4)], 'the done and the claimed URL counted');
+      } finally {
+        store.close();
+      }
+    });
+  });
 });
 
 describe('two SqliteFrontierStore instances on one file', () => {
@@ -378,6 +441,46 @@ describe('two SqliteFrontierStore instances on one file', () => {
     }
   });
 
+  /**
+   * Two worker threads, each a separate connection like a separate worker process, claim
+   * small batches from one file until the host is empty, completing every URL they got (as
+   * skipped when the claim says so). Resolves to the URLs each thread fetched and skipped.
+   */
+  async function raceTwoThreads(file: string, maxPagesPerHost?: number): Promise<Array<{ fetched: string[]; skipped: string[] }>> {
+    const code = `
+      const { parentPort, workerData } = require('node:worker_threads');
+      const { SqliteFrontierStore } = require(workerData.module);
+      const store = new SqliteFrontierStore(workerData.file);
+      // Start together: each thread waits here until both have opened the file.
+      const gate = new Int32Array(workerData.gate);
+      Atomics.add(gate, 0, 1);
+      while (Atomics.load(gate, 0) < 2) Atomics.wait(gate, 0, Atomics.load(gate, 0), 5);
+      const fetched = [];
+      const skipped = [];
+      for (let batch = 0; ; batch++) {
+        const batchId = workerData.name + '-' + batch;
+        const claimed = store.claim(batchId, workerData.host, 3, workerData.maxPagesPerHost);
+        if (claimed.length === 0) break;
+        for (const item of claimed) {
+          (item.skipped ? skipped : fetched).push(item.url);
+          store.complete(batchId, { url: item.url, depth: item.depth, status: item.skipped ? null : 200, error: null, skipped: item.skipped ?? null,
+            title: workerData.name, links: [], fetchedAt: '', finalUrl: null, contentType: null, bytes: 1, canonical: null, noindex: false }, []);
+        }
+      }
+      store.close();
+      parentPort.postMessage({ fetched, skipped });
+    `;
+    const gate = new SharedArrayBuffer(4);
+    const run = (name: string) =>
+      new Promise<{ fetched: string[]; skipped: string[] }>((resolve, reject) => {
+        const workerData = { name, file, host: A, maxPagesPerHost, gate, module: require.resolve('../src/store/sqlite-store') };
+        const worker = new Worker(code, { eval: true, workerData });
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+    return Promise.all([run('left'), run('right')]);
+  }
+
   it('two worker threads racing on the file claim each URL exactly once', async () => {
     const file = tempStoreFile();
     const total = 400;
@@ -385,33 +488,7 @@ describe('two SqliteFrontierStore instances on one file', () => {
     seed.enqueue(Array.from({ length: total }, (_, n) => entry(urlA(n))));
     seed.close();
 
-    // Each thread is a separate connection, like a separate worker process: claim small
-    // batches until the host is empty, completing every URL it got.
-    const code = `
-      const { parentPort, workerData } = require('node:worker_threads');
-      const { SqliteFrontierStore } = require(workerData.module);
-      const store = new SqliteFrontierStore(workerData.file);
-      const got = [];
-      for (let batch = 0; ; batch++) {
-        const batchId = workerData.name + '-' + batch;
-        const claimed = store.claim(batchId, workerData.host, 3);
-        if (claimed.length === 0) break;
-        for (const item of claimed) {
-          got.push(item.url);
-          store.complete(batchId, { url: item.url, depth: item.depth, status: 200, error: null, skipped: null, title: workerData.name,
-            links: [], fetchedAt: '', finalUrl: null, contentType: null, bytes: 1, canonical: null, noindex: false }, []);
-        }
-      }
-      store.close();
-      parentPort.postMessage(got);
-    `;
-    const run = (name: string) =>
-      new Promise<string[]>((resolve, reject) => {
-        const worker = new Worker(code, { eval: true, workerData: { name, file, host: A, module: require.resolve('../src/store/sqlite-store') } });
-        worker.once('message', resolve);
-        worker.once('error', reject);
-      });
-    const [left, right] = await Promise.all([run('left'), run('right')]);
+    const [left, right] = (await raceTwoThreads(file)).map((got) => got.fetched);
 
     const all = [...left, ...right];
     assert.equal(all.length, total, `left ${left.length} + right ${right.length}`);
@@ -423,6 +500,27 @@ describe('two SqliteFrontierStore instances on one file', () => {
       const leftSet = new Set(left);
       assert.ok(records.every((record) => record.title === (leftSet.has(record.url) ? 'left' : 'right')), 'each record written by its claimer');
       assert.deepEqual(check.totals(), { processed: total, fetched: total, errors: 0, skipped: 0, bytes: total, queued: 0, discovered: total });
+    } finally {
+      check.close();
+    }
+  });
+  it('two worker threads racing on the file never fetch more than maxPagesPerHost URLs of a host', async () => {
+    const file = tempStoreFile();
+    const total = 400;
+    const cap = 150;
+    const seed = new SqliteFrontierStore(file);
+    seed.enqueue(Array.from({ length: total }, (_, n) => entry(urlA(n))));
+    seed.close();
+
+    const [left, right] = await raceTwoThreads(file, cap);
+    const fetched = [...left.fetched, ...right.fetched];
+    const skipped = [...left.skipped, ...right.skipped];
+    assert.equal(fetched.length, cap, `left ${left.fetched.length} + right ${right.fetched.length}`);
+    assert.equal(skipped.length, total - cap);
+    assert.equal(new Set([...fetched, ...skipped]).size, total, 'every URL handed out exactly once');
+    const check = new SqliteFrontierStore(file);
+    try {
+      assert.deepEqual(check.totals(), { processed: total, fetched: cap, errors: 0, skipped: total - cap, bytes: total, queued: 0, discovered: total });
     } finally {
       check.close();
     }

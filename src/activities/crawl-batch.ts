@@ -16,6 +16,7 @@ import type { BatchProgress, BatchResult, CrawlBatchInput } from '../shared/craw
 import type { CrawlConfig } from '../shared/crawl-config';
 import type { ClaimedUrl, FrontierStore } from '../store/frontier-store';
 import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
+import { AddressGuard } from '../fetch/address-guard';
 import { fetchPage, type FetchedPage, type FetchPolicy } from '../fetch/fetch-page';
 import { buildScope, type ScopePredicate } from '../policy/scope';
 import { statusClass } from '../observability/metrics';
@@ -30,6 +31,12 @@ const RETRY_BASE_MS = 500;
 
 type Attempt = { page: FetchedPage } | { error: FetchErrorCode };
 type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: number };
+
+/** What a crawl's config implies for every URL, built once per crawl and worker. */
+interface CrawlPolicy {
+  inScope: ScopePredicate;
+  guard: AddressGuard;
+}
 
 function throwIfCancelled(signal: AbortSignal): void {
   if (signal.aborted) throw signal.reason;
@@ -48,17 +55,18 @@ async function cancellableSleep(ms: number, signal: AbortSignal): Promise<void> 
 export function createCrawlBatch(deps: ActivityDeps) {
   const { stores, transport, robots, metrics, workerId } = deps;
   const queueGauge = metrics.queueLength.labels(workerId);
-  const scopes = new Map<string, ScopePredicate>();
+  const policies = new Map<string, CrawlPolicy>();
 
-  function scopeFor(crawlId: string, config: CrawlConfig): ScopePredicate {
-    // Seeds added to a running crawl join its scope, so the seed count is part of the key.
+  function policyFor(crawlId: string, config: CrawlConfig): CrawlPolicy {
+    // Seeds added to a running crawl join its scope (and its trusted seed addresses), so the
+    // seed count is part of the key.
     const key = `${crawlId}\n${config.seeds.length}`;
-    let scope = scopes.get(key);
-    if (!scope) {
-      scope = buildScope(config.scope, config.seeds);
-      scopes.set(key, scope);
+    let policy = policies.get(key);
+    if (!policy) {
+      policy = { inScope: buildScope(config.scope, config.seeds), guard: AddressGuard.forCrawl(config) };
+      policies.set(key, policy);
     }
-    return scope;
+    return policy;
   }
 
   async function attemptFetch(url: string, policy: FetchPolicy, signal: AbortSignal): Promise<Attempt> {
@@ -80,14 +88,15 @@ export function createCrawlBatch(deps: ActivityDeps) {
     input: CrawlBatchInput,
     store: FrontierStore,
     item: ClaimedUrl,
-    inScope: ScopePredicate,
+    { inScope, guard }: CrawlPolicy,
     signal: AbortSignal,
   ): Promise<UrlResult> {
     const { config, host, crawlId } = input;
+    if (item.skipped !== undefined) return { outcome: skippedOutcome(item, item.skipped) }; // over the host's page cap
     let gapMs = config.delayMs;
     if (config.respectRobots) {
       const origin = new URL(item.url).origin;
-      const rules = await robots.rules(store, `${crawlId}\n${host}`, origin, config.userAgent, signal);
+      const rules = await robots.rules(store, `${crawlId}\n${host}`, origin, { userAgent: config.userAgent, guard }, signal);
       if (!rules.isAllowed(item.url)) return { outcome: skippedOutcome(item, 'robots') };
       if (rules.crawlDelayMs !== null) gapMs = Math.max(gapMs, Math.min(rules.crawlDelayMs, config.maxCrawlDelayMs));
     }
@@ -97,6 +106,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
       maxBodyBytes: config.maxBodyBytes,
       maxRedirects: config.maxRedirects,
       allowRedirect: inScope,
+      guard,
     };
     for (let attempts = item.attempts; ; ) {
       const slot = store.reserveRequestSlot(host, gapMs, LONG_WAIT_MS, Date.now());
@@ -124,6 +134,29 @@ export function createCrawlBatch(deps: ActivityDeps) {
     }
   }
 
+  /** Batches running per crawl, and each crawl's latest frontier size, for the crawl gauges. */
+  const runningBatches = new Map<string, number>();
+  const frontierSizes = new Map<string, number>();
+  const updateCrawlGauges = (): void => {
+    metrics.activeCrawls.set(runningBatches.size);
+    let queued = 0;
+    for (const size of frontierSizes.values()) queued += size;
+    metrics.frontierQueued.set(queued);
+  };
+  const trackBatch = (crawlId: string, delta: 1 | -1): void => {
+    const running = (runningBatches.get(crawlId) ?? 0) + delta;
+    if (running > 0) runningBatches.set(crawlId, running);
+    else {
+      runningBatches.delete(crawlId);
+      frontierSizes.delete(crawlId);
+    }
+    updateCrawlGauges();
+  };
+  const countDropped = (dropped: PageOutcome['dropped'], alreadySeen: number): void => {
+    for (const [reason, n] of Object.entries(dropped ?? {})) if (n > 0) metrics.droppedUrls.inc({ reason }, n);
+    if (alreadySeen > 0) metrics.droppedUrls.inc({ reason: 'already-seen' }, alreadySeen);
+  };
+
   return async function crawlBatch(input: CrawlBatchInput): Promise<BatchResult> {
     const context = Context.current();
     const signal = context.cancellationSignal;
@@ -135,26 +168,28 @@ export function createCrawlBatch(deps: ActivityDeps) {
       context.log.info('resuming batch from heartbeat', { batchId: input.batchId, processed: resumed.processed, attempt: context.info.attempt });
     }
 
-    const claimed = store.claim(input.batchId, input.host, input.limit);
-    const inScope = scopeFor(input.crawlId, input.config);
+    const claimed = store.claim(input.batchId, input.host, input.limit, input.config.maxPagesPerHost);
+    const policy = policyFor(input.crawlId, input.config);
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
     const ticker = setInterval(() => context.heartbeat(progress), HEARTBEAT_TICK_MS);
     context.heartbeat(progress);
     queueGauge.inc(claimed.length);
+    trackBatch(input.crawlId, 1);
     let pending = claimed.length;
     let deferUntil: number | null = null;
     try {
       for (const item of claimed) {
         throwIfCancelled(signal);
-        const result = await processUrl(input, store, item, inScope, signal);
+        const result = await processUrl(input, store, item, policy, signal);
         if ('deferUntil' in result) {
           deferUntil = result.deferUntil;
           store.release(input.batchId, { url: item.url, attempts: result.attempts });
           metrics.hostDeferrals.inc();
           break;
         }
-        const { record, discovered } = result.outcome;
-        store.complete(input.batchId, record, discovered);
+        const { record, discovered, dropped } = result.outcome;
+        const added = store.complete(input.batchId, record, discovered);
+        countDropped(dropped, discovered.length - added);
         const outcome = record.error ? 'error' : record.skipped ? 'skipped' : 'fetched';
         metrics.pages.inc({ outcome, status_class: statusClass(record.status) });
         metrics.bytes.inc(record.bytes);
@@ -166,18 +201,17 @@ export function createCrawlBatch(deps: ActivityDeps) {
     } catch (err) {
       stopTimer({ status: signal.aborted ? 'cancelled' : 'failed' });
       if (signal.aborted) store.release(input.batchId);
+      trackBatch(input.crawlId, -1);
       throw err;
     } finally {
       clearInterval(ticker);
       queueGauge.dec(pending);
     }
-    return {
-      batchId: input.batchId,
-      host: input.host,
-      claimed: claimed.length,
-      totals: store.batchTotals(input.batchId),
-      deferUntil,
-      frontier: store.snapshot(SNAPSHOT_HOSTS),
-    };
+    const totals = store.batchTotals(input.batchId);
+    const frontier = store.snapshot(SNAPSHOT_HOSTS);
+    frontierSizes.set(input.crawlId, frontier.queued);
+    trackBatch(input.crawlId, -1);
+    context.log.info('batch finished', { batchId: input.batchId, host: input.host, claimed: claimed.length, ...totals, deferUntil });
+    return { batchId: input.batchId, host: input.host, claimed: claimed.length, totals, deferUntil, frontier };
   };
 }

@@ -7,11 +7,16 @@ import type { FrontierEntry, PageRecord } from '../store/frontier-store';
 import type { FetchedPage } from '../fetch/fetch-page';
 import type { FetchErrorCode } from '../fetch/errors';
 import type { ScopePredicate } from '../policy/scope';
-import { parseHtmlPage } from '../parse/html-page';
+import { HtmlTooDeepError, parseHtmlPage, type ParsedPage } from '../parse/html-page';
+
+/** Why a link found on a page was not followed (bounded set: a metric label). */
+export type DropReason = 'nofollow' | 'max-depth' | 'out-of-scope';
 
 export interface PageOutcome {
   record: PageRecord;
   discovered: FrontierEntry[];
+  /** Links found but not followed, by reason. */
+  dropped?: Partial<Record<DropReason, number>>;
 }
 
 interface Claimed {
@@ -58,17 +63,21 @@ export function fetchedOutcome(item: Claimed, page: FetchedPage, config: CrawlCo
   }
   if (page.html === null) return { record, discovered: [] };
 
-  const parsed = parseHtmlPage(page.html, page.finalUrl, page.robotsHeader, {
-    maxLinks: config.maxLinksPerPage,
-    maxUrlLength: config.maxUrlLength,
-  });
+  let parsed: ParsedPage;
+  try {
+    parsed = parseHtmlPage(page.html, page.finalUrl, page.robotsHeader, { maxLinks: config.maxLinksPerPage, maxUrlLength: config.maxUrlLength });
+  } catch (err) {
+    if (err instanceof HtmlTooDeepError) return { record: { ...record, error: 'bad-content' }, discovered: [] };
+    throw err;
+  }
   const pageRecord = { ...record, title: parsed.title, links: parsed.links, canonical: parsed.canonical, noindex: parsed.noindex };
   const depth = item.depth + 1;
-  if (parsed.nofollow || depth > config.maxDepth) return { record: pageRecord, discovered: [] };
+  if (parsed.nofollow) return { record: pageRecord, discovered: [], dropped: { nofollow: parsed.links.length } };
+  if (depth > config.maxDepth) return { record: pageRecord, discovered: [], dropped: { 'max-depth': parsed.links.length } };
   const discovered: FrontierEntry[] = [];
   for (const link of parsed.links) {
     const url = new URL(link);
     if (inScope(url)) discovered.push({ url: link, host: url.host, depth });
   }
-  return { record: pageRecord, discovered };
+  return { record: pageRecord, discovered, dropped: { 'out-of-scope': parsed.links.length - discovered.length } };
 }

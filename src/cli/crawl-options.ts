@@ -17,6 +17,8 @@ export interface CrawlFlags {
   ignoreRobots?: boolean;
   userAgent?: string;
   batchSize?: number;
+  maxPagesPerHost?: number;
+  allowPrivateNetwork?: boolean;
 }
 
 /** Config field -> the flag that sets it, so errors name what the user typed. */
@@ -32,6 +34,7 @@ const FLAG_OF: Record<string, string> = {
   deadline: '--deadline',
   userAgent: '--user-agent',
   batchSize: '--batch-size',
+  maxPagesPerHost: '--max-pages-per-host',
 };
 
 /** Commander's parser for integer flags (its error names the flag). */
@@ -52,7 +55,9 @@ export function addCrawlOptions(command: Command): Command {
     .option('--deadline <duration>', 'stop the crawl after this long, e.g. 90s, 10m, 2h')
     .option('--ignore-robots', 'do not obey robots.txt')
     .option('--user-agent <ua>', 'User-Agent header')
-    .option('--batch-size <n>', 'URLs per batch activity (default 50)', integer);
+    .option('--batch-size <n>', 'URLs per batch activity (default 50)', integer)
+    .option('--max-pages-per-host <n>', 'URLs per host at most (default 100000)', integer)
+    .option('--allow-private-network', 'also fetch private, loopback and link-local addresses');
 }
 
 export function crawlInputFrom(seeds: string[], flags: CrawlFlags): CrawlInput {
@@ -69,6 +74,8 @@ export function crawlInputFrom(seeds: string[], flags: CrawlFlags): CrawlInput {
     respectRobots: flags.ignoreRobots ? false : undefined,
     userAgent: flags.userAgent,
     batchSize: flags.batchSize,
+    maxPagesPerHost: flags.maxPagesPerHost,
+    allowPrivateNetwork: flags.allowPrivateNetwork,
   };
   for (const key of Object.keys(input)) if (input[key] === undefined) delete input[key];
   return input as CrawlInput;

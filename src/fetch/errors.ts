@@ -13,10 +13,23 @@ export const FETCH_ERROR_CODES = [
   'redirect-loop',
   'too-many-redirects',
   'bad-redirect',
+  'blocked-address',
   'network',
 ] as const;
 
 export type FetchErrorCode = (typeof FETCH_ERROR_CODES)[number];
+
+/**
+ * Header fields whose values are credentials, written as `name: value`, `name=value`,
+ * `"name":"value"` or `'name', 'value'` (undici's raw header lists). Everything after the
+ * name up to the end of the line goes: losing some harmless text is better than a leak.
+ */
+const SECRET_HEADER = /\b((?:proxy-)?authorization|(?:set-)?cookie)(["']?\s*[:=,]\s*)[^\r\n]+/gi;
+
+/** A message with credential header values replaced, so none reaches a log or a record. */
+export function redactSecrets(message: string): string {
+  return message.replace(SECRET_HEADER, '$1$2[redacted]');
+}
 
 export class FetchError extends Error {
   constructor(
@@ -24,7 +37,7 @@ export class FetchError extends Error {
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(redactSecrets(message), options);
     this.name = 'FetchError';
   }
 }
@@ -40,6 +53,7 @@ export const BACKOFF_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
 /** Node and undici error codes, mapped onto ours. */
 const TRANSPORT_CODES: Readonly<Record<string, FetchErrorCode>> = {
+  UND_ERR_HEADERS_OVERFLOW: 'too-large',
   ENOTFOUND: 'dns',
   EAI_AGAIN: 'dns',
   EAI_FAIL: 'dns',
@@ -61,20 +75,30 @@ const TRANSPORT_CODES: Readonly<Record<string, FetchErrorCode>> = {
   ERR_INVALID_URL: 'bad-redirect',
 };
 
-function errorCodeOf(err: unknown): string | undefined {
+/**
+ * While the body streams, a peer that closes the connection (undici: "other side closed")
+ * has sent less than the Content-Length or chunked framing promised: the response is
+ * truncated. Before the headers, the same event is a reset connection.
+ */
+const BODY_TRANSPORT_CODES: Readonly<Record<string, FetchErrorCode>> = { ...TRANSPORT_CODES, UND_ERR_SOCKET: 'truncated' };
+
+function errorCodeOf(err: unknown, codes: Readonly<Record<string, FetchErrorCode>>): FetchErrorCode | undefined {
   for (let current = err; current instanceof Error; current = current.cause) {
+    // A response that is not HTTP at all: sending it again gives the same garbage.
+    if (current.name === 'HTTPParserError') return 'bad-content';
     const code = (current as NodeJS.ErrnoException).code;
-    if (typeof code === 'string' && code in TRANSPORT_CODES) return code;
+    if (typeof code === 'string' && code in codes) return codes[code];
   }
   return undefined;
 }
 
 /** Turns anything a transport throws into a FetchError with one of our codes. */
-export function toFetchError(err: unknown): FetchError {
+export function toFetchError(err: unknown, during: 'response' | 'body' = 'response'): FetchError {
   if (err instanceof FetchError) return err;
-  const code = errorCodeOf(err);
+  const code = errorCodeOf(err, during === 'body' ? BODY_TRANSPORT_CODES : TRANSPORT_CODES) ?? 'network';
   const message = err instanceof Error ? err.message : String(err);
-  return new FetchError(code ? TRANSPORT_CODES[code] : 'network', message, { cause: err });
+  // The original error would carry a redacted secret along as our `cause`: drop it then.
+  return new FetchError(code, message, redactSecrets(message) === message ? { cause: err } : undefined);
 }
 
 export function isRetryable(outcome: { error: FetchErrorCode | null; status: number | null }): boolean {

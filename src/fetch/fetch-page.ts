@@ -4,6 +4,7 @@
  * the socket; a cancelled fetch rethrows the signal's reason so the activity reports
  * cancellation, not an error.
  */
+import type { AddressGuard } from './address-guard';
 import { readBody } from './body';
 import { decodeHtml } from './charset';
 import { FetchError, toFetchError } from './errors';
@@ -16,6 +17,10 @@ export interface FetchPolicy {
   maxRedirects: number;
   /** Checked on every redirect hop; a target it rejects ends the fetch with `redirectBlocked`. */
   allowRedirect(target: URL): boolean;
+  /** Which addresses every hop may connect to (`blocked-address` otherwise). */
+  guard: AddressGuard;
+  /** Keep the first maxBodyBytes of a longer body instead of failing with `too-large`. */
+  truncateBody?: boolean;
 }
 
 export interface FetchedResource {
@@ -59,9 +64,18 @@ export function parseRetryAfter(value: string | null, now: number): number | nul
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-/** NUL characters in decoded text mean binary data (checked after decoding, so UTF-16 passes). */
-function looksBinary(text: string): boolean {
-  return text.slice(0, 1024).includes('\u0000');
+/**
+ * Leading bytes of common binary formats that servers mislabel as text/html. PDF matters
+ * most: unlike images and archives it has no NUL byte near its start.
+ */
+const BINARY_SIGNATURES = ['%PDF-', '\x89PNG', 'GIF8', '\xff\xd8\xff', 'PK\x03\x04', '\x1f\x8b', '\x7fELF'].map((text) => Buffer.from(text, 'latin1'));
+
+/**
+ * Binary data: a known binary signature, or NUL characters in the decoded text (checked
+ * after decoding, so UTF-16 passes).
+ */
+function looksBinary(bytes: Buffer, text: string): boolean {
+  return BINARY_SIGNATURES.some((signature) => bytes.subarray(0, signature.length).equals(signature)) || text.slice(0, 1024).includes('\u0000');
 }
 
 async function followRedirects(
@@ -74,7 +88,7 @@ async function followRedirects(
   const visited = new Set<string>([start.href]);
   let url = start;
   for (let hop = 0; ; hop++) {
-    const response = await transport.get(url, headers, signal);
+    const response = await transport.get(url, headers, signal, policy.guard);
     const location = header(response, 'location');
     if (!REDIRECT_STATUSES.has(response.status) || location === null) return { url, response, blocked: null };
     discardBody(response.body);
@@ -125,7 +139,8 @@ export async function fetchResource(
       discardBody(response.body);
       return { ...base, body: null, bytes: 0 };
     }
-    const { bytes, wireBytes } = await readBody(response.body, header(response, 'content-encoding') ?? undefined, policy.maxBodyBytes);
+    const contentEncoding = header(response, 'content-encoding') ?? undefined;
+    const { bytes, wireBytes } = await readBody(response.body, contentEncoding, policy.maxBodyBytes, policy.truncateBody);
     return { ...base, body: bytes, bytes: wireBytes };
   } catch (err) {
     if (signal.aborted) throw signal.reason;
@@ -141,6 +156,6 @@ export async function fetchPage(transport: Transport, pageUrl: string, policy: F
   const { body, ...rest } = await fetchResource(transport, pageUrl, policy, signal, isHtmlPage);
   if (body === null) return { ...rest, html: null };
   const html = decodeHtml(body, rest.contentType ?? undefined);
-  if (looksBinary(html)) throw new FetchError('bad-content', 'binary data served as HTML');
+  if (looksBinary(body, html)) throw new FetchError('bad-content', 'binary data served as HTML');
   return { ...rest, html };
 }

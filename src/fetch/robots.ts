@@ -1,12 +1,15 @@
 /**
  * robots.txt, with RFC 9309 semantics: a 2xx body is parsed (robots-parser); a 4xx means no
  * rules; a 5xx or an unreachable file means "disallow everything" until it is fetched again.
- * The fetched file is kept in the frontier store, so all workers of a crawl share one fetch;
- * parsed rules are cached per process.
+ * Redirects are followed up to five hops; a file we cannot get to through them (more hops, a
+ * loop, a blocked address) is unavailable, like a 4xx. A file over 512 KiB is parsed up to
+ * there. The fetched file is kept in the frontier store, so all workers of a crawl share one
+ * fetch; parsed rules are cached per process.
  */
 import robotsParser from 'robots-parser';
 import type { FrontierStore, RobotsRecord } from '../store/frontier-store';
-import { FetchError } from './errors';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FetchError, RETRYABLE_ERROR_CODES, type FetchErrorCode } from './errors';
 import { fetchResource, type FetchPolicy } from './fetch-page';
 import type { Transport } from './transport';
 
@@ -16,8 +19,26 @@ export interface RobotsRules {
 }
 
 const ROBOTS_MAX_BYTES = 512 * 1024; // RFC 9309 asks parsers to handle at least 500 KiB
+const ROBOTS_MAX_REDIRECTS = 5; // RFC 9309 section 2.3.1.2
 const ROBOTS_TTL_MS = 24 * 60 * 60 * 1000;
+const ROBOTS_ATTEMPTS = 3;
+const ROBOTS_RETRY_MS = 500;
 const DISALLOW_ALL = 'User-agent: *\nDisallow: /\n';
+/** Recorded for a file that is unavailable without a status of its own: no rules, like a 404. */
+const UNAVAILABLE_STATUS = 404;
+
+/** Failures that mean the file is unavailable (RFC 9309 section 2.3.1.2), not that the server is in trouble. */
+const UNAVAILABLE_ERRORS: ReadonlySet<FetchErrorCode> = new Set(['too-many-redirects', 'redirect-loop', 'bad-redirect', 'blocked-address']);
+
+/** The first ROBOTS_MAX_BYTES of a longer file, without the line the cut went through. */
+function parsedPart(body: Buffer): string {
+  if (body.length <= ROBOTS_MAX_BYTES) return body.toString('utf8');
+  const lastNewline = body.lastIndexOf(0x0a, ROBOTS_MAX_BYTES - 1);
+  return body.subarray(0, lastNewline + 1).toString('utf8');
+}
+
+/** What a robots.txt fetch needs from the crawl's fetch policy. */
+export type RobotsFetchPolicy = Pick<FetchPolicy, 'userAgent' | 'guard'>;
 
 function rulesFrom(robotsUrl: string, record: RobotsRecord, userAgent: string): RobotsRules {
   const status = record.status;
@@ -38,7 +59,7 @@ export class RobotsCache {
     private readonly timeoutMs: number,
   ) {}
 
-  async rules(store: FrontierStore, cacheKey: string, origin: string, userAgent: string, signal: AbortSignal): Promise<RobotsRules> {
+  async rules(store: FrontierStore, cacheKey: string, origin: string, fetchPolicy: RobotsFetchPolicy, signal: AbortSignal): Promise<RobotsRules> {
     const now = Date.now();
     const cached = this.parsed.get(cacheKey);
     if (cached && now - cached.fetchedAt < ROBOTS_TTL_MS) return cached.rules;
@@ -46,30 +67,43 @@ export class RobotsCache {
     const robotsUrl = `${origin}/robots.txt`;
     let record = store.robots(host);
     if (!record || now - record.fetchedAt >= ROBOTS_TTL_MS) {
-      record = await this.download(robotsUrl, userAgent, signal);
+      record = await this.download(robotsUrl, fetchPolicy, signal);
       store.saveRobots(host, record);
     }
-    const rules = rulesFrom(robotsUrl, record, userAgent);
+    const rules = rulesFrom(robotsUrl, record, fetchPolicy.userAgent);
     this.parsed.set(cacheKey, { rules, fetchedAt: record.fetchedAt });
     return rules;
   }
 
-  private async download(robotsUrl: string, userAgent: string, signal: AbortSignal): Promise<RobotsRecord> {
+  private async download(robotsUrl: string, fetchPolicy: RobotsFetchPolicy, signal: AbortSignal): Promise<RobotsRecord> {
     const policy: FetchPolicy = {
-      userAgent,
+      ...fetchPolicy,
       timeoutMs: this.timeoutMs,
-      maxBodyBytes: ROBOTS_MAX_BYTES,
-      maxRedirects: 5,
+      // One byte more than we parse tells a file that was cut from one that fits exactly.
+      maxBodyBytes: ROBOTS_MAX_BYTES + 1,
+      truncateBody: true,
+      maxRedirects: ROBOTS_MAX_REDIRECTS,
       allowRedirect: () => true,
     };
-    try {
-      const response = await fetchResource(this.transport, robotsUrl, policy, signal, (status) => status >= 200 && status < 300);
-      return { status: response.status, body: response.body?.toString('utf8') ?? '', fetchedAt: Date.now() };
-    } catch (err) {
-      if (signal.aborted) throw err;
-      // A file larger than we read is parsed up to the cap by RFC 9309; we treat it as missing rules.
-      if (err instanceof FetchError && err.code === 'too-large') return { status: 404, body: '', fetchedAt: Date.now() };
-      return { status: null, body: '', fetchedAt: Date.now() };
+    // "Unreachable" makes the whole host disallowed for a day, so a transient failure (a reset
+    // keep-alive socket, a 503) is retried before it is believed.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const response = await fetchResource(this.transport, robotsUrl, policy, signal, (status) => status >= 200 && status < 300);
+        if (response.status >= 500 && attempt < ROBOTS_ATTEMPTS) {
+          await sleep(ROBOTS_RETRY_MS * attempt, undefined, { signal });
+          continue;
+        }
+        return { status: response.status, body: response.body ? parsedPart(response.body) : '', fetchedAt: Date.now() };
+      } catch (err) {
+        if (signal.aborted) throw err;
+        if (err instanceof FetchError && UNAVAILABLE_ERRORS.has(err.code)) return { status: UNAVAILABLE_STATUS, body: '', fetchedAt: Date.now() };
+        if (err instanceof FetchError && RETRYABLE_ERROR_CODES.has(err.code) && attempt < ROBOTS_ATTEMPTS) {
+          await sleep(ROBOTS_RETRY_MS * attempt, undefined, { signal });
+          continue;
+        }
+        return { status: null, body: '', fetchedAt: Date.now() };
+      }
     }
   }
 }

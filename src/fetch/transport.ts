@@ -1,9 +1,18 @@
 /**
  * The transport: one GET, nothing else. Redirects, caps, decoding and policy live above it,
- * so tests (and a future proxy or DNS-checking connector) can swap it without touching them.
+ * so tests (and a future proxy) can swap it without touching them.
+ *
+ * It is also where the address guard is enforced, because only the transport sees the
+ * addresses a connection really goes to. Each guard policy gets its own undici Agent, whose
+ * connector resolves the host name itself, checks every answer, and then connects to a
+ * checked address, never to the name, so a second DNS answer (rebinding) cannot slip past
+ * the check. Redirect hops are requests like any other, so each one is checked too.
  */
-import { Agent, type Dispatcher } from 'undici';
+import { promises as dns } from 'node:dns';
+import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
+import type { AddressGuard } from './address-guard';
 
 export interface TransportResponse {
   status: number;
@@ -21,32 +30,88 @@ export function discardBody(body: Readable): void {
 }
 
 export interface Transport {
-  get(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<TransportResponse>;
+  /** `guard` decides which addresses this request may connect to, on every hop. */
+  get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard): Promise<TransportResponse>;
   close(): Promise<void>;
 }
+
+/** Every address a name resolves to. */
+export type LookupAll = (hostname: string) => Promise<ReadonlyArray<{ address: string }>>;
+
+const systemLookup: LookupAll = (hostname) => dns.lookup(hostname, { all: true });
 
 export interface UndiciTransportOptions {
   connectTimeoutMs: number;
   /** Time to the response headers, and the longest silence while the body streams. */
   idleTimeoutMs: number;
   connectionsPerOrigin: number;
+  /** Name resolution for guarded requests; the system resolver unless a test stubs it. */
+  lookup?: LookupAll;
+  /** Opens the socket to an already checked address; a test seam, undici's connector otherwise. */
+  connect?: buildConnector.connector;
+}
+
+async function checkedAddresses(hostname: string, guard: AddressGuard, lookup: LookupAll): Promise<string[]> {
+  const addresses = isIP(hostname) ? [hostname] : (await lookup(hostname)).map((answer) => answer.address);
+  if (addresses.length === 0) throw Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' });
+  // Every answer, not only the one we would use: a name that mixes public and private
+  // answers is what a rebinding attack looks like.
+  for (const address of addresses) guard.check(hostname, address);
+  return addresses;
+}
+
+/** Tries the checked addresses in the resolver's order until one connects. */
+function connectToFirst(
+  connect: buildConnector.connector,
+  options: buildConnector.Options,
+  addresses: readonly string[],
+  callback: buildConnector.Callback,
+): void {
+  const [address, ...rest] = addresses;
+  // `host` stays the name, so TLS still sends and verifies it as the server name.
+  connect({ ...options, hostname: address }, (...result) => {
+    if (result[0] !== null && rest.length > 0) connectToFirst(connect, options, rest, callback);
+    else callback(...result);
+  });
+}
+
+function guardedConnector(guard: AddressGuard, lookup: LookupAll, connect: buildConnector.connector): buildConnector.connector {
+  return (options, callback) => {
+    checkedAddresses(options.hostname, guard, lookup).then(
+      (addresses) => connectToFirst(connect, options, addresses, callback),
+      (err: Error) => callback(err, null),
+    );
+  };
 }
 
 export class UndiciTransport implements Transport {
-  private readonly agent: Dispatcher;
+  /** One Agent per guard policy; a worker sees a handful (open, public-only, a few seed sets). */
+  private readonly agents = new Map<string, Dispatcher>();
+  private readonly connect: buildConnector.connector;
+  private readonly lookup: LookupAll;
 
-  constructor(options: UndiciTransportOptions) {
-    this.agent = new Agent({
-      connect: { timeout: options.connectTimeoutMs },
-      headersTimeout: options.idleTimeoutMs,
-      bodyTimeout: options.idleTimeoutMs,
-      keepAliveTimeout: 10_000,
-      connections: options.connectionsPerOrigin,
-    });
+  constructor(private readonly options: UndiciTransportOptions) {
+    this.connect = options.connect ?? buildConnector({ timeout: options.connectTimeoutMs });
+    this.lookup = options.lookup ?? systemLookup;
   }
 
-  async get(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<TransportResponse> {
-    const response = await this.agent.request({
+  private agentFor(guard: AddressGuard): Dispatcher {
+    let agent = this.agents.get(guard.key);
+    if (!agent) {
+      agent = new Agent({
+        connect: guard.checksAddresses ? guardedConnector(guard, this.lookup, this.connect) : this.connect,
+        headersTimeout: this.options.idleTimeoutMs,
+        bodyTimeout: this.options.idleTimeoutMs,
+        keepAliveTimeout: 10_000,
+        connections: this.options.connectionsPerOrigin,
+      });
+      this.agents.set(guard.key, agent);
+    }
+    return agent;
+  }
+
+  async get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard): Promise<TransportResponse> {
+    const response = await this.agentFor(guard).request({
       origin: url.origin,
       path: url.pathname + url.search,
       method: 'GET',
@@ -57,6 +122,6 @@ export class UndiciTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await Promise.all([...this.agents.values()].map((agent) => agent.close()));
   }
 }

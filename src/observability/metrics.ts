@@ -69,6 +69,25 @@ export class CrawlMetrics {
     registers: [this.registry],
   });
 
+  readonly droppedUrls = new Counter({
+    name: 'crawler_urls_dropped_total',
+    help: 'Links found but not queued, by reason: nofollow, max-depth, out-of-scope, already-seen.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly frontierQueued = new Gauge({
+    name: 'crawler_frontier_queued',
+    help: 'URLs waiting in the frontiers of the crawls this worker is running batches for (latest snapshot of each).',
+    registers: [this.registry],
+  });
+
+  readonly activeCrawls = new Gauge({
+    name: 'crawler_active_crawls',
+    help: 'Crawls with at least one batch running on this worker.',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

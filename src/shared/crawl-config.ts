@@ -68,6 +68,18 @@ export const crawlConfigSchema = z
     batchSize: count(1, 2_000).default(50),
     /** Retries of one URL after a retryable failure (timeout, reset, 5xx), with backoff. */
     maxRetries: count(0, 10).default(2),
+    /**
+     * URLs of one host fetched at most, across all workers: a bound on infinite URL spaces
+     * (calendars, session IDs) that depth and URL length alone do not stop. URLs past it are
+     * recorded as skipped (`host-page-cap`).
+     */
+    maxPagesPerHost: count(1, 100_000_000).default(100_000),
+    /**
+     * Fetch private, loopback, link-local and other non-public addresses. Off by default, so
+     * links and redirects cannot reach internal services; a seed whose host is such an
+     * address allows that address only.
+     */
+    allowPrivateNetwork: z.boolean().default(false),
   })
   .strict();
 

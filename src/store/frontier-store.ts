@@ -7,6 +7,8 @@
  * - `enqueue` is an atomic check-and-mark: a URL enters the frontier once per crawl.
  * - `claim` hands a URL to exactly one batch; a retried batch (same batch id) gets back the
  *   URLs it had claimed and not finished, so a dead worker's work resumes, never duplicates.
+ *   It also enforces the per-host page cap, in the same atomic step, so the cap holds
+ *   across workers.
  * - `complete` writes a URL's record once; a second completion of the same URL is ignored.
  * - `reserveRequestSlot` is the one place that spaces requests to a host.
  */
@@ -16,11 +18,16 @@ export interface FrontierEntry {
   depth: number;
 }
 
+/** The `skipped` reason of a URL its host's page cap (`maxPagesPerHost`) left unfetched. */
+export const HOST_PAGE_CAP = 'host-page-cap';
+
 export interface ClaimedUrl {
   url: string;
   depth: number;
   /** Fetch attempts made by earlier batches that gave the URL back (Retry-After, backoff). */
   attempts: number;
+  /** Set when the URL was claimed only to be recorded as skipped, never fetched (`host-page-cap`). */
+  skipped?: string;
 }
 
 /** One line of the crawl's output: what the crawl decided about one URL. */
@@ -79,7 +86,15 @@ export interface RobotsRecord {
 
 export interface FrontierStore {
   enqueue(entries: readonly FrontierEntry[]): number;
-  claim(batchId: string, host: string, limit: number): ClaimedUrl[];
+  /**
+   * Up to `limit` URLs of `host` for one batch. Of one host, at most `maxPagesPerHost` URLs are
+   * ever handed out to be fetched (claimed now or done, across all batches and workers; URLs
+   * given back by `release` no longer count). Once the host is at its cap, further URLs are
+   * handed out with `skipped: 'host-page-cap'`, still within `limit`, so the batch records
+   * them as skipped. They are not left queued: the workflow would keep scheduling a host
+   * whose backlog can never be claimed, and every URL still counts against `maxPages`.
+   */
+  claim(batchId: string, host: string, limit: number, maxPagesPerHost?: number): ClaimedUrl[];
   complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): number;
   /**
    * Puts a batch's unfinished URLs back in the queue for a later batch; `retried` is the URL

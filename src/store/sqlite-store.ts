@@ -7,16 +7,17 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type {
-  BatchTotals,
-  ClaimedUrl,
-  CrawlTotals,
-  FrontierEntry,
-  FrontierSnapshot,
-  FrontierStore,
-  PageRecord,
-  RobotsRecord,
-  SlotReservation,
+import {
+  HOST_PAGE_CAP,
+  type BatchTotals,
+  type ClaimedUrl,
+  type CrawlTotals,
+  type FrontierEntry,
+  type FrontierSnapshot,
+  type FrontierStore,
+  type PageRecord,
+  type RobotsRecord,
+  type SlotReservation,
 } from './frontier-store';
 
 const QUEUED = 0;
@@ -49,6 +50,7 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS hosts (
     host TEXT PRIMARY KEY,
     queued INTEGER NOT NULL DEFAULT 0,
+    taken INTEGER NOT NULL DEFAULT 0,
     next_request_at INTEGER NOT NULL DEFAULT 0,
     robots_status INTEGER,
     robots_body TEXT,
@@ -58,6 +60,32 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
   INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0);
 `;
+
+/**
+ * Files written before the per-host cap lack `hosts.taken`: add it, counted from the rows.
+ * In an immediate transaction, so two workers opening one old file migrate it once.
+ */
+function addTakenColumn(db: Database.Database): void {
+  db.transaction(() => {
+    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('hosts');
+    if (columns.includes('taken')) return;
+    db.exec(`
+      ALTER TABLE hosts ADD COLUMN taken INTEGER NOT NULL DEFAULT 0;
+      UPDATE hosts SET taken = (SELECT count(*) FROM urls WHERE urls.host = hosts.host AND state <> ${QUEUED} AND skipped IS NOT '${HOST_PAGE_CAP}');
+    `);
+  }).immediate();
+}
+
+interface ClaimRow {
+  url: string;
+  depth: number;
+  attempts: number;
+  skipped: string | null;
+}
+
+function toClaimed({ url, depth, attempts, skipped }: ClaimRow): ClaimedUrl {
+  return skipped === null ? { url, depth, attempts } : { url, depth, attempts, skipped };
+}
 
 interface UrlRow {
   url: string;
@@ -117,6 +145,7 @@ export class SqliteFrontierStore implements FrontierStore {
     // Several worker processes may share the file: wait for a writer instead of failing.
     this.db.pragma('busy_timeout = 10000');
     this.db.exec(SCHEMA);
+    addTakenColumn(this.db);
     const db = this.db;
     const s = {
       insertUrl: db.prepare('INSERT INTO urls (url, host, depth) VALUES (?, ?, ?) ON CONFLICT (url) DO NOTHING'),
@@ -125,13 +154,15 @@ export class SqliteFrontierStore implements FrontierStore {
       ),
       bumpVersion: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'version'"),
       version: db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck(),
-      ownClaims: db.prepare('SELECT url, depth, attempts FROM urls WHERE batch_id = ? AND state = ? ORDER BY id'),
+      ownClaims: db.prepare('SELECT url, depth, attempts, skipped FROM urls WHERE batch_id = ? AND state = ? ORDER BY id'),
       batchSize: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ?').pluck(),
       claimQueued: db.prepare(
-        `UPDATE urls SET state = ${CLAIMED}, batch_id = ?
+        `UPDATE urls SET state = ${CLAIMED}, batch_id = ?, skipped = ?
          WHERE id IN (SELECT id FROM urls WHERE host = ? AND state = ${QUEUED} ORDER BY id LIMIT ?)
-         RETURNING id, url, depth, attempts`,
+         RETURNING id, url, depth, attempts, skipped`,
       ),
+      taken: db.prepare('SELECT taken FROM hosts WHERE host = ?').pluck(),
+      addTaken: db.prepare('UPDATE hosts SET taken = taken + ? WHERE host = ?'),
       complete: db.prepare(
         `UPDATE urls SET state = ${DONE}, status = @status, error = @error, skipped = @skipped, title = @title,
            links = @links, fetched_at = @fetchedAt, final_url = @finalUrl, content_type = @contentType,
@@ -139,15 +170,16 @@ export class SqliteFrontierStore implements FrontierStore {
          WHERE url = @url AND batch_id = @batchId AND state = ${CLAIMED}`,
       ),
       unfinishedByHost: db.prepare(
-        `SELECT host, count(*) AS n FROM urls WHERE batch_id = ? AND state = ${CLAIMED} GROUP BY host`,
+        `SELECT host, count(*) AS n, sum(skipped IS NULL) AS taken FROM urls WHERE batch_id = ? AND state = ${CLAIMED} GROUP BY host`,
       ),
       setAttempts: db.prepare(`UPDATE urls SET attempts = ? WHERE url = ? AND batch_id = ? AND state = ${CLAIMED}`),
-      releaseBatch: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL WHERE batch_id = ? AND state = ${CLAIMED}`),
+      releaseBatch: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL, skipped = NULL WHERE batch_id = ? AND state = ${CLAIMED}`),
+      // A URL claimed only to be skipped keeps that record: it was never going to be fetched.
       abandonBatch: db.prepare(
-        `UPDATE urls SET state = ${DONE}, error = ?, fetched_at = ? WHERE batch_id = ? AND state = ${CLAIMED}`,
+        `UPDATE urls SET state = ${DONE}, error = iif(skipped IS NULL, ?, NULL), fetched_at = ? WHERE batch_id = ? AND state = ${CLAIMED}`,
       ),
-      claimedByHost: db.prepare(`SELECT host, count(*) AS n FROM urls WHERE state = ${CLAIMED} GROUP BY host`),
-      releaseAll: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL WHERE state = ${CLAIMED}`),
+      claimedByHost: db.prepare(`SELECT host, count(*) AS n, sum(skipped IS NULL) AS taken FROM urls WHERE state = ${CLAIMED} GROUP BY host`),
+      releaseAll: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL, skipped = NULL WHERE state = ${CLAIMED}`),
       nextRequestAt: db.prepare('SELECT next_request_at FROM hosts WHERE host = ?').pluck(),
       setNextRequestAt: db.prepare(
         'INSERT INTO hosts (host, next_request_at) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET next_request_at = excluded.next_request_at',
@@ -175,8 +207,8 @@ export class SqliteFrontierStore implements FrontierStore {
       totals: db.prepare(
         `SELECT coalesce(sum(state = ${DONE}), 0) AS processed,
            coalesce(sum(state = ${DONE} AND status IS NOT NULL), 0) AS fetched,
-           coalesce(sum(error IS NOT NULL), 0) AS errors,
-           coalesce(sum(skipped IS NOT NULL), 0) AS skipped,
+           coalesce(sum(state = ${DONE} AND error IS NOT NULL), 0) AS errors,
+           coalesce(sum(state = ${DONE} AND skipped IS NOT NULL), 0) AS skipped,
            coalesce(sum(bytes), 0) AS bytes,
            coalesce(sum(state = ${QUEUED}), 0) AS queued,
            count(*) AS discovered
@@ -205,18 +237,24 @@ export class SqliteFrontierStore implements FrontierStore {
       for (const n of added.values()) total += n;
       return total;
     };
-    const requeueUnfinished = (rows: Array<{ host: string; n: number }>): void => {
+    const requeueUnfinished = (rows: Array<{ host: string; n: number; taken: number }>): void => {
       addQueuedByHost(new Map(rows.map((row) => [row.host, row.n])));
+      for (const row of rows) s.addTaken.run(-row.taken, row.host);
     };
 
     this.enqueueTx = db.transaction(insertEntries);
-    this.claimTx = db.transaction((batchId: string, host: string, limit: number): ClaimedUrl[] => {
-      const own = s.ownClaims.all(batchId, CLAIMED) as ClaimedUrl[];
+    const claimQueued = (batchId: string, host: string, n: number, skipped: string | null): ClaimRow[] =>
+      n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, n) as Array<ClaimRow & { id: number }>).sort((a, b) => a.id - b.id);
+    this.claimTx = db.transaction((batchId: string, host: string, limit: number, maxPagesPerHost: number): ClaimedUrl[] => {
+      const own = s.ownClaims.all(batchId, CLAIMED) as ClaimRow[];
       const room = limit - (s.batchSize.get(batchId) as number);
-      if (room <= 0) return own;
-      const fresh = (s.claimQueued.all(batchId, host, room) as Array<ClaimedUrl & { id: number }>).sort((a, b) => a.id - b.id);
-      if (fresh.length > 0) addQueuedByHost(new Map([[host, -fresh.length]]));
-      return [...own, ...fresh.map(({ url, depth, attempts }) => ({ url, depth, attempts }))];
+      if (room <= 0) return own.map(toClaimed);
+      const capRoom = Math.max(0, maxPagesPerHost - ((s.taken.get(host) as number | undefined) ?? 0));
+      const fresh = claimQueued(batchId, host, Math.min(room, capRoom), null);
+      const capped = fresh.length === capRoom ? claimQueued(batchId, host, room - fresh.length, HOST_PAGE_CAP) : [];
+      if (fresh.length > 0) s.addTaken.run(fresh.length, host);
+      if (fresh.length + capped.length > 0) addQueuedByHost(new Map([[host, -(fresh.length + capped.length)]]));
+      return [...own, ...fresh, ...capped].map(toClaimed);
     });
     this.completeTx = db.transaction((batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]) => {
       const written = s.complete.run({
@@ -230,12 +268,12 @@ export class SqliteFrontierStore implements FrontierStore {
     });
     this.releaseTx = db.transaction((batchId: string, retried?: { url: string; attempts: number }) => {
       if (retried) s.setAttempts.run(retried.attempts, retried.url, batchId);
-      requeueUnfinished(s.unfinishedByHost.all(batchId) as Array<{ host: string; n: number }>);
+      requeueUnfinished(s.unfinishedByHost.all(batchId) as Array<{ host: string; n: number; taken: number }>);
       return s.releaseBatch.run(batchId).changes;
     });
     this.abandonTx = db.transaction((batchId: string, error: string, at: string) => s.abandonBatch.run(error, at, batchId).changes);
     this.releaseAllTx = db.transaction(() => {
-      requeueUnfinished(s.claimedByHost.all() as Array<{ host: string; n: number }>);
+      requeueUnfinished(s.claimedByHost.all() as Array<{ host: string; n: number; taken: number }>);
       return s.releaseAll.run().changes;
     });
     this.reserveTx = db.transaction((host: string, gapMs: number, maxWaitMs: number, now: number): SlotReservation => {
@@ -251,8 +289,8 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.enqueueTx.immediate(entries);
   }
 
-  claim(batchId: string, host: string, limit: number): ClaimedUrl[] {
-    return this.claimTx.immediate(batchId, host, limit);
+  claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER): ClaimedUrl[] {
+    return this.claimTx.immediate(batchId, host, limit, maxPagesPerHost);
   }
 
   complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): number {

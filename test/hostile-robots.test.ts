@@ -1,0 +1,93 @@
+/**
+ * Hostile robots.txt files, through RobotsCache and a SqliteFrontierStore on ':memory:':
+ * huge (parsed up to 512 KiB, RFC 9309), malformed, 5xx (disallow all), 4xx (allow all),
+ * redirected (followed up to five hops), unreachable. Each host name is its own origin on the
+ * one hostile site, through the stub resolver.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { RobotsCache } from '../src/fetch/robots';
+import { SqliteFrontierStore } from '../src/store/sqlite-store';
+import { hostileFixture, LOOPBACK_GUARD, ROBOTS_CAP } from './helpers/hostile-site';
+
+describe('hostile robots.txt', () => {
+  const { site, transport } = hostileFixture();
+  const store = new SqliteFrontierStore(':memory:');
+  const robots = new RobotsCache(transport, 1_000);
+  const policy = { userAgent: 'crawlflow/0.1', guard: LOOPBACK_GUARD };
+
+  /** The rules for host `name`, and a check of paths on it. */
+  async function rulesOf(name: string) {
+    const origin = site.url('', name).replace(/\/$/, '');
+    const rules = await robots.rules(store, `test\n${name}`, origin, policy, new AbortController().signal);
+    return { rules, allowed: (path: string) => rules.isAllowed(`${origin}${path}`), stored: store.robots(new URL(origin).host) };
+  }
+
+  after(() => store.close());
+
+  it('a file over 512 KiB is parsed up to 512 KiB, without the line the cut goes through', async () => {
+    const { allowed, stored } = await rulesOf('robots-huge.test');
+    assert.equal(stored?.status, 200);
+    assert.ok(stored !== undefined && stored.body.length <= ROBOTS_CAP && stored.body.length > ROBOTS_CAP - 1024, `kept ${stored?.body.length} bytes`);
+    assert.equal(allowed('/early/page'), false, 'a rule before the cap applies');
+    assert.equal(allowed('/cut-line-x'), true, 'the cut line is dropped, not read as "Disallow: /cut-line-"');
+    assert.equal(allowed('/late/page'), true, 'a rule past the cap is not read');
+    assert.equal(allowed('/'), true);
+  });
+
+  it('a malformed file keeps its valid rules and ignores the rest', async () => {
+    const { rules, allowed } = await rulesOf('robots-malformed.test');
+    assert.equal(allowed('/private/x'), false);
+    assert.equal(allowed('/private/open/x'), true, 'Allow wins as the longer match');
+    assert.equal(allowed('/typo'), true);
+    assert.equal(allowed('/no-colon'), true);
+    assert.equal(allowed('/'), true);
+    assert.equal(rules.crawlDelayMs, null, 'a non-numeric Crawl-delay is ignored');
+  });
+
+  it('a 5xx means disallow everything', async () => {
+    const { allowed, stored } = await rulesOf('robots-5xx.test');
+    assert.equal(stored?.status, 503);
+    assert.equal(allowed('/'), false);
+    assert.equal(allowed('/any/page'), false);
+  });
+
+  it('a 4xx means no rules: everything allowed', async () => {
+    const { allowed, stored } = await rulesOf('robots-4xx.test');
+    assert.equal(stored?.status, 403);
+    assert.equal(allowed('/any/page'), true);
+  });
+
+  it('a redirect chain of up to five hops is followed and its rules apply', async () => {
+    const { allowed, stored } = await rulesOf('robots-redirect.test');
+    assert.equal(stored?.status, 200);
+    assert.equal(allowed('/secret/x'), false);
+    assert.equal(allowed('/public'), true);
+  });
+
+  it('more than five redirects: the file is unavailable, like a 4xx', async () => {
+    const hops = () => site.requests.filter((request) => request.host === 'robots-redirect-far.test' && request.path.startsWith('/robots-hop/')).length;
+    const { allowed } = await rulesOf('robots-redirect-far.test');
+    assert.equal(allowed('/secret/x'), true);
+    assert.equal(hops(), 5, 'robots.txt and five hops were requested, no more');
+  });
+
+  it('a redirect to an internal address: unavailable, and never connected to', async () => {
+    const { allowed, stored } = await rulesOf('robots-private.test');
+    assert.equal(stored?.status, 404);
+    assert.equal(allowed('/x'), true);
+  });
+
+  it('an unreachable file (no answer in time) means disallow everything', async () => {
+    const { allowed, stored } = await rulesOf('robots-stall.test');
+    assert.equal(stored?.status, null);
+    assert.equal(allowed('/'), false);
+  });
+
+  it('is fetched once per host and crawl, then read from the store', async () => {
+    const before = site.requests.length;
+    const { allowed } = await rulesOf('robots-5xx.test');
+    assert.equal(allowed('/'), false);
+    assert.equal(site.requests.length, before);
+  });
+});
