@@ -5,11 +5,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { createLogger } from '../src/observability/logger';
 import { startSyntheticSite } from '../src/sites/synthetic-site';
-import { freeLoopbackPort, installRuntime } from '../src/workers/runtime';
-import { startWorkerHost, type WorkerHost } from '../src/workers/worker-host';
-import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import type { WorkerHost } from '../src/workers/worker-host';
+import { readRecords, startMeteredWorkerHost, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { startCrawl } from '../src/client/crawl-client';
 
 /** The value of the sample `name` whose labels include `labels` (in any order), or NaN. */
@@ -29,16 +27,7 @@ describe('worker metrics endpoint', () => {
   const taskQueue = uniqueQueue('metrics');
 
   before(async () => {
-    // Installed before anything else touches the SDK, so its Prometheus exporter is on.
-    await installRuntime(createLogger('metrics-test-sdk', 'warn'), { sdkMetrics: true });
-    env = await startTestTemporal();
-    host = await startWorkerHost({
-      target: { connectionOptions: { address: env.address }, namespace: 'default', embedded: false, uiUrl: undefined, close: async () => undefined },
-      taskQueue,
-      dataDir: env.dataDir,
-      metricsAddress: `127.0.0.1:${await freeLoopbackPort()}`,
-      logger: createLogger('metrics-test', 'warn'),
-    });
+    ({ env, host } = await startMeteredWorkerHost('metrics-test', taskQueue));
   });
   after(async () => {
     await host?.stop();

@@ -18,11 +18,10 @@ import { createLogger } from '../src/observability/logger';
 import { serveMetrics, type MetricsEndpoint } from '../src/observability/metrics-server';
 import { TaskQueueBacklog } from '../src/observability/task-queue-backlog';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
-import { freeLoopbackPort, installRuntime } from '../src/workers/runtime';
-import { startWorkerHost, type WorkerHost } from '../src/workers/worker-host';
+import type { WorkerHost } from '../src/workers/worker-host';
 import { sleep } from './helpers/fixtures';
 import { dashboardExpressions, OPS_DIR, opsFiles, startPrometheus, toPromQL, type PrometheusServer, type PromSample, type QueryResult } from './helpers/prometheus';
-import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { readRecords, startMeteredWorkerHost, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
 /**
  * Dashboard expressions that legitimately return nothing in a healthy crawl. They must still
@@ -74,16 +73,7 @@ describe('Prometheus scraping a real worker: every dashboard and rule expression
   let crawlSeconds = 0;
 
   before(async () => {
-    // Installed before anything else touches the SDK, so its Prometheus exporter is on.
-    await installRuntime(createLogger('ops-e2e-sdk', 'warn'), { sdkMetrics: true });
-    env = await startTestTemporal();
-    host = await startWorkerHost({
-      target: { connectionOptions: { address: env.address }, namespace: 'default', embedded: false, uiUrl: undefined, close: async () => undefined },
-      taskQueue,
-      dataDir: env.dataDir,
-      metricsAddress: `127.0.0.1:${await freeLoopbackPort()}`,
-      logger: createLogger('ops-e2e', 'warn'),
-    });
+    ({ env, host } = await startMeteredWorkerHost('ops-e2e', taskQueue));
     workerInstance = new URL(host.metricsUrl!).host;
 
     // The backlog exporter as a worker would run it (on a NativeConnection), served from its

@@ -11,6 +11,7 @@ import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { createCrawlWorker, type CrawlWorker } from '../../src/workers/crawl-worker';
+import { startWorkerHost, type WorkerHost } from '../../src/workers/worker-host';
 import { freeLoopbackPort, installRuntime } from '../../src/workers/runtime';
 import { createLogger } from '../../src/observability/logger';
 import { CrawlMetrics } from '../../src/observability/metrics';
@@ -128,4 +129,21 @@ export async function runCrawlToEnd(
 export async function historyEventTypes(handle: CrawlHandle): Promise<string[]> {
   const history = await handle.fetchHistory();
   return (history.events ?? []).map((event) => temporal.api.enums.v1.EventType[event.eventType ?? 0]);
+}
+
+/**
+ * A worker host (as `crawlflow worker` runs it) with its /metrics on a free loopback port,
+ * SDK metrics included. Call before anything else touches the SDK in the test process.
+ */
+export async function startMeteredWorkerHost(name: string, taskQueue: string): Promise<{ env: TestTemporal; host: WorkerHost }> {
+  await installRuntime(createLogger(`${name}-sdk`, 'warn'), { sdkMetrics: true });
+  const env = await startTestTemporal();
+  const host = await startWorkerHost({
+    target: { connectionOptions: { address: env.address }, namespace: 'default', embedded: false, uiUrl: undefined, close: async () => undefined },
+    taskQueue,
+    dataDir: env.dataDir,
+    metricsAddress: `127.0.0.1:${await freeLoopbackPort()}`,
+    logger: createLogger(name, 'warn'),
+  });
+  return { env, host };
 }
