@@ -14,8 +14,8 @@ export interface SiteGraphOptions {
   seed?: number;
 }
 
-/** mulberry32: a tiny, good-enough seeded PRNG. */
-function prng(seed: number): () => number {
+/** mulberry32: a tiny, good-enough seeded PRNG (also used by tests for fault schedules). */
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -33,7 +33,7 @@ export class SiteGraph {
   constructor(options: SiteGraphOptions) {
     this.pages = options.pages;
     const perPage = options.linksPerPage ?? 12;
-    const random = prng(options.seed ?? 1);
+    const random = seededRandom(options.seed ?? 1);
     this.links = Array.from({ length: this.pages }, (_, page) => {
       const targets = new Set<number>();
       // A link to the next page keeps most of the site reachable; the rest are random.

@@ -62,6 +62,13 @@ export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<Cr
     defaultHeartbeatThrottleInterval: '1s',
     // On SIGTERM, running batches get this long to finish before they are cancelled.
     shutdownGraceTime: '20s',
+    // A crawl's workflow tasks go to the worker that has it cached; if that worker dies, its
+    // tasks move to the shared queue after this long. The default (10 s) stalled every crawl
+    // the dead worker cached for that long (measured in test/faults-worker-kill.test.ts).
+    stickyQueueScheduleToStartTimeout: '2s',
+    // Eager dispatch hands batches to the worker running the workflow task; spreading them
+    // over all pollers keeps one worker's death from taking most of a crawl's batches.
+    maxEagerActivityReservationsPerWorkflowTask: 0,
   });
   return {
     worker,
