@@ -41,6 +41,7 @@ describe('invalid input', () => {
     ['an unknown option', ['crawl', 'http://127.0.0.1:9/', '--bogus'], /unknown option '--bogus'/],
     ['an unknown scope', ['start', 'http://127.0.0.1:9/', '--scope', 'planet'], /--scope: /],
     ['a bad deadline', ['crawl', 'http://127.0.0.1:9/', '--deadline', 'soon'], /--deadline: must be a positive duration/],
+    ['a seed with credentials (never echoed)', ['crawl', 'http://user:secret@127.0.0.1:9/'], /^crawlflow: seed "http:\/\/\*\*\*@127\.0\.0\.1:9\/": must not contain credentials/],
   ];
   for (const [name, args, message] of cases) {
     it(`rejects ${name} with exit code 2 and a one-line message`, async () => {

@@ -72,6 +72,13 @@ describe('parseCrawlConfig', () => {
     assert.equal(deadline('1500'), 1_500, 'a digit string is milliseconds');
   });
 
+  it('rejects seeds with credentials, which would otherwise reach workflow history and logs', () => {
+    assert.throws(
+      () => parseCrawlConfig({ seeds: ['http://user:secret@example.com/'] }),
+      (err: unknown) => err instanceof InvalidCrawlConfigError && err.field === 'seeds.0' && /credentials/.test(err.reason) && !err.message.includes('secret'),
+    );
+  });
+
   it('rejects non-positive or unparseable deadlines, naming the field', () => {
     for (const bad of ['0s', '-5m', 'soon', '', 0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
       assertRejected({ seeds: [SEED], deadline: bad }, 'deadline');

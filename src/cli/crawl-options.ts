@@ -85,13 +85,18 @@ export class UsageError extends Error {
   readonly code = 'usage';
 }
 
+/** A URL as it may be shown in a message: any user:password@ replaced. */
+function withoutCredentials(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1***@');
+}
+
 /** Validates CLI input with the crawl schema; errors name the flag, not the config field. */
 export function validateCrawlInput(input: CrawlInput): CrawlConfig {
   try {
     return parseCrawlConfig(input);
   } catch (err) {
     if (err instanceof InvalidCrawlConfigError) {
-      const where = err.field.startsWith('seeds.') ? `seed "${input.seeds[Number(err.field.slice(6))]}"` : (FLAG_OF[err.field] ?? err.field);
+      const where = err.field.startsWith('seeds.') ? `seed "${withoutCredentials(input.seeds[Number(err.field.slice(6))])}"` : (FLAG_OF[err.field] ?? err.field);
       throw new UsageError(`${where}: ${err.reason}`);
     }
     throw err;

@@ -6,14 +6,19 @@
 import { z } from 'zod';
 import { toMilliseconds } from './duration';
 
-const httpUrl = z.string().refine((value) => {
+function parsedUrl(value: string): URL | undefined {
   try {
-    const { protocol } = new URL(value);
-    return protocol === 'http:' || protocol === 'https:';
+    return new URL(value);
   } catch {
-    return false;
+    return undefined;
   }
-}, 'must be an absolute http(s) URL');
+}
+
+const httpUrl = z
+  .string()
+  .refine((value) => ['http:', 'https:'].includes(parsedUrl(value)?.protocol ?? ''), 'must be an absolute http(s) URL')
+  // Crawl input is kept in workflow history and logs: credentials must never get there.
+  .refine((value) => !parsedUrl(value)?.username && !parsedUrl(value)?.password, 'must not contain credentials (user:password@)');
 
 const duration = z
   .union([z.number(), z.string()])
