@@ -104,6 +104,10 @@ function hugeRobots(): string {
 /** robots.txt behaviours, one per host name (each its own origin, served by this one site). */
 const ROBOTS_BY_HOST: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
   'robots-huge.test': (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(hugeRobots()),
+  'robots-wildcards.test': (_req, res) =>
+    res
+      .writeHead(200, { 'content-type': 'text/plain' })
+      .end(`User-agent: *\nDisallow: /early*wild\n${'Disallow: /*a*a*a*a*a*a*a*a*a*a*b # many * in a comment do not count\n'.repeat(5_000)}Disallow: /late-wild\n`),
   'robots-malformed.test': (_req, res) =>
     res.writeHead(200, { 'content-type': 'text/html' }).end(
       Buffer.concat([
