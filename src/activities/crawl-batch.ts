@@ -55,16 +55,14 @@ async function cancellableSleep(ms: number, signal: AbortSignal): Promise<void> 
 export function createCrawlBatch(deps: ActivityDeps) {
   const { stores, transport, robots, metrics, workerId } = deps;
   const queueGauge = metrics.queueLength.labels(workerId);
-  const policies = new Map<string, CrawlPolicy>();
+  /** One policy per crawl, rebuilt when seeds are added (they join the scope and the trusted seed addresses). */
+  const policies = new Map<string, CrawlPolicy & { seeds: number }>();
 
   function policyFor(crawlId: string, config: CrawlConfig): CrawlPolicy {
-    // Seeds added to a running crawl join its scope (and its trusted seed addresses), so the
-    // seed count is part of the key.
-    const key = `${crawlId}\n${config.seeds.length}`;
-    let policy = policies.get(key);
-    if (!policy) {
-      policy = { inScope: buildScope(config.scope, config.seeds), guard: AddressGuard.forCrawl(config) };
-      policies.set(key, policy);
+    let policy = policies.get(crawlId);
+    if (policy?.seeds !== config.seeds.length) {
+      policy = { inScope: buildScope(config.scope, config.seeds), guard: AddressGuard.forCrawl(config), seeds: config.seeds.length };
+      policies.set(crawlId, policy);
     }
     return policy;
   }

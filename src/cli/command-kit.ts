@@ -4,8 +4,6 @@ import type { Client } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE, ENV } from '../shared/names';
 import { defaultDataDir } from '../temporal/project-paths';
 import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
-import { InvalidCrawlConfigError } from '../shared/crawl-config';
-import { UsageError } from './crawl-options';
 import { tracing } from './cli-context';
 
 export interface CommonFlags {
@@ -31,15 +29,5 @@ export async function withClient<T>(flags: CommonFlags, action: (client: Client,
     return await action(client, (id) => workflowUiUrl(target, id));
   } finally {
     await client.connection.close();
-  }
-}
-
-/** Validation in the CLI uses the same parsers as the workflow; their errors become usage errors (exit 2). */
-export function validating<T>(parse: () => T, flagOf: (field: string) => string = (field) => field): T {
-  try {
-    return parse();
-  } catch (err) {
-    if (err instanceof InvalidCrawlConfigError) throw new UsageError(`${flagOf(err.field)}: ${err.reason}`);
-    throw err;
   }
 }

@@ -9,8 +9,8 @@ import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { exportJsonl } from '../results/export-jsonl';
 import { parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, frontierQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
-import { commonOptions, print, validating, withClient, type CommonFlags } from './command-kit';
-import { integer, UsageError } from './crawl-options';
+import { commonOptions, print, withClient, type CommonFlags } from './command-kit';
+import { integer, UsageError, validating } from './crawl-options';
 
 const LIMIT_FLAGS: Record<string, string> = { concurrency: '--concurrency', perHostConcurrency: '--per-host-concurrency', delayMs: '--delay-ms' };
 

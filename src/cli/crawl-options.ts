@@ -90,15 +90,20 @@ function withoutCredentials(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1***@');
 }
 
-/** Validates CLI input with the crawl schema; errors name the flag, not the config field. */
-export function validateCrawlInput(input: CrawlInput): CrawlConfig {
+/** Runs a parser of the crawl schema; its errors become usage errors (exit 2) that name what the user typed. */
+export function validating<T>(parse: () => T, flagOf: (field: string) => string = (field) => field): T {
   try {
-    return parseCrawlConfig(input);
+    return parse();
   } catch (err) {
-    if (err instanceof InvalidCrawlConfigError) {
-      const where = err.field.startsWith('seeds.') ? `seed "${withoutCredentials(input.seeds[Number(err.field.slice(6))])}"` : (FLAG_OF[err.field] ?? err.field);
-      throw new UsageError(`${where}: ${err.reason}`);
-    }
+    if (err instanceof InvalidCrawlConfigError) throw new UsageError(`${flagOf(err.field)}: ${err.reason}`);
     throw err;
   }
+}
+
+/** Validates CLI input with the crawl schema; errors name the flag, not the config field. */
+export function validateCrawlInput(input: CrawlInput): CrawlConfig {
+  return validating(
+    () => parseCrawlConfig(input),
+    (field) => (field.startsWith('seeds.') ? `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"` : (FLAG_OF[field] ?? field)),
+  );
 }
