@@ -29,9 +29,9 @@ async function main(seed: string): Promise<void> {
 
   const store = openCrawlStore(process.env.CRAWLFLOW_DATA_DIR ?? defaultDataDir(), crawlId);
   try {
-    for (const page of store.records()) console.log(`page ${page.status ?? page.error ?? page.skipped} ${page.url} ${page.title ?? ''}`);
+    for await (const page of store.records()) console.log(`page ${page.status ?? page.error ?? page.skipped} ${page.url} ${page.title ?? ''}`);
   } finally {
-    store.close();
+    await store.close();
   }
   await connection.close();
 }

@@ -41,7 +41,7 @@ describe('cancellation and time', () => {
       const closedAfter = Math.max(...stalled.map((request) => (request.endedAt ?? Infinity) - cancelRequestedAt));
       assert.ok(closedAfter <= cancelDoneAt - cancelRequestedAt + 1_000, 'sockets closed no later than 1 s after the cancel completed');
       assert.equal(site.inFlight(), 0);
-      const records = readRecords(env.dataDir, 'cancel-test');
+      const records = await readRecords(env.dataDir, 'cancel-test');
       assert.deepEqual(records.map((record) => new URL(record.url).pathname), ['/'], 'stalled URLs are not recorded as done');
       console.log(`cancel: ${stalled.length} in-flight requests closed ${closedAfter} ms after the cancel request; cancel completed in ${cancelDoneAt - cancelRequestedAt} ms`);
     } finally {
@@ -98,7 +98,7 @@ describe('cancellation and time', () => {
       await handle.signal(resumeSignal);
       const summary = await handle.result();
       assert.equal(summary.status, 'completed');
-      assert.equal(readRecords(env.dataDir, 'pause-test').length, site.graph.reachableFrom(0).size);
+      assert.equal((await readRecords(env.dataDir, 'pause-test')).length, site.graph.reachableFrom(0).size);
     } finally {
       await site.close();
     }

@@ -8,7 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -31,6 +31,16 @@ function pageRequests(site: SyntheticSite): number {
   return site.requests.filter((request) => request.path.startsWith('/page/')).length;
 }
 
+const configDir = mkdtempSync(join(tmpdir(), 'crawlflow-cli-config-'));
+after(() => rmSync(configDir, { recursive: true, force: true }));
+
+/** Writes a `--config` file (an object as JSON, a string as is) and returns its path. */
+function configFile(name: string, content: object | string): string {
+  const file = join(configDir, name);
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  return file;
+}
+
 describe('invalid input', () => {
   // Nothing listens on port 1: a command that tried to start a workflow would fail differently.
   const env = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
@@ -42,6 +52,11 @@ describe('invalid input', () => {
     ['an unknown scope', ['start', 'http://127.0.0.1:9/', '--scope', 'planet'], /--scope: /],
     ['a bad deadline', ['crawl', 'http://127.0.0.1:9/', '--deadline', 'soon'], /--deadline: must be a positive duration/],
     ['a seed with credentials (never echoed)', ['crawl', 'http://user:secret@127.0.0.1:9/'], /^crawlflow: seed "http:\/\/\*\*\*@127\.0\.0\.1:9\/": must not contain credentials/],
+    ['no seed at all', ['crawl'], /<seed-url\.\.\.>: needs at least one seed URL/],
+    ['a config file field of the wrong type', ['crawl', '--config', configFile('bad-field.json', { seeds: ['http://127.0.0.1:9/'], maxDepth: 'deep' })], /bad-field\.json: maxDepth: /],
+    ['an unknown config file field', ['crawl', '--config', configFile('unknown.json', { seeds: ['http://127.0.0.1:9/'], maxPagez: 5 })], /unknown\.json: maxPagez: unknown field/],
+    ['a config file that is not JSON', ['crawl', '--config', configFile('broken.json', '{ "seeds": [')], /--config .*broken\.json: not valid JSON/],
+    ['a missing config file', ['crawl', '--config', '/nonexistent/crawl.json'], /--config \/nonexistent\/crawl\.json: cannot read it \(ENOENT\)/],
   ];
   for (const [name, args, message] of cases) {
     it(`rejects ${name} with exit code 2 and a one-line message`, async () => {
@@ -94,6 +109,17 @@ describe('quick start: embedded dev server', () => {
     assert.equal(second.code, 0, second.stderr);
     assert.equal((JSON.parse(second.stdout) as { lines: number }).lines, expected);
     assert.equal(pageRequests(site), requestsAfterFirst, 'the second start fetched nothing');
+  });
+
+  it('takes the crawl from a --config file, with flags over it', async () => {
+    const config = configFile('crawl.json', { seeds: [site.urlOf(0)], maxPages: 40, maxDepth: 1, concurrency: 2 });
+    const out = join(dataDir, 'config.jsonl');
+    const run = await runCli(['crawl', '--config', config, '--max-pages', '7', '--out', out, '--id', 'cli-config', '--json'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const records = readJsonl(out);
+    assert.equal(records.length, 7, 'the flag overrides the file');
+    assert.equal(records[0].url, site.urlOf(0), 'seeds come from the file');
+    assert.ok(records.every((record) => record.depth <= 1), 'maxDepth comes from the file');
   });
 });
 

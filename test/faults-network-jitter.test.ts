@@ -103,7 +103,7 @@ describe('faults: network jitter with spikes longer than the heartbeat timeout',
     assert.ok(outcomes.every((outcome) => outcome.closedAs === 'COMPLETED'), 'every batch completed');
 
     const expected = new Set(['/', ...Array.from({ length: PAGES }, (_, i) => `/j/${i}`)]);
-    const records = readRecords(env.dataDir, 'faults-jitter');
+    const records = await readRecords(env.dataDir, 'faults-jitter');
     const stats = recordStats(records, expected);
     assert.equal(stats.duplicated, 0, 'no page recorded twice');
     assert.equal(stats.lost, 0, 'every page recorded');

@@ -81,7 +81,7 @@ describe('faults: Temporal server restart mid-crawl', () => {
     assert.equal((await handleAfter.describe()).runId, runId, 'the same workflow run finished the crawl (no restart from scratch)');
 
     const expected = reachablePaths(site);
-    const stats = recordStats(readRecords(dir, 'faults-restart'), expected);
+    const stats = recordStats(await readRecords(dir, 'faults-restart'), expected);
     assert.equal(stats.duplicated, 0, 'no page recorded twice');
     assert.equal(stats.lost, 0, 'no page lost');
     assert.equal(stats.extra, 0);

@@ -101,7 +101,7 @@ describe('faults: worker processes SIGKILLed repeatedly', () => {
     const totalSeconds = (Date.now() - started) / 1000;
     assert.equal(summary.status, 'completed');
     const expected = reachablePaths(site);
-    const records = readRecords(env.dataDir, 'faults-kill');
+    const records = await readRecords(env.dataDir, 'faults-kill');
     const stats = recordStats(records, expected);
     assert.equal(stats.duplicated, 0, 'no page recorded twice');
     assert.equal(stats.lost, 0, 'every reachable page recorded');

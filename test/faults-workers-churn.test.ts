@@ -96,7 +96,7 @@ describe('faults: workers joining and leaving mid-crawl', () => {
     assert.equal(second.child.exitCode, 0, 'worker 2 drained and exited cleanly');
 
     const expected = reachablePaths(site);
-    const stats = recordStats(readRecords(env.dataDir, 'faults-churn'), expected);
+    const stats = recordStats(await readRecords(env.dataDir, 'faults-churn'), expected);
     assert.equal(stats.duplicated, 0, 'no page recorded twice');
     assert.equal(stats.lost, 0, 'every reachable page recorded');
     const counts = fetchCounts(site);

@@ -20,7 +20,7 @@ describe('hostile robots.txt', () => {
   async function rulesOf(name: string) {
     const origin = site.url('', name).replace(/\/$/, '');
     const rules = await robots.rules(store, `test\n${name}`, origin, policy, new AbortController().signal);
-    return { rules, allowed: (path: string) => rules.isAllowed(`${origin}${path}`), stored: store.robots(new URL(origin).host) };
+    return { rules, allowed: (path: string) => rules.isAllowed(`${origin}${path}`), stored: await store.robots(new URL(origin).host) };
   }
 
   after(() => store.close());

@@ -39,7 +39,7 @@ describe('worker metrics endpoint', () => {
     const site = await startSyntheticSite({ pages: 120 });
     try {
       await (await startCrawl(env.client, 'metrics-crawl', { seeds: [site.urlOf(0)] }, taskQueue)).result();
-      const pages = readRecords(env.dataDir, 'metrics-crawl').length;
+      const pages = (await readRecords(env.dataDir, 'metrics-crawl')).length;
       const text = await (await request(host.metricsUrl!)).body.text();
 
       assert.equal(sample(text, 'crawler_pages_total', { outcome: 'fetched', status_class: '2xx' }), pages);

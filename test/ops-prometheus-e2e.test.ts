@@ -139,7 +139,7 @@ describe('Prometheus scraping a real worker: every dashboard and rule expression
     const handle = await startCrawl(env.client, 'ops-e2e-crawl', { seeds: [site.urlOf(0)], batchSize: 10, concurrency: 4, perHostConcurrency: 2 }, taskQueue);
     await handle.result();
     crawlSeconds = (Date.now() - started) / 1000;
-    const records = readRecords(env.dataDir, 'ops-e2e-crawl');
+    const records = await readRecords(env.dataDir, 'ops-e2e-crawl');
     assert.ok(crawlSeconds > 10, `the crawl took ${crawlSeconds.toFixed(1)} s`);
     assert.ok(records.length > 400, `${records.length} pages`);
     t.diagnostic(`crawl: ${records.length} pages in ${crawlSeconds.toFixed(1)} s`);

@@ -111,7 +111,7 @@ describe('Temporal-native operation', () => {
       await handle.executeUpdate(stopUpdate);
       const summary = await handle.result();
       assert.equal(summary.status, 'stopped');
-      const records = readRecords(env.dataDir, 'native-updates');
+      const records = await readRecords(env.dataDir, 'native-updates');
       assert.equal(records.length, summary.totals.processed);
       assert.ok(records.every((record) => record.status === 200), 'a graceful stop keeps complete records only');
     } finally {
@@ -132,7 +132,7 @@ describe('Temporal-native operation', () => {
       assert.equal(added.code, 0, added.stderr);
       assert.match(added.stdout, /^1 new URLs queued/);
       await handle.result();
-      const urls = new Set(readRecords(env.dataDir, 'native-add-seeds').map((record) => record.url));
+      const urls = new Set((await readRecords(env.dataDir, 'native-add-seeds')).map((record) => record.url));
       const expectedOther = [...other.graph.reachableFrom(0)].map((page) => other.urlOf(page));
       assert.ok(expectedOther.every((url) => urls.has(url)), 'the added site was crawled in full');
     } finally {
@@ -152,7 +152,7 @@ describe('Temporal-native operation', () => {
     assert.equal(runs.length, 1);
     const summary = await crawlHandle(env.client, runs[0]).result();
     assert.equal(summary.status, 'max-pages-reached');
-    assert.equal(readRecords(env.dataDir, runs[0]).length, 20);
+    assert.equal((await readRecords(env.dataDir, runs[0])).length, 20);
 
     const listed = JSON.parse((await runCli(['schedule', 'list', '--json'], cliEnv)).stdout) as Array<{ scheduleId: string; nextRuns: string[] }>;
     assert.ok(listed.some((entry) => entry.scheduleId === 'nightly' && entry.nextRuns.length > 0));

@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 import { hostKey } from '../src/policy/normalize-url';
 import Database from 'better-sqlite3';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
-import { HOST_PAGE_CAP, type FrontierEntry, type PageRecord } from '../src/store/frontier-store';
+import { HOST_PAGE_CAP, type FrontierEntry, type FrontierStore, type PageRecord } from '../src/store/frontier-store';
 
 const tempDirs: string[] = [];
 after(() => {
@@ -52,271 +52,277 @@ const A = 'a.test';
 const B = 'b.test:8080';
 const urlA = (n: number) => `http://a.test/p/${n}`;
 const urlB = (n: number) => `http://b.test:8080/p/${n}`;
+async function readRecords(store: FrontierStore): Promise<PageRecord[]> {
+  const records: PageRecord[] = [];
+  for await (const record of store.records()) records.push(record);
+  return records;
+}
+
 const urlsOf = (claimed: ReadonlyArray<{ url: string }>) => claimed.map((item) => item.url);
 
 for (const kind of ['file', ':memory:'] as const) {
   describe(`SqliteFrontierStore (${kind})`, () => {
     const open = () => new SqliteFrontierStore(kind === 'file' ? tempStoreFile() : ':memory:');
 
-    it('enqueue adds each URL once, however often it is offered', () => {
+    it('enqueue adds each URL once, however often it is offered', async () => {
       const store = open();
       try {
-        assert.equal(store.enqueue([entry(urlA(0)), entry(urlA(0)), entry(urlA(1))]), 2, 'duplicate within one call');
-        assert.equal(store.enqueue([entry(urlA(1), 5), entry(urlA(0))]), 0, 'duplicates of earlier calls');
-        assert.equal(store.enqueue([entry(urlA(2)), entry(urlB(0))]), 2);
-        const totals = store.totals();
+        assert.equal(await store.enqueue([entry(urlA(0)), entry(urlA(0)), entry(urlA(1))]), 2, 'duplicate within one call');
+        assert.equal(await store.enqueue([entry(urlA(1), 5), entry(urlA(0))]), 0, 'duplicates of earlier calls');
+        assert.equal(await store.enqueue([entry(urlA(2)), entry(urlB(0))]), 2);
+        const totals = await store.totals();
         assert.equal(totals.discovered, 4);
         assert.equal(totals.queued, 4);
-        assert.deepEqual(store.snapshot(10).hosts, [
+        assert.deepEqual((await store.snapshot(10)).hosts, [
           { host: A, queued: 3 },
           { host: B, queued: 1 },
         ]);
-        assert.equal(store.claim('batch', A, 10).find((item) => item.url === urlA(1))?.depth, 0, 'the first depth seen wins');
+        assert.equal((await store.claim('batch', A, 10)).find((item) => item.url === urlA(1))?.depth, 0, 'the first depth seen wins');
       } finally {
-        store.close();
+        await store.close();
       }
     });
 
-    it('claim hands one host its URLs in discovery order, up to the limit', () => {
+    it('claim hands one host its URLs in discovery order, up to the limit', async () => {
       const store = open();
       try {
-        store.enqueue([entry(urlA(0)), entry(urlB(0)), entry(urlA(1), 1)]);
-        store.enqueue([entry(urlA(2), 2), entry(urlB(1)), entry(urlA(3))]);
-        const claimed = store.claim('batch-1', A, 3);
+        await store.enqueue([entry(urlA(0)), entry(urlB(0)), entry(urlA(1), 1)]);
+        await store.enqueue([entry(urlA(2), 2), entry(urlB(1)), entry(urlA(3))]);
+        const claimed = await store.claim('batch-1', A, 3);
         assert.deepEqual(claimed, [
           { url: urlA(0), depth: 0, attempts: 0 },
           { url: urlA(1), depth: 1, attempts: 0 },
           { url: urlA(2), depth: 2, attempts: 0 },
         ]);
-        assert.deepEqual(urlsOf(store.claim('batch-2', B, 10)), [urlB(0), urlB(1)], 'only the named host');
-        assert.deepEqual(store.claim('batch-3', 'nobody.test', 10), []);
-        assert.equal(store.totals().queued, 1);
+        assert.deepEqual(urlsOf(await store.claim('batch-2', B, 10)), [urlB(0), urlB(1)], 'only the named host');
+        assert.deepEqual(await store.claim('batch-3', 'nobody.test', 10), []);
+        assert.equal((await store.totals()).queued, 1);
       } finally {
-        store.close();
+        await store.close();
       }
     });
   });
 }
 
 describe('SqliteFrontierStore batch semantics', () => {
-  function seeded(count: number): SqliteFrontierStore {
+  async function seeded(count: number): Promise<SqliteFrontierStore> {
     const store = new SqliteFrontierStore(tempStoreFile());
-    store.enqueue(Array.from({ length: count }, (_, n) => entry(urlA(n))));
+    await store.enqueue(Array.from({ length: count }, (_, n) => entry(urlA(n))));
     return store;
   }
 
-  it('a retried batch (same id) gets back its unfinished URLs and never more than limit in total', () => {
-    const store = seeded(10);
+  it('a retried batch (same id) gets back its unfinished URLs and never more than limit in total', async () => {
+    const store = await seeded(10);
     try {
-      const first = store.claim('batch-1', A, 4);
+      const first = await store.claim('batch-1', A, 4);
       assert.deepEqual(urlsOf(first), [urlA(0), urlA(1), urlA(2), urlA(3)]);
-      assert.deepEqual(store.claim('batch-1', A, 4), first, 'resume returns the same claims');
+      assert.deepEqual(await store.claim('batch-1', A, 4), first, 'resume returns the same claims');
 
-      store.complete('batch-1', pageRecord(urlA(0)), []);
-      store.complete('batch-1', pageRecord(urlA(1)), []);
-      assert.deepEqual(urlsOf(store.claim('batch-1', A, 4)), [urlA(2), urlA(3)], 'only unfinished URLs, none new');
-      assert.equal(store.totals().queued, 6);
+      await store.complete('batch-1', pageRecord(urlA(0)), []);
+      await store.complete('batch-1', pageRecord(urlA(1)), []);
+      assert.deepEqual(urlsOf(await store.claim('batch-1', A, 4)), [urlA(2), urlA(3)], 'only unfinished URLs, none new');
+      assert.equal((await store.totals()).queued, 6);
 
-      const other = store.claim('batch-2', A, 100);
+      const other = await store.claim('batch-2', A, 100);
       assert.deepEqual(urlsOf(other), [4, 5, 6, 7, 8, 9].map(urlA), "another batch never gets batch-1's URLs");
-      assert.deepEqual(store.claim('batch-3', A, 100), []);
+      assert.deepEqual(await store.claim('batch-3', A, 100), []);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('a batch that found its host short tops up on a later call, still within limit', () => {
-    const store = seeded(1);
+  it('a batch that found its host short tops up on a later call, still within limit', async () => {
+    const store = await seeded(1);
     try {
-      assert.deepEqual(urlsOf(store.claim('batch', A, 3)), [urlA(0)]);
-      store.enqueue([1, 2, 3, 4].map((n) => entry(urlA(n))));
-      assert.deepEqual(urlsOf(store.claim('batch', A, 3)), [urlA(0), urlA(1), urlA(2)]);
-      assert.deepEqual(urlsOf(store.claim('batch', A, 3)), [urlA(0), urlA(1), urlA(2)]);
-      assert.equal(store.totals().queued, 2);
+      assert.deepEqual(urlsOf(await store.claim('batch', A, 3)), [urlA(0)]);
+      await store.enqueue([1, 2, 3, 4].map((n) => entry(urlA(n))));
+      assert.deepEqual(urlsOf(await store.claim('batch', A, 3)), [urlA(0), urlA(1), urlA(2)]);
+      assert.deepEqual(urlsOf(await store.claim('batch', A, 3)), [urlA(0), urlA(1), urlA(2)]);
+      assert.equal((await store.totals()).queued, 2);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('complete writes once; a second completion and its links are ignored', () => {
-    const store = seeded(2);
+  it('complete writes once; a second completion and its links are ignored', async () => {
+    const store = await seeded(2);
     try {
-      store.claim('batch', A, 1);
+      await store.claim('batch', A, 1);
       const links = [urlA(0), urlA(50), urlB(0)];
       const first = pageRecord(urlA(0), { title: 'first', links });
-      assert.equal(store.complete('batch', first, [entry(urlA(50), 1), entry(urlB(0), 1), entry(urlA(1), 1)]), 2, 'known URLs are not re-added');
+      assert.equal(await store.complete('batch', first, [entry(urlA(50), 1), entry(urlB(0), 1), entry(urlA(1), 1)]), 2, 'known URLs are not re-added');
       const second = pageRecord(urlA(0), { title: 'second', status: 500 });
-      assert.equal(store.complete('batch', second, [entry(urlA(99), 1)]), 0);
-      assert.equal(store.complete('someone-else', pageRecord(urlA(1)), [entry(urlA(98), 1)]), 0, 'a URL the batch never claimed');
+      assert.equal(await store.complete('batch', second, [entry(urlA(99), 1)]), 0);
+      assert.equal(await store.complete('someone-else', pageRecord(urlA(1)), [entry(urlA(98), 1)]), 0, 'a URL the batch never claimed');
 
-      const records = [...store.records()];
+      const records = await readRecords(store);
       assert.equal(records.length, 1);
       assert.equal(records[0].title, 'first');
       assert.deepEqual(records[0].links, links);
-      const totals = store.totals();
+      const totals = await store.totals();
       assert.equal(totals.discovered, 4, 'a.test/p/{0,1,50} and b.test/p/0; not 98 or 99');
       assert.equal(totals.queued, 3);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('release returns unfinished URLs to the queue and keeps the given attempt count', () => {
-    const store = seeded(5);
+  it('release returns unfinished URLs to the queue and keeps the given attempt count', async () => {
+    const store = await seeded(5);
     try {
-      store.claim('batch', A, 4);
-      store.complete('batch', pageRecord(urlA(0)), []);
-      const before = store.snapshot(10).version;
-      assert.equal(store.release('batch', { url: urlA(1), attempts: 2 }), 3);
-      const snapshot = store.snapshot(10);
+      await store.claim('batch', A, 4);
+      await store.complete('batch', pageRecord(urlA(0)), []);
+      const before = (await store.snapshot(10)).version;
+      assert.equal(await store.release('batch', { url: urlA(1), attempts: 2 }), 3);
+      const snapshot = await store.snapshot(10);
       assert.ok(snapshot.version > before);
       assert.equal(snapshot.queued, 4);
       assert.deepEqual(snapshot.hosts, [{ host: A, queued: 4 }]);
 
-      const next = store.claim('batch-2', A, 10);
+      const next = await store.claim('batch-2', A, 10);
       assert.deepEqual(next, [
         { url: urlA(1), depth: 0, attempts: 2 },
         { url: urlA(2), depth: 0, attempts: 0 },
         { url: urlA(3), depth: 0, attempts: 0 },
         { url: urlA(4), depth: 0, attempts: 0 },
       ]);
-      assert.equal(store.complete('batch', pageRecord(urlA(2)), [entry(urlA(77))]), 0, 'the old batch can no longer complete a released URL');
-      assert.equal(store.complete('batch-2', pageRecord(urlA(2)), [entry(urlA(77))]), 1, 'its new owner can');
-      assert.equal(store.release('batch-without-claims'), 0);
+      assert.equal(await store.complete('batch', pageRecord(urlA(2)), [entry(urlA(77))]), 0, 'the old batch can no longer complete a released URL');
+      assert.equal(await store.complete('batch-2', pageRecord(urlA(2)), [entry(urlA(77))]), 1, 'its new owner can');
+      assert.equal(await store.release('batch-without-claims'), 0);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('abandon records unfinished URLs as failed and never hands them out again', () => {
-    const store = seeded(4);
+  it('abandon records unfinished URLs as failed and never hands them out again', async () => {
+    const store = await seeded(4);
     try {
-      store.claim('batch', A, 3);
-      store.complete('batch', pageRecord(urlA(0), { bytes: 7 }), []);
-      assert.equal(store.abandon('batch', 'batch-failed', '2024-02-02T00:00:00.000Z'), 2);
-      assert.deepEqual(urlsOf(store.claim('batch-2', A, 10)), [urlA(3)]);
-      const records = [...store.records()];
+      await store.claim('batch', A, 3);
+      await store.complete('batch', pageRecord(urlA(0), { bytes: 7 }), []);
+      assert.equal(await store.abandon('batch', 'batch-failed', '2024-02-02T00:00:00.000Z'), 2);
+      assert.deepEqual(urlsOf(await store.claim('batch-2', A, 10)), [urlA(3)]);
+      const records = await readRecords(store);
       assert.deepEqual(urlsOf(records), [urlA(0), urlA(1), urlA(2)]);
       assert.equal(records[1].error, 'batch-failed');
       assert.equal(records[1].fetchedAt, '2024-02-02T00:00:00.000Z');
       assert.equal(records[1].status, null);
-      assert.deepEqual(store.batchTotals('batch'), { processed: 3, fetched: 1, errors: 2, skipped: 0, bytes: 7 });
-      assert.equal(store.abandon('batch', 'again', 'x'), 0);
+      assert.deepEqual(await store.batchTotals('batch'), { processed: 3, fetched: 1, errors: 2, skipped: 0, bytes: 7 });
+      assert.equal(await store.abandon('batch', 'again', 'x'), 0);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('releaseAll puts every claimed, unfinished URL back on its host', () => {
+  it('releaseAll puts every claimed, unfinished URL back on its host', async () => {
     const store = new SqliteFrontierStore(tempStoreFile());
     try {
-      store.enqueue([0, 1, 2].map((n) => entry(urlA(n))));
-      store.enqueue([0, 1].map((n) => entry(urlB(n))));
-      store.claim('x', A, 2);
-      store.claim('y', B, 2);
-      store.complete('y', pageRecord(urlB(0)), []);
-      const before = store.snapshot(10);
+      await store.enqueue([0, 1, 2].map((n) => entry(urlA(n))));
+      await store.enqueue([0, 1].map((n) => entry(urlB(n))));
+      await store.claim('x', A, 2);
+      await store.claim('y', B, 2);
+      await store.complete('y', pageRecord(urlB(0)), []);
+      const before = await store.snapshot(10);
       assert.equal(before.queued, 1);
       assert.deepEqual(before.hosts, [{ host: A, queued: 1 }]);
-      assert.equal(store.releaseAll(), 3);
-      assert.deepEqual(store.snapshot(10).hosts, [
+      assert.equal(await store.releaseAll(), 3);
+      assert.deepEqual((await store.snapshot(10)).hosts, [
         { host: A, queued: 3 },
         { host: B, queued: 1 },
       ]);
-      assert.equal(store.releaseAll(), 0);
-      assert.deepEqual(urlsOf(store.claim('z', B, 5)), [urlB(1)]);
+      assert.equal(await store.releaseAll(), 0);
+      assert.deepEqual(urlsOf(await store.claim('z', B, 5)), [urlB(1)]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('snapshot versions grow with every queue change; host counts are exact and ordered', () => {
+  it('snapshot versions grow with every queue change; host counts are exact and ordered', async () => {
     const store = new SqliteFrontierStore(':memory:');
     try {
-      const versions = [store.snapshot(10).version];
-      const step = (change: () => unknown) => {
-        change();
-        versions.push(store.snapshot(10).version);
+      const versions = [(await store.snapshot(10)).version];
+      const step = async (change: () => Promise<unknown>) => {
+        await change();
+        versions.push((await store.snapshot(10)).version);
       };
-      step(() => store.enqueue([0, 1, 2].map((n) => entry(urlA(n)))));
-      step(() => store.enqueue([entry(urlB(0))]));
-      step(() => store.claim('b1', A, 2));
-      step(() => store.complete('b1', pageRecord(urlA(0)), [entry(urlB(1)), entry(urlB(2))]));
-      step(() => store.release('b1'));
-      step(() => store.claim('b2', B, 1));
-      step(() => store.releaseAll());
+      await step(() => store.enqueue([0, 1, 2].map((n) => entry(urlA(n)))));
+      await step(() => store.enqueue([entry(urlB(0))]));
+      await step(() => store.claim('b1', A, 2));
+      await step(() => store.complete('b1', pageRecord(urlA(0)), [entry(urlB(1)), entry(urlB(2))]));
+      await step(() => store.release('b1'));
+      await step(() => store.claim('b2', B, 1));
+      await step(() => store.releaseAll());
       for (let i = 1; i < versions.length; i++) assert.ok(versions[i] > versions[i - 1], `version grows at step ${i}: ${versions.join(',')}`);
 
-      const snapshot = store.snapshot(10);
+      const snapshot = await store.snapshot(10);
       assert.equal(snapshot.queued, 5);
       assert.deepEqual(snapshot.hosts, [
         { host: B, queued: 3 },
         { host: A, queued: 2 },
       ]);
-      assert.deepEqual(store.snapshot(1).hosts, [{ host: B, queued: 3 }], 'maxHosts keeps the largest backlogs');
-      store.claim('b3', A, 10);
-      assert.deepEqual(store.snapshot(10).hosts, [{ host: B, queued: 3 }], 'an empty host drops out');
+      assert.deepEqual((await store.snapshot(1)).hosts, [{ host: B, queued: 3 }], 'maxHosts keeps the largest backlogs');
+      await store.claim('b3', A, 10);
+      assert.deepEqual((await store.snapshot(10)).hosts, [{ host: B, queued: 3 }], 'an empty host drops out');
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('reserveRequestSlot spaces requests to a host by gapMs and defers past maxWaitMs', () => {
-    const store = seeded(1);
+  it('reserveRequestSlot spaces requests to a host by gapMs and defers past maxWaitMs', async () => {
+    const store = await seeded(1);
     try {
-      assert.deepEqual(store.reserveRequestSlot(A, 100, 1_000, 10_000), { waitMs: 0 });
-      assert.deepEqual(store.reserveRequestSlot(A, 100, 1_000, 10_000), { waitMs: 100 });
-      assert.deepEqual(store.reserveRequestSlot(A, 100, 1_000, 10_050), { waitMs: 150 });
-      assert.deepEqual(store.reserveRequestSlot(A, 100, 100, 10_050), { deferUntil: 10_300 }, 'a wait of 250 ms exceeds 100');
-      assert.deepEqual(store.reserveRequestSlot(A, 100, 1_000, 10_300), { waitMs: 0 }, 'a deferral reserves nothing');
-      assert.deepEqual(store.reserveRequestSlot(A, 100, 1_000, 20_000), { waitMs: 0 }, 'an idle host is free');
-      assert.deepEqual(store.reserveRequestSlot(A, 0, 1_000, 20_000), { waitMs: 100 }, 'gap 0 still waits for earlier reservations');
-      assert.deepEqual(store.reserveRequestSlot(A, 0, 1_000, 20_000), { waitMs: 100 }, 'gap 0 reserves nothing');
-      assert.deepEqual(store.reserveRequestSlot(B, 100, 0, 20_000), { waitMs: 0 }, 'hosts are independent');
+      assert.deepEqual(await store.reserveRequestSlot(A, 100, 1_000, 10_000), { waitMs: 0 });
+      assert.deepEqual(await store.reserveRequestSlot(A, 100, 1_000, 10_000), { waitMs: 100 });
+      assert.deepEqual(await store.reserveRequestSlot(A, 100, 1_000, 10_050), { waitMs: 150 });
+      assert.deepEqual(await store.reserveRequestSlot(A, 100, 100, 10_050), { deferUntil: 10_300 }, 'a wait of 250 ms exceeds 100');
+      assert.deepEqual(await store.reserveRequestSlot(A, 100, 1_000, 10_300), { waitMs: 0 }, 'a deferral reserves nothing');
+      assert.deepEqual(await store.reserveRequestSlot(A, 100, 1_000, 20_000), { waitMs: 0 }, 'an idle host is free');
+      assert.deepEqual(await store.reserveRequestSlot(A, 0, 1_000, 20_000), { waitMs: 100 }, 'gap 0 still waits for earlier reservations');
+      assert.deepEqual(await store.reserveRequestSlot(A, 0, 1_000, 20_000), { waitMs: 100 }, 'gap 0 reserves nothing');
+      assert.deepEqual(await store.reserveRequestSlot(B, 100, 0, 20_000), { waitMs: 0 }, 'hosts are independent');
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('deferHost holds back every reservation until the given time, never shortening it', () => {
-    const store = seeded(1);
+  it('deferHost holds back every reservation until the given time, never shortening it', async () => {
+    const store = await seeded(1);
     try {
-      store.deferHost(A, 5_000);
-      store.deferHost(A, 3_000);
-      assert.deepEqual(store.reserveRequestSlot(A, 10, 60_000, 1_000), { waitMs: 4_000 });
-      assert.deepEqual(store.reserveRequestSlot(A, 10, 1_000, 1_000), { deferUntil: 5_010 });
-      store.deferHost('fresh.test', 9_000);
-      assert.deepEqual(store.reserveRequestSlot('fresh.test', 0, 0, 1_000), { deferUntil: 9_000 }, 'works for a host with no URLs');
-      assert.equal(store.totals().queued, 1, 'deferring does not touch the queue');
-      assert.deepEqual(store.snapshot(10).hosts, [{ host: A, queued: 1 }]);
+      await store.deferHost(A, 5_000);
+      await store.deferHost(A, 3_000);
+      assert.deepEqual(await store.reserveRequestSlot(A, 10, 60_000, 1_000), { waitMs: 4_000 });
+      assert.deepEqual(await store.reserveRequestSlot(A, 10, 1_000, 1_000), { deferUntil: 5_010 });
+      await store.deferHost('fresh.test', 9_000);
+      assert.deepEqual(await store.reserveRequestSlot('fresh.test', 0, 0, 1_000), { deferUntil: 9_000 }, 'works for a host with no URLs');
+      assert.equal((await store.totals()).queued, 1, 'deferring does not touch the queue');
+      assert.deepEqual((await store.snapshot(10)).hosts, [{ host: A, queued: 1 }]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('totals and batchTotals count outcomes exactly', () => {
-    const store = seeded(6);
+  it('totals and batchTotals count outcomes exactly', async () => {
+    const store = await seeded(6);
     try {
-      store.claim('b1', A, 4);
-      store.complete('b1', pageRecord(urlA(0), { bytes: 1_000 }), [entry(urlB(0), 1)]);
-      store.complete('b1', pageRecord(urlA(1), { status: 404, bytes: 20 }), []);
-      store.complete('b1', pageRecord(urlA(2), { status: null, error: 'timeout', bytes: 0 }), []);
-      store.complete('b1', pageRecord(urlA(3), { status: null, skipped: 'robots', bytes: 0 }), []);
-      store.claim('b2', A, 1);
-      store.complete('b2', pageRecord(urlA(4), { status: 503, error: null, bytes: 5 }), []);
-      assert.deepEqual(store.totals(), { processed: 5, fetched: 3, errors: 1, skipped: 1, bytes: 1_025, queued: 2, discovered: 7 });
-      assert.deepEqual(store.batchTotals('b1'), { processed: 4, fetched: 2, errors: 1, skipped: 1, bytes: 1_020 });
-      assert.deepEqual(store.batchTotals('b2'), { processed: 1, fetched: 1, errors: 0, skipped: 0, bytes: 5 });
-      assert.deepEqual(store.batchTotals('none'), { processed: 0, fetched: 0, errors: 0, skipped: 0, bytes: 0 });
+      await store.claim('b1', A, 4);
+      await store.complete('b1', pageRecord(urlA(0), { bytes: 1_000 }), [entry(urlB(0), 1)]);
+      await store.complete('b1', pageRecord(urlA(1), { status: 404, bytes: 20 }), []);
+      await store.complete('b1', pageRecord(urlA(2), { status: null, error: 'timeout', bytes: 0 }), []);
+      await store.complete('b1', pageRecord(urlA(3), { status: null, skipped: 'robots', bytes: 0 }), []);
+      await store.claim('b2', A, 1);
+      await store.complete('b2', pageRecord(urlA(4), { status: 503, error: null, bytes: 5 }), []);
+      assert.deepEqual(await store.totals(), { processed: 5, fetched: 3, errors: 1, skipped: 1, bytes: 1_025, queued: 2, discovered: 7 });
+      assert.deepEqual(await store.batchTotals('b1'), { processed: 4, fetched: 2, errors: 1, skipped: 1, bytes: 1_020 });
+      assert.deepEqual(await store.batchTotals('b2'), { processed: 1, fetched: 1, errors: 0, skipped: 0, bytes: 5 });
+      assert.deepEqual(await store.batchTotals('none'), { processed: 0, fetched: 0, errors: 0, skipped: 0, bytes: 0 });
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('records() yields finished pages in discovery order with every field intact', () => {
-    const store = seeded(3);
+  it('records() yields finished pages in discovery order with every field intact', async () => {
+    const store = await seeded(3);
     try {
-      store.claim('b', A, 3);
+      await store.claim('b', A, 3);
       const full = pageRecord(urlA(0), {
         depth: 0,
         links: ['http://x.test/', 'http://y.test/?q=1'],
@@ -327,75 +333,75 @@ describe('SqliteFrontierStore batch semantics', () => {
         title: 'Ünïcödé «title»',
       });
       // Completed out of discovery order.
-      store.complete('b', pageRecord(urlA(2)), []);
-      store.complete('b', full, []);
-      assert.deepEqual(urlsOf([...store.records()]), [urlA(0), urlA(2)], 'unfinished URLs are not records');
-      store.complete('b', pageRecord(urlA(1), { title: null, contentType: null }), []);
-      const records = [...store.records()];
+      await store.complete('b', pageRecord(urlA(2)), []);
+      await store.complete('b', full, []);
+      assert.deepEqual(urlsOf(await readRecords(store)), [urlA(0), urlA(2)], 'unfinished URLs are not records');
+      await store.complete('b', pageRecord(urlA(1), { title: null, contentType: null }), []);
+      const records = await readRecords(store);
       assert.deepEqual(urlsOf(records), [urlA(0), urlA(1), urlA(2)]);
       assert.deepEqual(records[0], full);
       assert.equal(records[1].title, null);
       assert.equal(records[1].noindex, false);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
-  it('keeps robots.txt per host', () => {
-    const store = seeded(1);
+  it('keeps robots.txt per host', async () => {
+    const store = await seeded(1);
     try {
-      assert.equal(store.robots(A), undefined, 'a known host without robots');
-      store.saveRobots(A, { status: 200, body: 'User-agent: *\nDisallow: /x\n', fetchedAt: 123 });
-      store.saveRobots('new.test', { status: null, body: '', fetchedAt: 456 });
-      assert.deepEqual(store.robots(A), { status: 200, body: 'User-agent: *\nDisallow: /x\n', fetchedAt: 123 });
-      assert.deepEqual(store.robots('new.test'), { status: null, body: '', fetchedAt: 456 });
-      assert.deepEqual(store.snapshot(10).hosts, [{ host: A, queued: 1 }], 'saving robots does not touch the queue');
+      assert.equal(await store.robots(A), undefined, 'a known host without robots');
+      await store.saveRobots(A, { status: 200, body: 'User-agent: *\nDisallow: /x\n', fetchedAt: 123 });
+      await store.saveRobots('new.test', { status: null, body: '', fetchedAt: 456 });
+      assert.deepEqual(await store.robots(A), { status: 200, body: 'User-agent: *\nDisallow: /x\n', fetchedAt: 123 });
+      assert.deepEqual(await store.robots('new.test'), { status: null, body: '', fetchedAt: 456 });
+      assert.deepEqual((await store.snapshot(10)).hosts, [{ host: A, queued: 1 }], 'saving robots does not touch the queue');
     } finally {
-      store.close();
+      await store.close();
     }
   });
   describe('per-host page cap (maxPagesPerHost)', () => {
     const skippedOf = (claimed: ReadonlyArray<{ url: string; skipped?: string }>) => claimed.filter((item) => item.skipped).map((item) => item.url);
 
-    it('hands out at most the cap for fetching; past it, URLs come back marked to be skipped', () => {
-      const store = seeded(10);
+    it('hands out at most the cap for fetching; past it, URLs come back marked to be skipped', async () => {
+      const store = await seeded(10);
       try {
-        store.enqueue([entry(urlB(0))]);
-        assert.deepEqual(store.claim('b1', A, 4, 6), [0, 1, 2, 3].map((n) => ({ url: urlA(n), depth: 0, attempts: 0 })));
-        const second = store.claim('b2', A, 4, 6);
+        await store.enqueue([entry(urlB(0))]);
+        assert.deepEqual(await store.claim('b1', A, 4, 6), [0, 1, 2, 3].map((n) => ({ url: urlA(n), depth: 0, attempts: 0 })));
+        const second = await store.claim('b2', A, 4, 6);
         assert.deepEqual(urlsOf(second), [4, 5, 6, 7].map(urlA), 'still within the batch limit');
         assert.deepEqual(skippedOf(second), [urlA(6), urlA(7)]);
         assert.ok(second.filter((item) => item.skipped).every((item) => item.skipped === HOST_PAGE_CAP));
-        assert.deepEqual(store.claim('b2', A, 4, 6), second, 'a resumed batch gets the same marks back');
-        assert.deepEqual(skippedOf(store.claim('b3', A, 10, 6)), [urlA(8), urlA(9)]);
-        assert.deepEqual(urlsOf(store.claim('b4', B, 10, 6)), [urlB(0)], 'other hosts have their own count');
-        assert.equal(store.totals().queued, 0, 'nothing is left queued for a workflow to wait on');
+        assert.deepEqual(await store.claim('b2', A, 4, 6), second, 'a resumed batch gets the same marks back');
+        assert.deepEqual(skippedOf(await store.claim('b3', A, 10, 6)), [urlA(8), urlA(9)]);
+        assert.deepEqual(urlsOf(await store.claim('b4', B, 10, 6)), [urlB(0)], 'other hosts have their own count');
+        assert.equal((await store.totals()).queued, 0, 'nothing is left queued for a workflow to wait on');
       } finally {
-        store.close();
+        await store.close();
       }
     });
 
-    it('counts done and claimed URLs, not released ones; abandoning keeps the skip', () => {
-      const store = seeded(6);
+    it('counts done and claimed URLs, not released ones; abandoning keeps the skip', async () => {
+      const store = await seeded(6);
       try {
-        assert.equal(store.claim('b1', A, 3, 3).length, 3);
-        store.release('b1');
-        const again = store.claim('b2', A, 6, 3);
+        assert.equal((await store.claim('b1', A, 3, 3)).length, 3);
+        await store.release('b1');
+        const again = await store.claim('b2', A, 6, 3);
         assert.deepEqual(skippedOf(again), [urlA(3), urlA(4), urlA(5)], 'the released URLs freed their places');
-        store.complete('b2', pageRecord(urlA(0)), []);
-        store.complete('b2', pageRecord(urlA(3), { status: null, title: null, skipped: HOST_PAGE_CAP }), []);
-        store.abandon('b2', 'batch-failed', '2024-01-01T00:00:00.000Z');
-        const records = new Map([...store.records()].map((record) => [record.url, record]));
+        await store.complete('b2', pageRecord(urlA(0)), []);
+        await store.complete('b2', pageRecord(urlA(3), { status: null, title: null, skipped: HOST_PAGE_CAP }), []);
+        await store.abandon('b2', 'batch-failed', '2024-01-01T00:00:00.000Z');
+        const records = new Map((await readRecords(store)).map((record) => [record.url, record]));
         assert.equal(records.get(urlA(1))?.error, 'batch-failed');
         assert.equal(records.get(urlA(4))?.error, null, 'a URL claimed only to be skipped stays skipped');
         assert.equal(records.get(urlA(4))?.skipped, HOST_PAGE_CAP);
-        assert.deepEqual(store.totals(), { processed: 6, fetched: 1, errors: 2, skipped: 3, bytes: 200, queued: 0, discovered: 6 });
+        assert.deepEqual(await store.totals(), { processed: 6, fetched: 1, errors: 2, skipped: 3, bytes: 200, queued: 0, discovered: 6 });
       } finally {
-        store.close();
+        await store.close();
       }
     });
 
-    it('a store file from before the cap gets the count added when opened', () => {
+    it('a store file from before the cap gets the count added when opened', async () => {
       const file = tempStoreFile();
       const old = new SqliteFrontierStore(file);
       old.enqueue(Array.from({ length: 5 }, (_, n) => entry(urlA(n))));
@@ -408,36 +414,36 @@ describe('SqliteFrontierStore batch semantics', () => {
 
       const store = new SqliteFrontierStore(file);
       try {
-        const claimed = store.claim('b2', A, 5, 3);
+        const claimed = await store.claim('b2', A, 5, 3);
         assert.deepEqual(urlsOf(claimed), [2, 3, 4].map(urlA));
         assert.deepEqual(skippedOf(claimed), [urlA(3), urlA(4)], 'the done and the claimed URL counted');
       } finally {
-        store.close();
+        await store.close();
       }
     });
   });
 });
 
 describe('two SqliteFrontierStore instances on one file', () => {
-  it('interleaved claims from two instances never overlap and see each other', () => {
+  it('interleaved claims from two instances never overlap and see each other', async () => {
     const file = tempStoreFile();
     const one = new SqliteFrontierStore(file);
     const two = new SqliteFrontierStore(file);
     try {
-      one.enqueue(Array.from({ length: 20 }, (_, n) => entry(urlA(n))));
-      assert.equal(two.enqueue([entry(urlA(3)), entry(urlA(20))]), 1, 'the seen-set is shared');
-      const claimedByOne = urlsOf(one.claim('one', A, 5));
-      const claimedByTwo = urlsOf(two.claim('two', A, 5));
+      await one.enqueue(Array.from({ length: 20 }, (_, n) => entry(urlA(n))));
+      assert.equal(await two.enqueue([entry(urlA(3)), entry(urlA(20))]), 1, 'the seen-set is shared');
+      const claimedByOne = urlsOf(await one.claim('one', A, 5));
+      const claimedByTwo = urlsOf(await two.claim('two', A, 5));
       assert.deepEqual(claimedByOne, [0, 1, 2, 3, 4].map(urlA));
       assert.deepEqual(claimedByTwo, [5, 6, 7, 8, 9].map(urlA));
-      assert.equal(two.complete('two', pageRecord(urlA(0)), [entry(urlA(30))]), 0, "two cannot complete one's URL");
-      assert.equal(one.complete('one', pageRecord(urlA(0)), [entry(urlA(31))]), 1);
-      assert.deepEqual(urlsOf(one.claim('one', A, 5)), [1, 2, 3, 4].map(urlA), 'resume from the other connection too');
-      assert.deepEqual(urlsOf([...two.records()]), [urlA(0)]);
-      assert.equal(two.totals().queued, 12, 'p/10..20 and p/31');
+      assert.equal(await two.complete('two', pageRecord(urlA(0)), [entry(urlA(30))]), 0, "two cannot complete one's URL");
+      assert.equal(await one.complete('one', pageRecord(urlA(0)), [entry(urlA(31))]), 1);
+      assert.deepEqual(urlsOf(await one.claim('one', A, 5)), [1, 2, 3, 4].map(urlA), 'resume from the other connection too');
+      assert.deepEqual(urlsOf(await readRecords(two)), [urlA(0)]);
+      assert.equal((await two.totals()).queued, 12, 'p/10..20 and p/31');
     } finally {
-      one.close();
-      two.close();
+      await one.close();
+      await two.close();
     }
   });
 
@@ -457,18 +463,20 @@ describe('two SqliteFrontierStore instances on one file', () => {
       while (Atomics.load(gate, 0) < 2) Atomics.wait(gate, 0, Atomics.load(gate, 0), 5);
       const fetched = [];
       const skipped = [];
+      (async () => {
       for (let batch = 0; ; batch++) {
         const batchId = workerData.name + '-' + batch;
-        const claimed = store.claim(batchId, workerData.host, 3, workerData.maxPagesPerHost);
+        const claimed = await store.claim(batchId, workerData.host, 3, workerData.maxPagesPerHost);
         if (claimed.length === 0) break;
         for (const item of claimed) {
           (item.skipped ? skipped : fetched).push(item.url);
-          store.complete(batchId, { url: item.url, depth: item.depth, status: item.skipped ? null : 200, error: null, skipped: item.skipped ?? null,
+          await store.complete(batchId, { url: item.url, depth: item.depth, status: item.skipped ? null : 200, error: null, skipped: item.skipped ?? null,
             title: workerData.name, links: [], fetchedAt: '', finalUrl: null, contentType: null, bytes: 1, canonical: null, noindex: false }, []);
         }
       }
-      store.close();
+      await store.close();
       parentPort.postMessage({ fetched, skipped });
+      })();
     `;
     const gate = new SharedArrayBuffer(4);
     const run = (name: string) =>
@@ -485,8 +493,8 @@ describe('two SqliteFrontierStore instances on one file', () => {
     const file = tempStoreFile();
     const total = 400;
     const seed = new SqliteFrontierStore(file);
-    seed.enqueue(Array.from({ length: total }, (_, n) => entry(urlA(n))));
-    seed.close();
+    await seed.enqueue(Array.from({ length: total }, (_, n) => entry(urlA(n))));
+    await seed.close();
 
     const [left, right] = (await raceTwoThreads(file)).map((got) => got.fetched);
 
@@ -495,13 +503,13 @@ describe('two SqliteFrontierStore instances on one file', () => {
     assert.equal(new Set(all).size, total, 'no URL claimed twice');
     const check = new SqliteFrontierStore(file);
     try {
-      const records = [...check.records()];
+      const records = await readRecords(check);
       assert.equal(records.length, total);
       const leftSet = new Set(left);
       assert.ok(records.every((record) => record.title === (leftSet.has(record.url) ? 'left' : 'right')), 'each record written by its claimer');
-      assert.deepEqual(check.totals(), { processed: total, fetched: total, errors: 0, skipped: 0, bytes: total, queued: 0, discovered: total });
+      assert.deepEqual(await check.totals(), { processed: total, fetched: total, errors: 0, skipped: 0, bytes: total, queued: 0, discovered: total });
     } finally {
-      check.close();
+      await check.close();
     }
   });
   it('two worker threads racing on the file never fetch more than maxPagesPerHost URLs of a host', async () => {
@@ -509,8 +517,8 @@ describe('two SqliteFrontierStore instances on one file', () => {
     const total = 400;
     const cap = 150;
     const seed = new SqliteFrontierStore(file);
-    seed.enqueue(Array.from({ length: total }, (_, n) => entry(urlA(n))));
-    seed.close();
+    await seed.enqueue(Array.from({ length: total }, (_, n) => entry(urlA(n))));
+    await seed.close();
 
     const [left, right] = await raceTwoThreads(file, cap);
     const fetched = [...left.fetched, ...right.fetched];
@@ -520,9 +528,9 @@ describe('two SqliteFrontierStore instances on one file', () => {
     assert.equal(new Set([...fetched, ...skipped]).size, total, 'every URL handed out exactly once');
     const check = new SqliteFrontierStore(file);
     try {
-      assert.deepEqual(check.totals(), { processed: total, fetched: cap, errors: 0, skipped: total - cap, bytes: total, queued: 0, discovered: total });
+      assert.deepEqual(await check.totals(), { processed: total, fetched: cap, errors: 0, skipped: total - cap, bytes: total, queued: 0, discovered: total });
     } finally {
-      check.close();
+      await check.close();
     }
   });
 });

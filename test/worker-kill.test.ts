@@ -48,7 +48,7 @@ describe('worker killed or stopped mid-crawl', () => {
       const summary = await handle.result();
 
       const expected = site.graph.reachableFrom(0);
-      const records = readRecords(env.dataDir, 'kill-test');
+      const records = await readRecords(env.dataDir, 'kill-test');
       const urls = records.map((record) => record.url);
       assert.equal(new Set(urls).size, urls.length, 'no URL recorded twice');
       assert.equal(urls.length, expected.size, 'every reachable page recorded');

@@ -107,7 +107,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
       guard,
     };
     for (let attempts = item.attempts; ; ) {
-      const slot = store.reserveRequestSlot(host, gapMs, LONG_WAIT_MS, Date.now());
+      const slot = await store.reserveRequestSlot(host, gapMs, LONG_WAIT_MS, Date.now());
       if ('deferUntil' in slot) return { deferUntil: slot.deferUntil, attempts };
       metrics.politenessWait.observe(slot.waitMs / 1000);
       await cancellableSleep(slot.waitMs, signal);
@@ -121,7 +121,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
         const retryAfterMs = 'page' in attempt && BACKOFF_STATUSES.has(status ?? 0) ? attempt.page.retryAfterMs : null;
         if (retryAfterMs !== null) {
           // The host asked everyone to wait: the store's slot makes every batch of the crawl wait.
-          store.deferHost(host, Date.now() + Math.min(retryAfterMs, config.maxRetryAfterMs));
+          await store.deferHost(host, Date.now() + Math.min(retryAfterMs, config.maxRetryAfterMs));
         } else {
           await cancellableSleep(RETRY_BASE_MS * 2 ** (attempts - 1) * (0.5 + Math.random()), signal);
         }
@@ -155,10 +155,9 @@ export function createCrawlBatch(deps: ActivityDeps) {
     if (alreadySeen > 0) metrics.droppedUrls.inc({ reason: 'already-seen' }, alreadySeen);
   };
 
-  return async function crawlBatch(input: CrawlBatchInput): Promise<BatchResult> {
+  async function runBatch(input: CrawlBatchInput, store: FrontierStore): Promise<BatchResult> {
     const context = Context.current();
     const signal = context.cancellationSignal;
-    const store = stores.get(input.crawlId);
     const resumed = context.info.heartbeatDetails as BatchProgress | undefined;
     const progress: BatchProgress = { processed: resumed?.processed ?? 0 };
     if (resumed) {
@@ -166,7 +165,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
       context.log.info('resuming batch from heartbeat', { batchId: input.batchId, processed: resumed.processed, attempt: context.info.attempt });
     }
 
-    const claimed = store.claim(input.batchId, input.host, input.limit, input.config.maxPagesPerHost);
+    const claimed = await store.claim(input.batchId, input.host, input.limit, input.config.maxPagesPerHost);
     const policy = policyFor(input.crawlId, input.config);
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
     const ticker = setInterval(() => context.heartbeat(progress), HEARTBEAT_TICK_MS);
@@ -181,12 +180,12 @@ export function createCrawlBatch(deps: ActivityDeps) {
         const result = await processUrl(input, store, item, policy, signal);
         if ('deferUntil' in result) {
           deferUntil = result.deferUntil;
-          store.release(input.batchId, { url: item.url, attempts: result.attempts });
+          await store.release(input.batchId, { url: item.url, attempts: result.attempts });
           metrics.hostDeferrals.inc();
           break;
         }
         const { record, discovered, dropped } = result.outcome;
-        const added = store.complete(input.batchId, record, discovered);
+        const added = await store.complete(input.batchId, record, discovered);
         countDropped(dropped, discovered.length - added);
         const outcome = record.error ? 'error' : record.skipped ? 'skipped' : 'fetched';
         metrics.pages.inc({ outcome, status_class: statusClass(record.status) });
@@ -198,18 +197,22 @@ export function createCrawlBatch(deps: ActivityDeps) {
       stopTimer({ status: deferUntil === null ? 'completed' : 'deferred' });
     } catch (err) {
       stopTimer({ status: signal.aborted ? 'cancelled' : 'failed' });
-      if (signal.aborted) store.release(input.batchId);
+      if (signal.aborted) await store.release(input.batchId);
       trackBatch(input.crawlId, -1);
       throw err;
     } finally {
       clearInterval(ticker);
       queueGauge.dec(pending);
     }
-    const totals = store.batchTotals(input.batchId);
-    const frontier = store.snapshot(SNAPSHOT_HOSTS);
+    const totals = await store.batchTotals(input.batchId);
+    const frontier = await store.snapshot(SNAPSHOT_HOSTS);
     frontierSizes.set(input.crawlId, frontier.queued);
     trackBatch(input.crawlId, -1);
     context.log.info('batch finished', { batchId: input.batchId, host: input.host, claimed: claimed.length, ...totals, deferUntil });
     return { batchId: input.batchId, host: input.host, claimed: claimed.length, totals, deferUntil, frontier };
+  }
+
+  return function crawlBatch(input: CrawlBatchInput): Promise<BatchResult> {
+    return stores.use(input.crawlId, (store) => runBatch(input, store));
   };
 }

@@ -16,31 +16,35 @@ function seedEntries(seeds: readonly string[]): FrontierEntry[] {
 export function createLifecycleActivities(stores: StoreRegistry) {
   return {
     /** Idempotent: seeds already in the frontier are not added again. */
-    async seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
-      const store = stores.get(crawlId);
-      store.enqueue(seedEntries(config.seeds));
-      return store.snapshot(SNAPSHOT_HOSTS);
+    seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
+      return stores.use(crawlId, async (store) => {
+        await store.enqueue(seedEntries(config.seeds));
+        return store.snapshot(SNAPSHOT_HOSTS);
+      });
     },
 
     /** Seeds added to a running crawl: like seedFrontier, and says how many were new. */
-    async addSeeds({ crawlId, config }: SeedFrontierInput): Promise<{ added: number; frontier: FrontierSnapshot }> {
-      const store = stores.get(crawlId);
-      const added = store.enqueue(seedEntries(config.seeds));
-      return { added, frontier: store.snapshot(SNAPSHOT_HOSTS) };
+    addSeeds({ crawlId, config }: SeedFrontierInput): Promise<{ added: number; frontier: FrontierSnapshot }> {
+      return stores.use(crawlId, async (store) => {
+        const added = await store.enqueue(seedEntries(config.seeds));
+        return { added, frontier: await store.snapshot(SNAPSHOT_HOSTS) };
+      });
     },
 
     /** A batch that kept failing: its unfinished URLs get a final `batch-failed` record. */
-    async abandonBatch({ crawlId, batchId }: BatchRef): Promise<BatchTotals> {
-      const store = stores.get(crawlId);
-      store.abandon(batchId, 'batch-failed', new Date().toISOString());
-      return store.batchTotals(batchId);
+    abandonBatch({ crawlId, batchId }: BatchRef): Promise<BatchTotals> {
+      return stores.use(crawlId, async (store) => {
+        await store.abandon(batchId, 'batch-failed', new Date().toISOString());
+        return store.batchTotals(batchId);
+      });
     },
 
     /** The crawl has stopped: claimed URLs go back to the queue, and the totals are read. */
-    async finishCrawl({ crawlId }: { crawlId: string }): Promise<CrawlTotals> {
-      const store = stores.get(crawlId);
-      store.releaseAll();
-      return store.totals();
+    finishCrawl({ crawlId }: { crawlId: string }): Promise<CrawlTotals> {
+      return stores.use(crawlId, async (store) => {
+        await store.releaseAll();
+        return store.totals();
+      });
     },
   };
 }

@@ -2,10 +2,12 @@
  * The crawl flags shared by `crawl`, `start` and `demo`, and their translation into the one
  * crawl config schema. Flags are only parsed here; validation is the schema's.
  */
+import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { InvalidCrawlConfigError, parseCrawlConfig, SCOPES, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
 
 export interface CrawlFlags {
+  config?: string;
   maxPages?: number;
   maxDepth?: number;
   scope?: string;
@@ -45,6 +47,7 @@ export function integer(value: string): number {
 
 export function addCrawlOptions(command: Command): Command {
   return command
+    .option('--config <file.json>', 'crawl config file: the same JSON as `temporal workflow start --input`; flags override it')
     .option('--max-pages <n>', 'stop after this many URLs (default 10000)', integer)
     .option('--max-depth <n>', 'follow links this many hops from a seed (default 20)', integer)
     .option('--scope <scope>', `which links to follow: ${SCOPES.join('|')} (default host)`)
@@ -60,9 +63,28 @@ export function addCrawlOptions(command: Command): Command {
     .option('--allow-private-network', 'also fetch private, loopback and link-local addresses');
 }
 
-export function crawlInputFrom(seeds: string[], flags: CrawlFlags): CrawlInput {
-  const input: Record<string, unknown> = {
-    seeds,
+/** The crawl input of a `--config` file: a JSON object, read as is (the schema validates it). */
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--config ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`--config ${file}: not valid JSON (${(err as Error).message})`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`--config ${file}: must be a JSON object of crawl settings`);
+  return parsed as Record<string, unknown>;
+}
+
+/** The crawl fields the flags and seed arguments set (absent ones left out). */
+function fieldsFromFlags(seeds: string[], flags: CrawlFlags): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    seeds: seeds.length > 0 ? seeds : undefined,
     maxPages: flags.maxPages,
     maxDepth: flags.maxDepth,
     scope: flags.scope,
@@ -77,8 +99,8 @@ export function crawlInputFrom(seeds: string[], flags: CrawlFlags): CrawlInput {
     maxPagesPerHost: flags.maxPagesPerHost,
     allowPrivateNetwork: flags.allowPrivateNetwork,
   };
-  for (const key of Object.keys(input)) if (input[key] === undefined) delete input[key];
-  return input as CrawlInput;
+  for (const key of Object.keys(fields)) if (fields[key] === undefined) delete fields[key];
+  return fields;
 }
 
 export class UsageError extends Error {
@@ -100,10 +122,28 @@ export function validating<T>(parse: () => T, flagOf: (field: string) => string 
   }
 }
 
-/** Validates CLI input with the crawl schema; errors name the flag, not the config field. */
-export function validateCrawlInput(input: CrawlInput): CrawlConfig {
-  return validating(
+export interface CrawlRequest {
+  /** What goes to the workflow: as the user wrote it, defaults left to the schema. */
+  input: CrawlInput;
+  config: CrawlConfig;
+}
+
+/**
+ * The crawl the command line asks for: a config file (if any), the flags over it, and the
+ * seed arguments (which replace the file's seeds when given), validated once. Errors name
+ * what the user typed: the flag or seed argument, or else the config file and its field.
+ */
+export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlRequest {
+  const fromFlags = fieldsFromFlags(seeds, flags);
+  const input = { ...(flags.config === undefined ? {} : readConfigFile(flags.config)), ...fromFlags } as CrawlInput;
+  const config = validating(
     () => parseCrawlConfig(input),
-    (field) => (field.startsWith('seeds.') ? `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"` : (FLAG_OF[field] ?? field)),
+    (field) => {
+      const top = field.split('.')[0];
+      if (!(top in fromFlags) && flags.config !== undefined) return `${flags.config}: ${field}`;
+      if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"`;
+      return FLAG_OF[top] ?? field;
+    },
   );
+  return { input, config };
 }

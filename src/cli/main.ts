@@ -14,7 +14,7 @@ import { startWorkerHost } from '../workers/worker-host';
 import { commonOptions, print, withClient, type CommonFlags } from './command-kit';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands } from './control-commands';
-import { addCrawlOptions, crawlInputFrom, UsageError, validateCrawlInput, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
 import { runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 
@@ -46,8 +46,7 @@ function reportRun(run: CrawlRun, out: string, json: boolean | undefined): void 
 }
 
 async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<void> {
-  const input = crawlInputFrom(seeds, flags);
-  const config = validateCrawlInput(input);
+  const { input, config } = crawlRequestFrom(seeds, flags);
   const crawlId = flags.id ?? newCrawlId();
   const out = resolve(flags.out ?? `${crawlId}.jsonl`);
   const run = await traced('crawlflow crawl', () =>
@@ -81,7 +80,7 @@ function buildProgram(): Command {
     program
       .command('crawl')
       .description('crawl to the end and write one JSON line per URL')
-      .argument('<seed-url...>', 'where the crawl starts'),
+      .argument('[seed-url...]', 'where the crawl starts (or `seeds` in --config)'),
   )
     .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
     .option('--no-progress', 'no progress bar')
@@ -109,10 +108,9 @@ function buildProgram(): Command {
     program
       .command('start')
       .description('start a crawl and return at once (needs a running `crawlflow worker`)')
-      .argument('<seed-url...>', 'where the crawl starts'),
+      .argument('[seed-url...]', 'where the crawl starts (or `seeds` in --config)'),
   ).action(async (seeds: string[], flags: CrawlCommandFlags) => {
-    const input = crawlInputFrom(seeds, flags);
-    validateCrawlInput(input);
+    const { input } = crawlRequestFrom(seeds, flags);
     const crawlId = flags.id ?? newCrawlId();
     await withClient(flags, async (client, uiUrl) => {
       await traced('crawlflow start', () => startCrawl(client, crawlId, input, flags.taskQueue));

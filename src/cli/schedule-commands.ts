@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { createCrawlSchedule, describeCrawlSchedule, listCrawlSchedules, OVERLAP_POLICIES, type OverlapPolicy } from '../client/schedules';
 import { toMilliseconds } from '../shared/duration';
 import { commonOptions, print, withClient, type CommonFlags } from './command-kit';
-import { addCrawlOptions, crawlInputFrom, UsageError, validateCrawlInput, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
 
 interface CreateFlags extends CrawlFlags, CommonFlags {
   every?: string;
@@ -26,7 +26,7 @@ export function addScheduleCommands(program: Command): void {
 
   commonOptions(
     addCrawlOptions(
-      schedule.command('create').description('create a schedule that starts a crawl on a cadence').argument('<schedule-id>').argument('<seed-url...>'),
+      schedule.command('create').description('create a schedule that starts a crawl on a cadence').argument('<schedule-id>').argument('[seed-url...]', 'where each crawl starts (or `seeds` in --config)'),
     ),
   )
     .option('--every <duration>', 'interval between crawls, e.g. 6h')
@@ -36,8 +36,7 @@ export function addScheduleCommands(program: Command): void {
     .option('--paused', 'create it paused')
     .action(async (scheduleId: string, seeds: string[], flags: CreateFlags) => {
       checkCreateFlags(flags);
-      const input = crawlInputFrom(seeds, flags);
-      validateCrawlInput(input);
+      const { input } = crawlRequestFrom(seeds, flags);
       await withClient(flags, async (client) => {
         await createCrawlSchedule(client, {
           scheduleId,

@@ -85,10 +85,10 @@ export class RobotsCache {
     if (cached && now - cached.fetchedAt < ROBOTS_TTL_MS) return cached.rules;
     const host = new URL(origin).host;
     const robotsUrl = `${origin}/robots.txt`;
-    let record = store.robots(host);
+    let record = await store.robots(host);
     if (!record || now - record.fetchedAt >= ROBOTS_TTL_MS) {
       record = await this.download(robotsUrl, fetchPolicy, signal);
-      store.saveRobots(host, record);
+      await store.saveRobots(host, record);
     }
     const rules = rulesFrom(robotsUrl, record, fetchPolicy.userAgent);
     this.parsed.set(cacheKey, { rules, fetchedAt: record.fetchedAt });

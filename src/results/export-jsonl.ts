@@ -29,14 +29,14 @@ export async function exportJsonl(dataDir: string, crawlId: string, outFile: str
   const out = createWriteStream(partial);
   let lines = 0;
   try {
-    for (const record of store.records()) {
+    for await (const record of store.records()) {
       if (!out.write(toJsonLine(record))) await once(out, 'drain');
       lines += 1;
     }
     out.end();
     await finished(out);
   } finally {
-    store.close();
+    await store.close();
   }
   renameSync(partial, outFile);
   return lines;

@@ -48,7 +48,7 @@ const limitFields = {
 
 export const crawlConfigSchema = z
   .object({
-    seeds: z.array(httpUrl).min(1, 'needs at least one seed URL'),
+    seeds: z.array(httpUrl, { error: 'needs at least one seed URL' }).min(1, 'needs at least one seed URL'),
     scope: z.enum(SCOPES).default('host'),
     maxPages: count(1, 100_000_000).default(10_000),
     maxDepth: count(0, 1_000).default(20),

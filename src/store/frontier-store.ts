@@ -3,6 +3,8 @@
  * records. Workflows never touch it; activities reach it through this interface, so a server
  * database can replace the embedded SQLite file for crawls that span machines.
  *
+ * Every method is asynchronous, so a networked database fits the same interface.
+ *
  * Its guarantees are what make the crawl correct with many workers and retries:
  * - `enqueue` is an atomic check-and-mark: a URL enters the frontier once per crawl.
  * - `claim` hands a URL to exactly one batch; a retried batch (same batch id) gets back the
@@ -85,7 +87,7 @@ export interface RobotsRecord {
 }
 
 export interface FrontierStore {
-  enqueue(entries: readonly FrontierEntry[]): number;
+  enqueue(entries: readonly FrontierEntry[]): Promise<number>;
   /**
    * Up to `limit` URLs of `host` for one batch. Of one host, at most `maxPagesPerHost` URLs are
    * ever handed out to be fetched (claimed now or done, across all batches and workers; URLs
@@ -94,24 +96,25 @@ export interface FrontierStore {
    * them as skipped. They are not left queued: the workflow would keep scheduling a host
    * whose backlog can never be claimed, and every URL still counts against `maxPages`.
    */
-  claim(batchId: string, host: string, limit: number, maxPagesPerHost?: number): ClaimedUrl[];
-  complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): number;
+  claim(batchId: string, host: string, limit: number, maxPagesPerHost?: number): Promise<ClaimedUrl[]>;
+  complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number>;
   /**
    * Puts a batch's unfinished URLs back in the queue for a later batch; `retried` is the URL
    * the batch was retrying, whose attempt count is kept so retries stay bounded across batches.
    */
-  release(batchId: string, retried?: { url: string; attempts: number }): number;
+  release(batchId: string, retried?: { url: string; attempts: number }): Promise<number>;
   /** Records a batch's unfinished URLs as failed, so a URL that kills workers cannot stall the crawl. */
-  abandon(batchId: string, error: string, at: string): number;
+  abandon(batchId: string, error: string, at: string): Promise<number>;
   /** Puts every claimed, unfinished URL back in the queue: the crawl has stopped. */
-  releaseAll(): number;
-  reserveRequestSlot(host: string, gapMs: number, maxWaitMs: number, now: number): SlotReservation;
-  deferHost(host: string, until: number): void;
-  robots(host: string): RobotsRecord | undefined;
-  saveRobots(host: string, record: RobotsRecord): void;
-  snapshot(maxHosts: number): FrontierSnapshot;
-  batchTotals(batchId: string): BatchTotals;
-  totals(): CrawlTotals;
-  records(): IterableIterator<PageRecord>;
-  close(): void;
+  releaseAll(): Promise<number>;
+  reserveRequestSlot(host: string, gapMs: number, maxWaitMs: number, now: number): Promise<SlotReservation>;
+  deferHost(host: string, until: number): Promise<void>;
+  robots(host: string): Promise<RobotsRecord | undefined>;
+  saveRobots(host: string, record: RobotsRecord): Promise<void>;
+  snapshot(maxHosts: number): Promise<FrontierSnapshot>;
+  batchTotals(batchId: string): Promise<BatchTotals>;
+  totals(): Promise<CrawlTotals>;
+  /** Every record, in the order URLs were first seen; read in pages, so memory stays flat. */
+  records(): AsyncIterable<PageRecord>;
+  close(): Promise<void>;
 }

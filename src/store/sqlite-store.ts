@@ -285,50 +285,50 @@ export class SqliteFrontierStore implements FrontierStore {
     });
   }
 
-  enqueue(entries: readonly FrontierEntry[]): number {
+  async enqueue(entries: readonly FrontierEntry[]): Promise<number> {
     return this.enqueueTx.immediate(entries);
   }
 
-  claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER): ClaimedUrl[] {
+  async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER): Promise<ClaimedUrl[]> {
     return this.claimTx.immediate(batchId, host, limit, maxPagesPerHost);
   }
 
-  complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): number {
+  async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {
     return this.completeTx.immediate(batchId, record, discovered);
   }
 
-  release(batchId: string, retried?: { url: string; attempts: number }): number {
+  async release(batchId: string, retried?: { url: string; attempts: number }): Promise<number> {
     return this.releaseTx.immediate(batchId, retried);
   }
 
-  abandon(batchId: string, error: string, at: string): number {
+  async abandon(batchId: string, error: string, at: string): Promise<number> {
     return this.abandonTx.immediate(batchId, error, at);
   }
 
-  releaseAll(): number {
+  async releaseAll(): Promise<number> {
     return this.releaseAllTx.immediate();
   }
 
-  reserveRequestSlot(host: string, gapMs: number, maxWaitMs: number, now: number): SlotReservation {
+  async reserveRequestSlot(host: string, gapMs: number, maxWaitMs: number, now: number): Promise<SlotReservation> {
     return this.reserveTx.immediate(host, gapMs, maxWaitMs, now);
   }
 
-  deferHost(host: string, until: number): void {
+  async deferHost(host: string, until: number): Promise<void> {
     this.statements.deferHost.run(host, until);
   }
 
-  robots(host: string): RobotsRecord | undefined {
+  async robots(host: string): Promise<RobotsRecord | undefined> {
     const row = this.statements.robots.get(host) as
       | { robots_status: number | null; robots_body: string | null; robots_fetched_at: number }
       | undefined;
     return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at };
   }
 
-  saveRobots(host: string, record: RobotsRecord): void {
+  async saveRobots(host: string, record: RobotsRecord): Promise<void> {
     this.statements.saveRobots.run(host, record.status, record.body, record.fetchedAt);
   }
 
-  snapshot(maxHosts: number): FrontierSnapshot {
+  async snapshot(maxHosts: number): Promise<FrontierSnapshot> {
     return this.db.transaction(() => ({
       version: this.statements.version.get() as number,
       queued: this.statements.totalQueued.get() as number,
@@ -336,19 +336,19 @@ export class SqliteFrontierStore implements FrontierStore {
     }))();
   }
 
-  batchTotals(batchId: string): BatchTotals {
+  async batchTotals(batchId: string): Promise<BatchTotals> {
     return this.statements.batchTotals.get(batchId) as BatchTotals;
   }
 
-  totals(): CrawlTotals {
+  async totals(): Promise<CrawlTotals> {
     return this.statements.totals.get() as CrawlTotals;
   }
 
-  *records(): IterableIterator<PageRecord> {
+  async *records(): AsyncGenerator<PageRecord> {
     for (const row of this.statements.records.iterate() as IterableIterator<UrlRow>) yield toRecord(row);
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 }

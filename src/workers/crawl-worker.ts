@@ -9,6 +9,7 @@ import { RobotsCache } from '../fetch/robots';
 import { UndiciTransport } from '../fetch/transport';
 import type { CrawlMetrics } from '../observability/metrics';
 import { StoreRegistry } from '../store/store-registry';
+import { crawlStorePath, SqliteFrontierStore } from '../store/sqlite-store';
 
 export interface CrawlWorkerOptions {
   connection: NativeConnection;
@@ -38,7 +39,7 @@ const IDLE_TIMEOUT_MS = 120_000;
 
 export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
   const workerId = options.identity ?? `${process.pid}@${hostname()}`;
-  const stores = new StoreRegistry(options.dataDir);
+  const stores = new StoreRegistry((crawlId) => new SqliteFrontierStore(crawlStorePath(options.dataDir, crawlId)));
   const transport = new UndiciTransport({ connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, connectionsPerOrigin: 64 });
   const activities = createActivities({
     stores,
@@ -77,7 +78,7 @@ export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<Cr
       try {
         await worker.run();
       } finally {
-        stores.closeAll();
+        await stores.closeAll();
         await transport.close();
       }
     },

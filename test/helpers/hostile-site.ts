@@ -31,6 +31,7 @@ import { parseCrawlConfig, type CrawlInput } from '../../src/shared/crawl-config
 import type { BatchResult } from '../../src/shared/crawl-types';
 import type { PageRecord } from '../../src/store/frontier-store';
 import { StoreRegistry } from '../../src/store/store-registry';
+import { crawlStorePath, SqliteFrontierStore } from '../../src/store/sqlite-store';
 
 /** Names that resolve to internal addresses; every other `.test` name resolves to 127.0.0.1. */
 export const INTERNAL_NAMES: Readonly<Record<string, readonly string[]>> = {
@@ -334,7 +335,7 @@ async function gzipZeros(size: number): Promise<Buffer> {
  */
 export class InProcessCrawler {
   private readonly dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-hostile-'));
-  private readonly stores = new StoreRegistry(this.dataDir);
+  private readonly stores = new StoreRegistry((crawlId) => new SqliteFrontierStore(crawlStorePath(this.dataDir, crawlId)));
   private readonly activities;
   private crawls = 0;
 
@@ -365,7 +366,11 @@ export class InProcessCrawler {
       processed += result.totals.processed;
       frontier = result.frontier;
     }
-    return [...this.stores.get(crawlId).records()];
+    return this.stores.use(crawlId, async (store) => {
+      const records: PageRecord[] = [];
+      for await (const record of store.records()) records.push(record);
+      return records;
+    });
   }
 
   /** The record of a crawl of `url` alone (depth 0: its links are not followed). */
@@ -376,8 +381,8 @@ export class InProcessCrawler {
     return record;
   }
 
-  close(): void {
-    this.stores.closeAll();
+  async close(): Promise<void> {
+    await this.stores.closeAll();
     rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
@@ -394,7 +399,7 @@ export function hostileFixture(): HostileFixture {
   const crawler = new InProcessCrawler(transport);
   before(() => site.start());
   after(async () => {
-    crawler.close();
+    await crawler.close();
     await transport.close();
     await site.close();
   });

@@ -105,12 +105,14 @@ export function uniqueQueue(prefix: string): string {
   return `${prefix}-${process.pid}-${queueCounter}`;
 }
 
-export function readRecords(dataDir: string, crawlId: string): PageRecord[] {
+export async function readRecords(dataDir: string, crawlId: string): Promise<PageRecord[]> {
   const store = new SqliteFrontierStore(crawlStorePath(dataDir, crawlId));
   try {
-    return [...store.records()];
+    const records: PageRecord[] = [];
+    for await (const record of store.records()) records.push(record);
+    return records;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -122,7 +124,7 @@ export async function runCrawlToEnd(
 ): Promise<{ summary: CrawlSummary; records: PageRecord[]; handle: CrawlHandle }> {
   const handle = await startCrawl(env.client, crawlId, input, taskQueue);
   const summary = await handle.result();
-  return { summary, records: readRecords(env.dataDir, crawlId), handle };
+  return { summary, records: await readRecords(env.dataDir, crawlId), handle };
 }
 
 /** Event type names (EVENT_TYPE_TIMER_STARTED, ...) of this run's history. */
