@@ -10,6 +10,7 @@ import { UndiciTransport } from '../fetch/transport';
 import type { CrawlMetrics } from '../observability/metrics';
 import { StoreRegistry } from '../store/store-registry';
 import { crawlStorePath, SqliteFrontierStore } from '../store/sqlite-store';
+import { prebuiltWorkflowBundle } from './workflow-bundle';
 
 export interface CrawlWorkerOptions {
   connection: NativeConnection;
@@ -20,8 +21,6 @@ export interface CrawlWorkerOptions {
   /** Batch activities run at once by this worker (each is one sequential stream of requests). */
   maxConcurrentBatches?: number;
   identity?: string;
-  /** A prebuilt workflow bundle (bundleWorkflowCode); without one the worker bundles at start. */
-  workflowBundle?: WorkerOptions['workflowBundle'];
   /** E.g. the OpenTelemetry plugin, for trace propagation. */
   plugins?: WorkerPlugin[];
 }
@@ -36,6 +35,12 @@ export interface CrawlWorker {
 const CONNECT_TIMEOUT_MS = 10_000;
 /** Silence allowed while waiting for headers or body bytes; a crawl's timeoutMs caps the total. */
 const IDLE_TIMEOUT_MS = 120_000;
+
+/** The bundle `npm run build` wrote, else bundle the workflows at start-up. */
+function workflowCode(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  const bundle = prebuiltWorkflowBundle();
+  return bundle ? { workflowBundle: bundle } : { workflowsPath: require.resolve('../workflows') };
+}
 
 export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
   const workerId = options.identity ?? `${process.pid}@${hostname()}`;
@@ -54,7 +59,7 @@ export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<Cr
     taskQueue: options.taskQueue,
     identity: workerId,
     plugins: options.plugins,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    ...workflowCode(),
     activities,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentBatches ?? 64,
     // Cancellation reaches an activity only with a heartbeat response: send them every second

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { createCrawlWorker, type CrawlWorker } from '../../src/workers/crawl-worker';
 import { startWorkerHost, type WorkerHost } from '../../src/workers/worker-host';
@@ -35,13 +35,6 @@ export interface RunningWorker {
   worker: CrawlWorker;
   metrics: CrawlMetrics;
   stop(): Promise<void>;
-}
-
-let bundle: Promise<{ code: string }> | undefined;
-
-function workflowBundle(): Promise<{ code: string }> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows'), logger: createLogger('bundler', 'warn') as never });
-  return bundle;
 }
 
 /** Routes the SDK's logs through a warn-level logger, so test output stays readable. */
@@ -76,7 +69,6 @@ export async function startTestTemporal(options: { dynamicConfig?: Record<string
         taskQueue,
         dataDir,
         metrics,
-        workflowBundle: await workflowBundle(),
       });
       const done = worker.run().finally(() => nativeConnection.close());
       const running: RunningWorker = {

@@ -1,0 +1,37 @@
+/**
+ * The workflow code bundle, built once by `npm run build` instead of by every worker at
+ * start-up: bundling with webpack took about 6 s of CPU and most of a worker's start-up
+ * memory (a 20-page crawl peaked at 446 MB), paid again by every `crawlflow crawl`.
+ * Run as a script (`node dist/src/workers/workflow-bundle.js`) it writes the bundle.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { createLogger } from '../observability/logger';
+import { WORKFLOW_TRACING_MODULES } from '../observability/tracing';
+
+/** `dist/workflow-bundle.js`, next to the compiled sources it was built from. */
+const BUNDLE_PATH = join(__dirname, '..', '..', 'workflow-bundle.js');
+
+/** The prebuilt bundle, or undefined (the worker then bundles `src/workflows` itself). */
+export function prebuiltWorkflowBundle(): { codePath: string } | undefined {
+  return existsSync(BUNDLE_PATH) ? { codePath: BUNDLE_PATH } : undefined;
+}
+
+async function writeWorkflowBundle(): Promise<void> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    // The tracing plugin adds its workflow interceptors only when the worker bundles; a
+    // prebuilt bundle must carry them itself.
+    workflowInterceptorModules: WORKFLOW_TRACING_MODULES,
+    logger: createLogger('workflow-bundler', 'warn') as never,
+  });
+  writeFileSync(BUNDLE_PATH, code);
+}
+
+if (require.main === module) {
+  writeWorkflowBundle().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
