@@ -35,7 +35,8 @@ const MB = 1024 * 1024;
 interface ToolResult {
   tool: ToolName;
   label: string;
-  status: 'ok' | 'failed';
+  /** `timeout`: killed at --tool-timeout; its figures cover what it fetched until then. */
+  status: 'ok' | 'failed' | 'timeout';
   error?: string;
   pages: number;
   windowSeconds: number;
@@ -70,6 +71,7 @@ interface Options {
   workers: number[];
   wrk: boolean;
   scale: boolean;
+  toolTimeoutSeconds: number;
   name: string;
 }
 
@@ -84,6 +86,7 @@ function parseOptions(): Options {
       'no-workers': { type: 'boolean', default: false },
       'no-wrk': { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
+      'tool-timeout': { type: 'string' },
     },
   });
   const tools = (values.tools ?? (values.scale ? 'crawlflow' : TOOL_NAMES.join(','))).split(',') as ToolName[];
@@ -97,6 +100,8 @@ function parseOptions(): Options {
     workers: values['no-workers'] || values.scale ? [] : values.workers.split(',').map(Number),
     wrk: !values['no-wrk'],
     scale: values.scale,
+    // Keeps one invocation of the head-to-head near 10 minutes even when a tool stalls.
+    toolTimeoutSeconds: Number(values['tool-timeout'] ?? (values.scale ? 4 * 3600 : 240)),
     name: values.scale ? 'scale' : all ? 'latest' : 'partial',
   };
 }
@@ -148,9 +153,9 @@ async function runTool(tool: ToolName, site: SiteProcess, options: Options): Pro
   await resetSiteStats(site.origin);
   log(`${tool}: crawling ${site.reachableCount} pages`);
   const siteMeter = new ProcessMeter(site.pid);
-  const run = await runProcess(await spec.launch(job), { timeoutMs: options.scale ? 4 * 3600_000 : 600_000, recordEveryMs: options.scale ? 5_000 : 1_000 });
+  const run = await runProcess(await spec.launch(job), { timeoutMs: options.toolTimeoutSeconds * 1000, recordEveryMs: options.scale ? 5_000 : 1_000 });
   const siteUsage = siteMeter.stop();
-  if (run.exitCode !== 0) {
+  if (run.exitCode !== 0 && !run.timedOut) {
     const reason = `exit ${run.exitCode ?? run.signal}:\n${run.stderrTail}`;
     log(`${tool}: failed (${reason})`);
     return failed(tool, reason);
@@ -159,7 +164,8 @@ async function runTool(tool: ToolName, site: SiteProcess, options: Options): Pro
   const result: ToolResult = {
     tool,
     label: spec.label,
-    status: 'ok',
+    status: run.timedOut ? 'timeout' : 'ok',
+    ...(run.timedOut ? { error: `timed out after ${options.toolTimeoutSeconds} s with ${pageSet.pages} of ${site.reachableCount} pages` } : {}),
     pages: pageSet.pages,
     windowSeconds: pageSet.windowSeconds,
     pagesPerSecond: pageSet.pages / Math.max(1e-3, pageSet.windowSeconds),
@@ -167,14 +173,14 @@ async function runTool(tool: ToolName, site: SiteProcess, options: Options): Pro
     cpuSeconds: run.usage.cpuSeconds,
     peakRssMb: run.usage.peakRssBytes / MB,
     ratioToRaw: null,
-    samePageSet: pageSet.exactlyOnce,
+    samePageSet: pageSet.exactlyOnce && !run.timedOut,
     pageSet,
     processes: run.usage.processes.map(({ peakRssBytes, ...rest }) => ({ ...rest, peakRssMb: peakRssBytes / MB })),
     siteServerCoreShare: siteUsage.cpuSeconds / Math.max(1e-3, pageSet.windowSeconds),
     toolOutput: run.output,
   };
   if (options.scale) result.rssOverTime = run.usage.rssOverTime.map(toMbSample);
-  if (tool === 'crawlflow') {
+  if (tool === 'crawlflow' && !run.timedOut) {
     const history = await countHistoryEventsInDataDir(join(runDir, 'data'), CRAWLFLOW_CRAWL_ID);
     result.crawlflow = {
       history,
@@ -184,7 +190,7 @@ async function runTool(tool: ToolName, site: SiteProcess, options: Options): Pro
       temporalServer: sumUsage(run.usage.processes, 'temporal'),
     };
   }
-  log(`${tool}: ${pageSet.pages} pages in ${pageSet.windowSeconds.toFixed(1)} s, exactly once: ${pageSet.exactlyOnce}`);
+  log(`${tool}: ${pageSet.pages} pages in ${pageSet.windowSeconds.toFixed(1)} s, exactly once: ${pageSet.exactlyOnce}${run.timedOut ? ` (${result.error})` : ''}`);
   return result;
 }
 
@@ -199,20 +205,21 @@ function table(results: ToolResult[]): string {
       ? [r.tool, 'failed', '', '', '', '', '', r.error?.split('\n')[0] ?? '']
       : [
           r.tool,
-          String(r.pages),
+          r.status === 'timeout' ? `${r.pages} (timed out at ${r.wallSeconds.toFixed(0)} s)` : String(r.pages),
           r.pagesPerSecond.toFixed(0),
           r.wallSeconds.toFixed(1),
           r.cpuSeconds.toFixed(1),
           r.peakRssMb.toFixed(0),
           r.ratioToRaw === null ? '' : r.ratioToRaw.toFixed(2),
-          r.samePageSet ? 'yes' : `no (${r.pageSet?.missing} missing, ${r.pageSet?.duplicates} dup, ${r.pageSet?.unexpected} extra)`,
+          r.samePageSet ? 'yes' : `no (${r.pageSet?.missing} missing, ${r.pageSet?.duplicates} duplicates, ${r.pageSet?.unexpected} unexpected)`,
         ],
   );
   return [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
 }
 
 function targetsOf(results: ToolResult[], workers: WorkerScalingRun[]): Record<string, { value: number | null; target: string; met: boolean | null }> {
-  const byTool = new Map(results.filter((r) => r.status === 'ok').map((r) => [r.tool, r]));
+  // A timed-out tool's rate covers only its first, faster part: comparisons flatter it.
+  const byTool = new Map(results.filter((r) => r.status !== 'failed').map((r) => [r.tool, r]));
   const crawlflow = byTool.get('crawlflow');
   const ratio = (other: ToolName): number | null => {
     const base = byTool.get(other);
@@ -233,7 +240,8 @@ function targetsOf(results: ToolResult[], workers: WorkerScalingRun[]): Record<s
 }
 
 function chartOf(results: ToolResult[], subtitle: string): string {
-  const bars = (value: (r: ToolResult) => number) => results.map((r) => ({ label: r.label, value: value(r), failed: r.status === 'failed' ? 'failed' : undefined }));
+  const bars = (value: (r: ToolResult) => number) =>
+    results.map((r) => ({ label: r.status === 'timeout' ? `${r.label} (timed out)` : r.label, value: value(r), failed: r.status === 'failed' ? 'failed' : undefined }));
   const panels: BarPanel[] = [
     { title: 'throughput', unit: 'pages/s', bars: bars((r) => r.pagesPerSecond) },
     { title: 'CPU', unit: 's, process tree', bars: bars((r) => r.cpuSeconds) },
@@ -266,7 +274,7 @@ async function main(): Promise<void> {
     const raw = results.find((r) => r.tool === 'raw' && r.status === 'ok');
     const digests = new Set(results.filter((r) => r.status === 'ok').map((r) => r.pageSet?.digest));
     for (const r of results) {
-      if (raw && r.status === 'ok') r.ratioToRaw = r.pagesPerSecond / raw.pagesPerSecond;
+      if (raw && r.status !== 'failed') r.ratioToRaw = r.pagesPerSecond / raw.pagesPerSecond;
       r.samePageSet &&= digests.size === 1;
     }
 

@@ -9,6 +9,8 @@ import type { Launch } from './tools';
 export interface ProcessRun {
   exitCode: number | null;
   signal: string | null;
+  /** Killed for running past `timeoutMs`. */
+  timedOut: boolean;
   wallSeconds: number;
   /** The last stdout line that parsed as a JSON object. */
   output: Record<string, unknown> | undefined;
@@ -43,8 +45,9 @@ export async function runProcess(launch: Launch, options: { timeoutMs: number; r
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   // Keep only a bounded tail: a noisy tool must not grow the bench's memory.
   child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-20_000)));
+  let timedOut = false;
   const timer = setTimeout(() => {
-    stderr += `\n[bench] killed after ${options.timeoutMs / 1000} s`;
+    timedOut = true;
     child.kill('SIGKILL');
   }, options.timeoutMs);
   const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (code, sig) => resolve([code, sig])));
@@ -52,6 +55,7 @@ export async function runProcess(launch: Launch, options: { timeoutMs: number; r
   return {
     exitCode,
     signal,
+    timedOut,
     wallSeconds: (performance.now() - started) / 1000,
     output: lastJsonLine(stdout),
     stderrTail: stderr.trim().split('\n').slice(-STDERR_TAIL_LINES).join('\n'),
