@@ -53,6 +53,8 @@ interface ToolResult {
   processes: Array<Omit<ProcessUsage, 'peakRssBytes'> & { peakRssMb: number }>;
   /** The site server's CPU during this tool's run, as a share of one core over the window. */
   siteServerCoreShare: number;
+  /** 1-minute load average when the tool started: the machine is shared, this shows how busy. */
+  loadAverageAtStart?: number;
   toolOutput?: Record<string, unknown>;
   crawlflow?: {
     history: HistoryCount;
@@ -152,6 +154,7 @@ async function runTool(tool: ToolName, site: SiteProcess, options: Options): Pro
   const job: CrawlJob = { seed: `${site.origin}/page/0`, maxPages: site.reachableCount, concurrency: options.concurrency, batchSize: options.batchSize, runDir };
   await resetSiteStats(site.origin);
   log(`${tool}: crawling ${site.reachableCount} pages`);
+  const loadAverageAtStart = loadavg()[0];
   const siteMeter = new ProcessMeter(site.pid);
   const run = await runProcess(await spec.launch(job), { timeoutMs: options.toolTimeoutSeconds * 1000, recordEveryMs: options.scale ? 5_000 : 1_000 });
   const siteUsage = siteMeter.stop();
@@ -177,6 +180,7 @@ async function runTool(tool: ToolName, site: SiteProcess, options: Options): Pro
     pageSet,
     processes: run.usage.processes.map(({ peakRssBytes, ...rest }) => ({ ...rest, peakRssMb: peakRssBytes / MB })),
     siteServerCoreShare: siteUsage.cpuSeconds / Math.max(1e-3, pageSet.windowSeconds),
+    loadAverageAtStart,
     toolOutput: run.output,
   };
   if (options.scale) result.rssOverTime = run.usage.rssOverTime.map(toMbSample);
@@ -271,12 +275,9 @@ async function main(): Promise<void> {
 
     const results: ToolResult[] = [];
     for (const tool of options.tools) results.push(await runTool(tool, site, options));
+    // Exactly-once means the fetched set is the reachable set, so those tools share one set.
     const raw = results.find((r) => r.tool === 'raw' && r.status === 'ok');
-    const digests = new Set(results.filter((r) => r.status === 'ok').map((r) => r.pageSet?.digest));
-    for (const r of results) {
-      if (raw && r.status !== 'failed') r.ratioToRaw = r.pagesPerSecond / raw.pagesPerSecond;
-      r.samePageSet &&= digests.size === 1;
-    }
+    for (const r of results) if (raw && r.status !== 'failed') r.ratioToRaw = r.pagesPerSecond / raw.pagesPerSecond;
 
     const workers: WorkerScalingRun[] = [];
     for (const count of options.workers) {
