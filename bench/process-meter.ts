@@ -1,0 +1,157 @@
+/**
+ * CPU time and memory of a process tree, sampled from /proc (Linux only). The tree is the
+ * root and every descendant alive at a sample, so the Temporal server that `crawlflow crawl`
+ * starts, or Scrapy's and Colly's threads, count with their tool.
+ *
+ * Per process: CPU is utime + stime at the last sample it was seen at, and its peak RSS is
+ * the kernel's own high-water mark (VmHWM), exact even between samples. For the tree, peak
+ * RSS is the largest sum of current RSS over samples. CPU counts from the meter's start (a
+ * process already running then, such as the site server, is charged only what it spends
+ * while metered). The CPU a process spends after its last sample is lost, up to one
+ * interval each (250 ms by default).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+const CLOCK_TICKS_PER_SECOND = 100; // getconf CLK_TCK; 100 on every Linux we run on
+const PAGE_BYTES = 4096;
+
+export interface ProcessUsage {
+  pid: number;
+  /** The kernel's name for it (`comm`): node, temporal, python3, bench-colly... */
+  name: string;
+  cpuSeconds: number;
+  peakRssBytes: number;
+}
+
+export interface RssSample {
+  /** Seconds since the meter started. */
+  t: number;
+  rssBytes: number;
+  /** The same, per process name (e.g. the worker's `node` and the server's `temporal`). */
+  byName: Record<string, number>;
+}
+
+export interface TreeUsage {
+  cpuSeconds: number;
+  peakRssBytes: number;
+  processes: ProcessUsage[];
+  /** The tree's RSS over time, at most one sample per `recordEveryMs`. */
+  rssOverTime: RssSample[];
+}
+
+interface StatLine {
+  name: string;
+  ppid: number;
+  cpuTicks: number;
+  rssPages: number;
+}
+
+function readStat(pid: number): StatLine | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined; // exited between listing and reading
+  }
+  // comm may contain spaces and parentheses: the fields start after the last ')'.
+  const close = text.lastIndexOf(')');
+  const fields = text.slice(close + 2).split(' ');
+  // fields[0] is state (field 3 of proc(5)); utime is field 14, stime 15, rss 24.
+  return {
+    name: text.slice(text.indexOf('(') + 1, close),
+    ppid: Number(fields[1]),
+    cpuTicks: Number(fields[11]) + Number(fields[12]),
+    rssPages: Number(fields[21]),
+  };
+}
+
+function readPeakRss(pid: number): number | undefined {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class ProcessMeter {
+  private readonly seen = new Map<number, ProcessUsage>();
+  /** CPU ticks of the processes alive at the first sample, taken then. */
+  private readonly baselineTicks = new Map<number, number>();
+  private firstSample = true;
+  private result: TreeUsage | undefined;
+  private readonly rssOverTime: RssSample[] = [];
+  private readonly startedAt = Date.now();
+  private lastRecordedAt = -Infinity;
+  private peakRssBytes = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly rootPid: number,
+    private readonly options: { intervalMs?: number; recordEveryMs?: number } = {},
+  ) {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), options.intervalMs ?? 250);
+  }
+
+  /** The root and its descendants now: one pass over /proc, children found by parent PID. */
+  private tree(): Map<number, StatLine> {
+    const all = new Map<number, StatLine>();
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const stat = readStat(Number(entry));
+      if (stat) all.set(Number(entry), stat);
+    }
+    const tree = new Map<number, StatLine>();
+    const root = all.get(this.rootPid);
+    if (!root) return tree;
+    tree.set(this.rootPid, root);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const [pid, stat] of all) {
+        if (!tree.has(pid) && tree.has(stat.ppid)) {
+          tree.set(pid, stat);
+          grew = true;
+        }
+      }
+    }
+    return tree;
+  }
+
+  private sample(): void {
+    let rss = 0;
+    const byName: Record<string, number> = {};
+    for (const [pid, stat] of this.tree()) {
+      rss += stat.rssPages * PAGE_BYTES;
+      byName[stat.name] = (byName[stat.name] ?? 0) + stat.rssPages * PAGE_BYTES;
+      const usage = this.seen.get(pid) ?? { pid, name: stat.name, cpuSeconds: 0, peakRssBytes: 0 };
+      usage.name = stat.name; // a forked child takes its own name when it execs
+      if (this.firstSample) this.baselineTicks.set(pid, stat.cpuTicks);
+      usage.cpuSeconds = (stat.cpuTicks - (this.baselineTicks.get(pid) ?? 0)) / CLOCK_TICKS_PER_SECOND;
+      usage.peakRssBytes = Math.max(usage.peakRssBytes, readPeakRss(pid) ?? stat.rssPages * PAGE_BYTES);
+      this.seen.set(pid, usage);
+    }
+    this.firstSample = false;
+    this.peakRssBytes = Math.max(this.peakRssBytes, rss);
+    const now = Date.now();
+    if (rss > 0 && now - this.lastRecordedAt >= (this.options.recordEveryMs ?? 1_000)) {
+      this.rssOverTime.push({ t: (now - this.startedAt) / 1000, rssBytes: rss, byName });
+      this.lastRecordedAt = now;
+    }
+  }
+
+  /** Takes a last sample and stops; later calls return the same result. */
+  stop(): TreeUsage {
+    if (this.result) return this.result;
+    this.sample();
+    clearInterval(this.timer);
+    const processes = [...this.seen.values()];
+    this.result = {
+      cpuSeconds: processes.reduce((sum, process) => sum + process.cpuSeconds, 0),
+      peakRssBytes: this.peakRssBytes,
+      processes,
+      rssOverTime: this.rssOverTime,
+    };
+    return this.result;
+  }
+}

@@ -1,0 +1,362 @@
+/**
+ * `npm run bench`: the head-to-head of issue #5. One synthetic site (its own process), then
+ * each tool in its own process, one after another, with the same seed, concurrency and page
+ * limit (every reachable page), robots.txt off. Each tool is metered from /proc, and the
+ * site server proves what it fetched. Then crawlflow with 1 and 2 worker processes.
+ * Results go to bench/results/<name>.json and .svg, and a table to stdout.
+ *
+ *   npm run bench                                  # 20,000-page site, all tools, wrk, 1 vs 2 workers
+ *   npm run bench -- --tools raw,crawlflow         # a subset (written as bench/results/partial.*)
+ *   npm run bench:scale                            # 1,000,000-page site, crawlflow only, RSS over time
+ *
+ * Numbers from one run compare with each other; across runs, a shared machine adds noise.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { projectRoot } from '../src/temporal/project-paths';
+import { barPanelsSvg, lineChartSvg, type BarPanel } from './chart';
+import { countHistoryEventsInDataDir, type HistoryCount } from './crawlflow-history';
+import { ensureWrk } from './installers';
+import { checkPageSet, fetchSiteStats, resetSiteStats, type PageSetCheck } from './page-set';
+import { ProcessMeter, type ProcessUsage, type RssSample } from './process-meter';
+import { runProcess } from './run-process';
+import { PAGE_BYTES, SITE_SEED, startSiteProcess, type SiteProcess } from './site-process';
+import { CRAWLFLOW_CRAWL_ID, TOOL_NAMES, TOOLS, type CrawlJob, type ToolName } from './tools';
+import { runWithWorkers, type WorkerScalingRun } from './worker-scaling';
+import { measureWrkCeiling, type WrkCeiling } from './wrk-ceiling';
+
+const RESULTS_DIR = join(projectRoot, 'bench', 'results');
+/** Scratch space for run directories (crawl stores, Temporal databases, outputs); not committed. */
+const WORK_DIR = join(projectRoot, '.tools', 'bench-runs');
+const MB = 1024 * 1024;
+
+interface ToolResult {
+  tool: ToolName;
+  label: string;
+  /** `timeout`: killed at --tool-timeout; its figures cover what it fetched until then. */
+  status: 'ok' | 'failed' | 'timeout';
+  error?: string;
+  pages: number;
+  windowSeconds: number;
+  /** Distinct pages / crawl window (first page request to last page response, at the server). */
+  pagesPerSecond: number;
+  /** The process's whole life, start-up and shutdown included. */
+  wallSeconds: number;
+  cpuSeconds: number;
+  peakRssMb: number;
+  ratioToRaw: number | null;
+  /** Fetched every reachable page exactly once, and the same set as every other tool. */
+  samePageSet: boolean;
+  pageSet?: PageSetCheck;
+  processes: Array<Omit<ProcessUsage, 'peakRssBytes'> & { peakRssMb: number }>;
+  /** The site server's CPU during this tool's run, as a share of one core over the window. */
+  siteServerCoreShare: number;
+  /** 1-minute load average when the tool started: the machine is shared, this shows how busy. */
+  loadAverageAtStart?: number;
+  toolOutput?: Record<string, unknown>;
+  crawlflow?: {
+    history: HistoryCount;
+    eventsPerThousandPages: number;
+    worker: { cpuSeconds: number; peakRssMb: number };
+    temporalServer: { cpuSeconds: number; peakRssMb: number };
+  };
+  rssOverTime?: Array<{ t: number; mb: number; byName: Record<string, number> }>;
+}
+
+interface Options {
+  tools: ToolName[];
+  pages: number;
+  concurrency: number;
+  batchSize: number;
+  workers: number[];
+  wrk: boolean;
+  scale: boolean;
+  toolTimeoutSeconds: number;
+  name: string;
+}
+
+function parseOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      tools: { type: 'string' },
+      pages: { type: 'string' },
+      concurrency: { type: 'string', default: '32' },
+      'batch-size': { type: 'string', default: '100' },
+      workers: { type: 'string', default: '1,2' },
+      'no-workers': { type: 'boolean', default: false },
+      'no-wrk': { type: 'boolean', default: false },
+      scale: { type: 'boolean', default: false },
+      'tool-timeout': { type: 'string' },
+    },
+  });
+  const tools = (values.tools ?? (values.scale ? 'crawlflow' : TOOL_NAMES.join(','))).split(',') as ToolName[];
+  for (const tool of tools) if (!TOOL_NAMES.includes(tool)) throw new Error(`--tools: unknown tool "${tool}" (known: ${TOOL_NAMES.join(', ')})`);
+  const all = TOOL_NAMES.every((tool) => tools.includes(tool));
+  return {
+    tools,
+    pages: Number(values.pages ?? (values.scale ? 1_000_000 : 20_000)),
+    concurrency: Number(values.concurrency),
+    batchSize: Number(values['batch-size']),
+    workers: values['no-workers'] || values.scale ? [] : values.workers.split(',').map(Number),
+    wrk: !values['no-wrk'],
+    scale: values.scale,
+    // Keeps one invocation of the head-to-head near 10 minutes even when a tool stalls.
+    toolTimeoutSeconds: Number(values['tool-timeout'] ?? (values.scale ? 4 * 3600 : 240)),
+    name: values.scale ? 'scale' : all ? 'latest' : 'partial',
+  };
+}
+
+function log(line: string): void {
+  process.stderr.write(`[bench] ${line}\n`);
+}
+
+function sumUsage(processes: ProcessUsage[], name: string): { cpuSeconds: number; peakRssMb: number } {
+  const matching = processes.filter((process) => process.name === name);
+  return {
+    cpuSeconds: matching.reduce((sum, process) => sum + process.cpuSeconds, 0),
+    peakRssMb: matching.reduce((sum, process) => sum + process.peakRssBytes, 0) / MB,
+  };
+}
+
+function failed(tool: ToolName, error: string): ToolResult {
+  return {
+    tool,
+    label: TOOLS[tool].label,
+    status: 'failed',
+    error,
+    pages: 0,
+    windowSeconds: 0,
+    pagesPerSecond: 0,
+    wallSeconds: 0,
+    cpuSeconds: 0,
+    peakRssMb: 0,
+    ratioToRaw: null,
+    samePageSet: false,
+    processes: [],
+    siteServerCoreShare: 0,
+  };
+}
+
+async function runTool(tool: ToolName, site: SiteProcess, options: Options): Promise<ToolResult> {
+  const spec = TOOLS[tool];
+  try {
+    log(`${tool}: installing if needed`);
+    await spec.install();
+  } catch (err) {
+    log(`${tool}: install failed, skipping it:\n${(err as Error).message}`);
+    return failed(tool, (err as Error).message);
+  }
+  const runDir = join(WORK_DIR, `${options.name}-${tool}`);
+  rmSync(runDir, { recursive: true, force: true });
+  mkdirSync(runDir, { recursive: true });
+  const job: CrawlJob = { seed: `${site.origin}/page/0`, maxPages: site.reachableCount, concurrency: options.concurrency, batchSize: options.batchSize, runDir };
+  await resetSiteStats(site.origin);
+  log(`${tool}: crawling ${site.reachableCount} pages`);
+  const loadAverageAtStart = loadavg()[0];
+  const siteMeter = new ProcessMeter(site.pid);
+  const run = await runProcess(await spec.launch(job), { timeoutMs: options.toolTimeoutSeconds * 1000, recordEveryMs: options.scale ? 5_000 : 1_000 });
+  const siteUsage = siteMeter.stop();
+  if (run.exitCode !== 0 && !run.timedOut) {
+    const reason = `exit ${run.exitCode ?? run.signal}:\n${run.stderrTail}`;
+    log(`${tool}: failed (${reason})`);
+    return failed(tool, reason);
+  }
+  const pageSet = checkPageSet(await fetchSiteStats(site.origin), site.reachable);
+  const result: ToolResult = {
+    tool,
+    label: spec.label,
+    status: run.timedOut ? 'timeout' : 'ok',
+    ...(run.timedOut ? { error: `timed out after ${options.toolTimeoutSeconds} s with ${pageSet.pages} of ${site.reachableCount} pages` } : {}),
+    pages: pageSet.pages,
+    windowSeconds: pageSet.windowSeconds,
+    pagesPerSecond: pageSet.pages / Math.max(1e-3, pageSet.windowSeconds),
+    wallSeconds: run.wallSeconds,
+    cpuSeconds: run.usage.cpuSeconds,
+    peakRssMb: run.usage.peakRssBytes / MB,
+    ratioToRaw: null,
+    samePageSet: pageSet.exactlyOnce && !run.timedOut,
+    pageSet,
+    processes: run.usage.processes.map(({ peakRssBytes, ...rest }) => ({ ...rest, peakRssMb: peakRssBytes / MB })),
+    siteServerCoreShare: siteUsage.cpuSeconds / Math.max(1e-3, pageSet.windowSeconds),
+    loadAverageAtStart,
+    toolOutput: run.output,
+  };
+  if (options.scale) result.rssOverTime = run.usage.rssOverTime.map(toMbSample);
+  if (tool === 'crawlflow' && !run.timedOut) {
+    const history = await countHistoryEventsInDataDir(join(runDir, 'data'), CRAWLFLOW_CRAWL_ID);
+    result.crawlflow = {
+      history,
+      eventsPerThousandPages: (history.events * 1000) / Math.max(1, pageSet.pages),
+      // The CLI process runs the worker (and the client); its child is the dev server.
+      worker: sumUsage(run.usage.processes, 'node'),
+      temporalServer: sumUsage(run.usage.processes, 'temporal'),
+    };
+  }
+  log(`${tool}: ${pageSet.pages} pages in ${pageSet.windowSeconds.toFixed(1)} s, exactly once: ${pageSet.exactlyOnce}${run.timedOut ? ` (${result.error})` : ''}`);
+  return result;
+}
+
+function toMbSample(sample: RssSample): { t: number; mb: number; byName: Record<string, number> } {
+  return { t: sample.t, mb: sample.rssBytes / MB, byName: Object.fromEntries(Object.entries(sample.byName).map(([name, bytes]) => [name, bytes / MB])) };
+}
+
+function table(results: ToolResult[]): string {
+  const header = ['tool', 'pages', 'pages/s', 'wall s', 'CPU s', 'peak RSS MB', 'x raw', 'same page set'];
+  const rows = results.map((r) =>
+    r.status === 'failed'
+      ? [r.tool, 'failed', '', '', '', '', '', r.error?.split('\n')[0] ?? '']
+      : [
+          r.tool,
+          r.status === 'timeout' ? `${r.pages} (timed out at ${r.wallSeconds.toFixed(0)} s)` : String(r.pages),
+          r.pagesPerSecond.toFixed(0),
+          r.wallSeconds.toFixed(1),
+          r.cpuSeconds.toFixed(1),
+          r.peakRssMb.toFixed(0),
+          r.ratioToRaw === null ? '' : r.ratioToRaw.toFixed(2),
+          r.samePageSet ? 'yes' : `no (${r.pageSet?.missing} missing, ${r.pageSet?.duplicates} duplicates, ${r.pageSet?.unexpected} unexpected)`,
+        ],
+  );
+  return [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
+}
+
+function targetsOf(results: ToolResult[], workers: WorkerScalingRun[]): Record<string, { value: number | null; target: string; met: boolean | null }> {
+  // A timed-out tool's rate covers only its first, faster part: comparisons flatter it.
+  const byTool = new Map(results.filter((r) => r.status !== 'failed').map((r) => [r.tool, r]));
+  const crawlflow = byTool.get('crawlflow');
+  const ratio = (other: ToolName): number | null => {
+    const base = byTool.get(other);
+    return crawlflow && base ? crawlflow.pagesPerSecond / base.pagesPerSecond : null;
+  };
+  const check = (value: number | null, target: string, ok: (v: number) => boolean) => ({ value, target, met: value === null ? null : ok(value) });
+  const one = workers.find((w) => w.workers === 1);
+  const two = workers.find((w) => w.workers === 2);
+  return {
+    crawlflowVsRaw: check(ratio('raw'), '>= 0.8', (v) => v >= 0.8),
+    crawlflowVsCrawlee: check(ratio('crawlee'), '>= 3', (v) => v >= 3),
+    crawlflowVsScrapy: check(ratio('scrapy'), '>= 1 (be ahead)', (v) => v >= 1),
+    crawlflowVsColly: check(ratio('colly'), '>= 1 (be ahead)', (v) => v >= 1),
+    historyEventsPerPage: check(crawlflow?.crawlflow ? crawlflow.crawlflow.eventsPerThousandPages / 1000 : null, '<= 0.1', (v) => v <= 0.1),
+    workerPeakRssMb: check(crawlflow?.crawlflow?.worker.peakRssMb ?? null, '< 300', (v) => v < 300),
+    twoWorkersSpeedup: check(one && two ? two.pagesPerSecond / one.pagesPerSecond : null, '> 1', (v) => v > 1),
+  };
+}
+
+function chartOf(results: ToolResult[], subtitle: string): string {
+  const bars = (value: (r: ToolResult) => number) =>
+    results.map((r) => ({ label: r.status === 'timeout' ? `${r.label} (timed out)` : r.label, value: value(r), failed: r.status === 'failed' ? 'failed' : undefined }));
+  const panels: BarPanel[] = [
+    { title: 'throughput', unit: 'pages/s', bars: bars((r) => r.pagesPerSecond) },
+    { title: 'CPU', unit: 's, process tree', bars: bars((r) => r.cpuSeconds) },
+    { title: 'peak RSS', unit: 'MB, process tree', bars: bars((r) => r.peakRssMb) },
+  ];
+  return barPanelsSvg('crawlflow bench: same site, same concurrency, every reachable page once', panels, subtitle);
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions();
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  mkdirSync(WORK_DIR, { recursive: true });
+  log(`starting the ${options.pages.toLocaleString('en-US')}-page site`);
+  const site = await startSiteProcess(options.pages);
+  try {
+    log(`${site.reachableCount} pages reachable from /page/0 (every 10th page is an orphan)`);
+    let wrk: WrkCeiling | { error: string } | undefined;
+    if (options.wrk) {
+      try {
+        wrk = await measureWrkCeiling(await ensureWrk(), site.origin, site.pages, site.pid, WORK_DIR);
+        log(`site server ceiling: ${wrk.requestsPerSecond.toFixed(0)} req/s (${wrk.command})`);
+      } catch (err) {
+        wrk = { error: (err as Error).message };
+        log(`wrk: ${wrk.error}`);
+      }
+    }
+
+    const results: ToolResult[] = [];
+    for (const tool of options.tools) results.push(await runTool(tool, site, options));
+    // Exactly-once means the fetched set is the reachable set, so those tools share one set.
+    const raw = results.find((r) => r.tool === 'raw' && r.status === 'ok');
+    for (const r of results) if (raw && r.status !== 'failed') r.ratioToRaw = r.pagesPerSecond / raw.pagesPerSecond;
+
+    const workers: WorkerScalingRun[] = [];
+    for (const count of options.workers) {
+      log(`crawlflow with ${count} worker process(es)`);
+      const runDir = join(WORK_DIR, `${options.name}-workers-${count}`);
+      rmSync(runDir, { recursive: true, force: true });
+      try {
+        const job: CrawlJob = { seed: `${site.origin}/page/0`, maxPages: site.reachableCount, concurrency: options.concurrency, batchSize: options.batchSize, runDir };
+        const run = await runWithWorkers(site, job, count);
+        workers.push(run);
+        log(`${count} worker(s): ${run.pagesPerSecond.toFixed(0)} pages/s, exactly once: ${run.pageSet.exactlyOnce}`);
+      } catch (err) {
+        log(`${count} worker(s) failed: ${(err as Error).message}`);
+      }
+    }
+
+    const report = {
+      generatedAt: new Date().toISOString(),
+      command: `node dist/bench/run-bench.js ${process.argv.slice(2).join(' ')}`.trim(),
+      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: totalmem() / 1024 ** 3, node: process.version, loadAverageAtEnd: loadavg() },
+      site: { pages: site.pages, reachable: site.reachableCount, pageBytes: PAGE_BYTES, linksPerPage: 12, seed: SITE_SEED },
+      settings: { concurrency: options.concurrency, maxPages: site.reachableCount, crawlflowBatchSize: options.batchSize, robots: 'off' },
+      wrk,
+      tools: results,
+      workers,
+      targets: targetsOf(results, workers),
+    };
+    const subtitle = `${site.reachableCount.toLocaleString('en-US')} pages of ~8 KB, concurrency ${options.concurrency}, ${report.machine.cpus} cores, ${report.generatedAt.slice(0, 16)}Z`;
+    writeFileSync(join(RESULTS_DIR, `${options.name}.json`), `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(join(RESULTS_DIR, `${options.name}.svg`), chartOf(results, subtitle));
+    if (options.scale) writeScaleCharts(results);
+
+    process.stdout.write(`\n${table(results)}\n\n`);
+    if (wrk && 'requestsPerSecond' in wrk) process.stdout.write(`site server ceiling (wrk): ${wrk.requestsPerSecond.toFixed(0)} req/s\n`);
+    const crawlflow = results.find((r) => r.crawlflow);
+    if (crawlflow?.crawlflow) {
+      const { history, eventsPerThousandPages, worker, temporalServer } = crawlflow.crawlflow;
+      process.stdout.write(
+        `crawlflow: ${history.events} history events over ${history.runs} run(s) = ${eventsPerThousandPages.toFixed(1)} per 1,000 pages; ` +
+          `worker ${worker.cpuSeconds.toFixed(1)} CPU s / ${worker.peakRssMb.toFixed(0)} MB peak, Temporal server ${temporalServer.cpuSeconds.toFixed(1)} CPU s / ${temporalServer.peakRssMb.toFixed(0)} MB peak\n`,
+      );
+      if (options.scale) reportScale(crawlflow);
+    }
+    for (const run of workers) process.stdout.write(`crawlflow, ${run.workers} worker process(es): ${run.pagesPerSecond.toFixed(0)} pages/s\n`);
+    for (const [name, target] of Object.entries(report.targets)) {
+      if (target.value !== null) process.stdout.write(`target ${name}: ${target.value.toFixed(3)} (${target.target}) ${target.met ? 'met' : 'NOT met'}\n`);
+    }
+    process.stdout.write(`\nwritten: bench/results/${options.name}.json, bench/results/${options.name}.svg\n`);
+  } finally {
+    await site.stop();
+  }
+}
+
+/** The 1M run against the 20k head-to-head's crawlflow figure, if there is one. */
+function reportScale(crawlflow: ToolResult): void {
+  const latest = join(RESULTS_DIR, 'latest.json');
+  if (!existsSync(latest)) return;
+  const previous = (JSON.parse(readFileSync(latest, 'utf8')) as { tools: ToolResult[] }).tools.find((r) => r.tool === 'crawlflow' && r.status === 'ok');
+  if (!previous) return;
+  const ratio = crawlflow.pagesPerSecond / previous.pagesPerSecond;
+  process.stdout.write(`1M-page run: ${crawlflow.pagesPerSecond.toFixed(0)} pages/s = ${ratio.toFixed(2)}x the 20k run's ${previous.pagesPerSecond.toFixed(0)} (target within 25%: ${ratio >= 0.75 ? 'met' : 'NOT met'})\n`);
+}
+
+function writeScaleCharts(results: ToolResult[]): void {
+  const crawlflow = results.find((r) => r.tool === 'crawlflow');
+  const samples = crawlflow?.rssOverTime;
+  if (!crawlflow || !samples) return;
+  const names = [...new Set(samples.flatMap((sample) => Object.keys(sample.byName)))];
+  const series = [
+    { label: 'process tree', points: samples.map((s) => ({ x: s.t / 60, y: s.mb })) },
+    ...names.map((name) => ({
+      label: name === 'node' ? 'worker (node)' : name === 'temporal' ? 'Temporal server' : name,
+      points: samples.map((s) => ({ x: s.t / 60, y: s.byName[name] ?? 0 })),
+    })),
+  ];
+  writeFileSync(join(RESULTS_DIR, 'scale-rss.svg'), lineChartSvg(`crawlflow, ${crawlflow.pages.toLocaleString('en-US')} pages: RSS over time`, 'minutes', 'RSS (MB)', series));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,113 @@
+/**
+ * The crawlers the bench runs, each as its own process with the same seed, concurrency and
+ * page limit, robots.txt off, and each printing one JSON line of counts when done.
+ */
+import { join } from 'node:path';
+import { projectRoot } from '../src/temporal/project-paths';
+import { ENV } from '../src/shared/names';
+import { freePort } from './free-port';
+import { COLLY_BINARY, CRAWLEE_DIR, installColly, installCrawlee, installScrapy, SCRAPY_DIR, VENV_DIR } from './installers';
+
+export const TOOL_NAMES = ['raw', 'crawlflow', 'crawlee', 'scrapy', 'colly'] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+export interface CrawlJob {
+  seed: string;
+  maxPages: number;
+  concurrency: number;
+  /** crawlflow only: URLs per batch activity. */
+  batchSize: number;
+  /** A fresh directory for this run's files. */
+  runDir: string;
+}
+
+export interface Launch {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+}
+
+export interface Tool {
+  name: ToolName;
+  label: string;
+  install(): Promise<void>;
+  launch(job: CrawlJob): Promise<Launch>;
+}
+
+const node = process.execPath;
+export const CRAWLFLOW_CLI = join(projectRoot, 'dist', 'src', 'cli', 'main.js');
+
+/** The crawlflow ID of a bench run, so the history can be found afterwards. */
+export const CRAWLFLOW_CRAWL_ID = 'bench-crawl';
+
+/** Flags every crawlflow run of the bench shares (`crawl` and `start`). */
+export function crawlflowCrawlFlags(job: CrawlJob): string[] {
+  return [
+    job.seed,
+    '--max-pages', String(job.maxPages),
+    // Concurrent discovery is not breadth-first, so first-seen depth can exceed the BFS depth:
+    // no depth limit, like the other tools.
+    '--max-depth', '1000',
+    '--concurrency', String(job.concurrency),
+    '--per-host-concurrency', String(job.concurrency),
+    '--batch-size', String(job.batchSize),
+    '--ignore-robots',
+    '--allow-private-network',
+    '--data-dir', join(job.runDir, 'data'),
+    '--id', CRAWLFLOW_CRAWL_ID,
+  ];
+}
+
+/** Environment for crawlflow processes: the embedded dev server on free ports, quiet logs. */
+export async function crawlflowEnv(grpcPort?: number): Promise<Record<string, string>> {
+  return {
+    [ENV.devServerPort]: String(grpcPort ?? (await freePort())),
+    [ENV.devServerUiPort]: String(await freePort()),
+    [ENV.logLevel]: 'warn',
+  };
+}
+
+const sharedArgs = (job: CrawlJob): string[] => ['--url', job.seed, '--concurrency', String(job.concurrency), '--max-pages', String(job.maxPages)];
+
+export const TOOLS: Record<ToolName, Tool> = {
+  raw: {
+    name: 'raw',
+    label: 'raw loop (undici + cheerio)',
+    install: async () => undefined,
+    launch: async (job) => ({ command: node, args: [join(projectRoot, 'dist', 'bench', 'raw-loop.js'), ...sharedArgs(job)] }),
+  },
+  crawlflow: {
+    name: 'crawlflow',
+    label: 'crawlflow (CLI, embedded server, 1 worker)',
+    install: async () => undefined,
+    launch: async (job) => ({
+      command: node,
+      args: [CRAWLFLOW_CLI, 'crawl', ...crawlflowCrawlFlags(job), '--no-progress', '--json', '--out', join(job.runDir, 'crawl.jsonl')],
+      env: await crawlflowEnv(),
+    }),
+  },
+  crawlee: {
+    name: 'crawlee',
+    label: 'Crawlee CheerioCrawler',
+    install: installCrawlee,
+    launch: async (job) => ({
+      command: node,
+      args: [join(CRAWLEE_DIR, 'crawl.mjs'), ...sharedArgs(job)],
+      // Crawlee keeps a ./storage directory by default; keep even its metadata out of the repo.
+      env: { CRAWLEE_STORAGE_DIR: join(job.runDir, 'storage') },
+    }),
+  },
+  scrapy: {
+    name: 'scrapy',
+    label: 'Scrapy (minimal spider)',
+    install: installScrapy,
+    launch: async (job) => ({ command: join(VENV_DIR, 'bin', 'python'), args: [join(SCRAPY_DIR, 'spider.py'), ...sharedArgs(job)] }),
+  },
+  colly: {
+    name: 'colly',
+    label: 'Colly (minimal collector)',
+    install: installColly,
+    // Go's flag package takes single-dash flags; it accepts the double-dash form too.
+    launch: async (job) => ({ command: COLLY_BINARY, args: sharedArgs(job) }),
+  },
+};
