@@ -49,6 +49,12 @@ describe('parseCrawlConfig', () => {
       maxRetryAfterMs: 3_600_000,
       maxPagesPerHost: 100_000,
       allowPrivateNetwork: false,
+      include: [],
+      exclude: [],
+      normalize: { removeFragment: true, trailingSlash: 'keep', stripParams: [...TRACKING_PARAMS], sortQuery: false, lowercasePath: false },
+      respectCanonical: true,
+      allowedContentTypes: ['text/html', 'application/xhtml+xml'],
+      sitemaps: { urls: [], fromRobots: false, maxUrls: 50_000, maxFiles: 100, maxIndexDepth: 2 },
     });
     assert.equal(config.deadline, undefined, 'no deadline unless given');
   });
