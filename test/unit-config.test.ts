@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
 import { toMilliseconds } from '../src/shared/duration';
+import { TRACKING_PARAMS } from '../src/policy/normalize-url';
 
 const SEED = 'http://example.com/';
 

@@ -92,11 +92,12 @@ function parseXml(xml: string, maxLocs: number): ParsedSitemap {
       ontext(text) {
         if (loc !== null) loc += text;
       },
-      onclosetag() {
+      onclosetag(_name, isImplied) {
         if (path.pop() === 'loc' && loc !== null) {
           const value = loc.trim();
           loc = null;
-          if (value === '') return;
+          // A <loc> closed only by the end of the input was cut short: its URL is not whole.
+          if (value === '' || isImplied) return;
           if (locs.length < maxLocs) locs.push(value);
           else truncated = true;
         }
