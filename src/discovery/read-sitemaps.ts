@@ -18,7 +18,7 @@ import type { RobotsCache } from '../fetch/robots';
 import type { Transport } from '../fetch/transport';
 import { normalizeUrl } from '../policy/normalize-url';
 import type { UrlPolicy } from '../policy/url-policy';
-import { decodeSitemapBody, parseSitemap, SitemapError, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from './sitemap-parse';
+import { decodeSitemapBody, parseSitemap, SitemapError, SITEMAP_MAX_BYTES } from './sitemap-parse';
 
 /** Failures listed in the report at most (the count covers all). */
 const MAX_REPORTED_FAILURES = 20;
@@ -41,7 +41,10 @@ export interface SitemapReport {
   accepted: number;
   /** Of those, URLs new to the frontier. */
   added: number;
-  /** Entries not used, by reason (`invalid`, `out-of-scope`, `excluded`, `not-included`, `max-urls`, `max-files`, `index-depth`). */
+  /**
+   * Entries not used, by reason: `invalid`, `out-of-scope`, `excluded`, `not-included`, `max-urls` (past
+   * `maxUrls`), `max-files` (sitemaps left unread), `index-depth`, `file-cap` (a file over 50,000 entries, counted once).
+   */
   dropped: Record<string, number>;
   failures: SitemapFailure[];
 }
@@ -86,7 +89,7 @@ async function waitForSlot(reading: SitemapReading, host: string): Promise<void>
   }
 }
 
-async function fetchSitemap(reading: SitemapReading, url: string, maxLocs: number) {
+async function fetchSitemap(reading: SitemapReading, url: string) {
   const { config, transport, guard, signal } = reading;
   await waitForSlot(reading, new URL(url).host);
   const policy: FetchPolicy = {
@@ -100,7 +103,7 @@ async function fetchSitemap(reading: SitemapReading, url: string, maxLocs: numbe
   };
   const response = await fetchResource(transport, url, policy, signal, (status) => status >= 200 && status < 300);
   if (response.body === null) throw new SitemapError('http-status', `HTTP ${response.status}`);
-  return parseSitemap(decodeSitemapBody(response.body), maxLocs);
+  return parseSitemap(decodeSitemapBody(response.body));
 }
 
 /** Reads the sitemaps and queues their URLs; `onFile` is called after each file (for heartbeats). */
@@ -122,7 +125,7 @@ export async function readSitemaps(reading: SitemapReading, onFile: (report: Sit
     }
     let sitemap;
     try {
-      sitemap = await fetchSitemap(reading, ref.url, Math.min(SITEMAP_MAX_URLS, maxUrls - report.accepted + 1));
+      sitemap = await fetchSitemap(reading, ref.url);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       if (!(err instanceof FetchError || err instanceof SitemapError)) throw err;
@@ -158,7 +161,7 @@ export async function readSitemaps(reading: SitemapReading, onFile: (report: Sit
           entries.push({ url: normalized, host: url.host, depth: 0 });
         }
       }
-      if (sitemap.truncated) drop('max-urls');
+      if (sitemap.truncated) drop('file-cap'); // past the protocol's 50,000 entries: the rest were not even read
       report.added += await store.enqueue(entries);
     }
     onFile(report);
