@@ -18,7 +18,7 @@ import type { RobotsCache } from '../fetch/robots';
 import type { Transport } from '../fetch/transport';
 import { normalizeUrl } from '../policy/normalize-url';
 import type { UrlPolicy } from '../policy/url-policy';
-import { decodeSitemapBody, parseSitemap, SitemapError, SITEMAP_MAX_BYTES } from './sitemap-parse';
+import { decodeSitemapBody, parseSitemap, SitemapError, SITEMAP_MAX_BYTES, type ParsedSitemap } from './sitemap-parse';
 
 /** Failures listed in the report at most (the count covers all). */
 const MAX_REPORTED_FAILURES = 20;
@@ -89,7 +89,7 @@ async function waitForSlot(reading: SitemapReading, host: string): Promise<void>
   }
 }
 
-async function fetchSitemap(reading: SitemapReading, url: string) {
+async function fetchSitemap(reading: SitemapReading, url: string): Promise<ParsedSitemap> {
   const { config, transport, guard, signal } = reading;
   await waitForSlot(reading, new URL(url).host);
   const policy: FetchPolicy = {
@@ -106,8 +106,8 @@ async function fetchSitemap(reading: SitemapReading, url: string) {
   return parseSitemap(decodeSitemapBody(response.body));
 }
 
-/** Reads the sitemaps and queues their URLs; `onFile` is called after each file (for heartbeats). */
-export async function readSitemaps(reading: SitemapReading, onFile: (report: SitemapReport) => void = () => undefined): Promise<SitemapReport> {
+/** Reads the sitemaps, breadth first, and queues their URLs. */
+export async function readSitemaps(reading: SitemapReading): Promise<SitemapReport> {
   const { config, store, urls, signal } = reading;
   const { maxUrls, maxFiles, maxIndexDepth } = config.sitemaps;
   const report: SitemapReport = { files: 0, failed: 0, accepted: 0, added: 0, dropped: {}, failures: [] };
@@ -123,7 +123,7 @@ export async function readSitemaps(reading: SitemapReading, onFile: (report: Sit
       drop('max-files', queue.length + 1);
       break;
     }
-    let sitemap;
+    let sitemap: ParsedSitemap;
     try {
       sitemap = await fetchSitemap(reading, ref.url);
     } catch (err) {
@@ -136,7 +136,7 @@ export async function readSitemaps(reading: SitemapReading, onFile: (report: Sit
     report.files += 1;
     if (sitemap.kind === 'sitemapindex') {
       for (const loc of sitemap.locs) {
-        const url = normalizeUrl(loc.trim(), ref.url);
+        const url = normalizeUrl(loc, ref.url);
         if (url === undefined) drop('invalid');
         else if (ref.level >= maxIndexDepth) drop('index-depth');
         else if (!visited.has(url)) {
@@ -164,7 +164,6 @@ export async function readSitemaps(reading: SitemapReading, onFile: (report: Sit
       if (sitemap.truncated) drop('file-cap'); // past the protocol's 50,000 entries: the rest were not even read
       report.added += await store.enqueue(entries);
     }
-    onFile(report);
   }
   return report;
 }
