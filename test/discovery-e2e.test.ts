@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { temporalBinaryPath } from '../src/temporal/project-paths';
 import type { SyntheticSite } from '../src/sites/synthetic-site';
 import type { CrawlSummary } from '../src/shared/crawl-types';
@@ -66,6 +67,8 @@ describe('discovery and scope through Temporal', () => {
     assert.equal(byUrl.get(`${site.origin}/files/report.pdf`)?.skipped, 'content-type');
 
     assert.equal((await scheduledActivities(handle)).filter((name) => name === 'discoverSitemaps').length, 1, 'sitemaps are read once');
+    // The new step is deterministic: its history replays against the workflow code.
+    await Worker.runReplayHistory({ workflowsPath: require.resolve('../src/workflows') }, await handle.fetchHistory(), 'discovery-cli');
   });
 
   it('a crawl without sitemap settings reads none and never finds the orphans', async () => {
