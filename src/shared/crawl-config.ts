@@ -72,7 +72,7 @@ const discoveryFields = {
   respectCanonical: z.boolean().default(true),
   /** Media types kept; a successful response of another type is recorded as skipped (`content-type`), its body never read. */
   allowedContentTypes: z
-    .array(z.string().regex(MEDIA_RANGE, 'must be a media type such as text/html, or type/* '))
+    .array(z.string().regex(MEDIA_RANGE, 'must be a media type such as text/html, or type/*'))
     .min(1, 'needs at least one media type')
     .max(100)
     .default(['text/html', 'application/xhtml+xml']),
