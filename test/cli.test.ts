@@ -57,6 +57,14 @@ describe('invalid input', () => {
     ['an unknown config file field', ['crawl', '--config', configFile('unknown.json', { seeds: ['http://127.0.0.1:9/'], maxPagez: 5 })], /unknown\.json: maxPagez: unknown field/],
     ['a config file that is not JSON', ['crawl', '--config', configFile('broken.json', '{ "seeds": [')], /--config .*broken\.json: not valid JSON/],
     ['a missing config file', ['crawl', '--config', '/nonexistent/crawl.json'], /--config \/nonexistent\/crawl\.json: cannot read it \(ENOENT\)/],
+    ['an invalid exclude regex', ['crawl', 'http://127.0.0.1:9/', '--exclude', '/ok/**', '--exclude', 're:('], /--exclude: "re:\(": invalid regular expression/],
+    ['a sitemap that is not http(s)', ['crawl', 'http://127.0.0.1:9/', '--sitemap', 'file:///etc/passwd'], /--sitemap: must be an absolute http\(s\) URL/],
+    ['an unknown trailing-slash rule', ['crawl', 'http://127.0.0.1:9/', '--trailing-slash', 'sometimes'], /--trailing-slash: /],
+    [
+      'a config file include that is no pattern',
+      ['crawl', '--config', configFile('bad-include.json', { seeds: ['http://127.0.0.1:9/'], include: ['/ok/**', 'docs/**'] })],
+      /bad-include\.json: include\.1: "docs\/\*\*": a glob must start with \//,
+    ],
   ];
   for (const [name, args, message] of cases) {
     it(`rejects ${name} with exit code 2 and a one-line message`, async () => {

@@ -24,6 +24,7 @@ describe('hostile content', () => {
       assert.equal(record.status, 200);
       assert.equal(record.contentType, 'text/plain');
       assert.equal(record.title, null);
+      assert.equal(record.skipped, 'content-type', 'text/plain is not in the default allowedContentTypes');
       assert.deepEqual(record.links, []);
     });
 

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
 import { toMilliseconds } from '../src/shared/duration';
+import { TRACKING_PARAMS } from '../src/policy/normalize-url';
 
 const SEED = 'http://example.com/';
 
@@ -49,6 +50,12 @@ describe('parseCrawlConfig', () => {
       maxRetryAfterMs: 3_600_000,
       maxPagesPerHost: 100_000,
       allowPrivateNetwork: false,
+      include: [],
+      exclude: [],
+      normalize: { removeFragment: true, trailingSlash: 'keep', stripParams: [...TRACKING_PARAMS], sortQuery: false, lowercasePath: false },
+      respectCanonical: true,
+      allowedContentTypes: ['text/html', 'application/xhtml+xml'],
+      sitemaps: { urls: [], fromRobots: false, maxUrls: 50_000, maxFiles: 100, maxIndexDepth: 2 },
     });
     assert.equal(config.deadline, undefined, 'no deadline unless given');
   });

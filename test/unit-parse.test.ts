@@ -4,10 +4,9 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { failedOutcome, fetchedOutcome, skippedOutcome } from '../src/activities/page-outcome';
+import { buildPagePolicy, failedOutcome, fetchedOutcome, skippedOutcome } from '../src/activities/page-outcome';
 import type { FetchedPage } from '../src/fetch/fetch-page';
 import { parseHtmlPage, type ParseLimits } from '../src/parse/html-page';
-import { buildScope } from '../src/policy/scope';
 import { parseCrawlConfig } from '../src/shared/crawl-config';
 
 const PAGE = 'http://site.test/dir/page.html';
@@ -155,7 +154,7 @@ describe('parseHtmlPage', () => {
 
 describe('fetchedOutcome', () => {
   const config = parseCrawlConfig({ seeds: ['http://site.test/'], maxDepth: 3, maxLinksPerPage: 50 });
-  const inScope = buildScope(config.scope, config.seeds);
+  const policy = buildPagePolicy(config);
 
   function fetched(body: string | null, overrides: Partial<FetchedPage> = {}): FetchedPage {
     return {
@@ -175,12 +174,12 @@ describe('fetchedOutcome', () => {
   const ALL = ['http://site.test/in/1', 'http://other.test/out', 'http://site.test/in/2', 'https://site.test/tls', 'http://site.test:8080/port'];
 
   it('records the page and discovers only in-scope links, one level deeper', () => {
-    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 1 }, fetched(`<title>T</title><link rel="canonical" href="/c">${LINKS}`), config, inScope);
+    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 1 }, fetched(`<title>T</title><link rel="canonical" href="http://other.test/c">${LINKS}`), config, policy);
     assert.equal(record.url, PAGE);
     assert.equal(record.depth, 1);
     assert.equal(record.status, 200);
     assert.equal(record.title, 'T');
-    assert.equal(record.canonical, 'http://site.test/c');
+    assert.equal(record.canonical, 'http://other.test/c', 'an out-of-scope canonical is recorded, the page kept');
     assert.equal(record.bytes, 1_234);
     assert.equal(record.contentType, 'text/html');
     assert.equal(record.finalUrl, null, 'not redirected');
@@ -196,46 +195,46 @@ describe('fetchedOutcome', () => {
   });
 
   it('nofollow (meta or header) discovers nothing but still records the links', () => {
-    const viaMeta = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(`<meta name="robots" content="nofollow">${LINKS}`), config, inScope);
+    const viaMeta = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(`<meta name="robots" content="nofollow">${LINKS}`), config, policy);
     assert.deepEqual(viaMeta.discovered, []);
     assert.deepEqual(viaMeta.record.links, ALL);
-    const viaHeader = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(LINKS, { robotsHeader: 'nofollow' }), config, inScope);
+    const viaHeader = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(LINKS, { robotsHeader: 'nofollow' }), config, policy);
     assert.deepEqual(viaHeader.discovered, []);
     assert.deepEqual(viaHeader.record.links, ALL);
   });
 
   it('noindex is recorded without stopping discovery', () => {
-    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(`<meta name="robots" content="noindex">${LINKS}`), config, inScope);
+    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(`<meta name="robots" content="noindex">${LINKS}`), config, policy);
     assert.equal(record.noindex, true);
     assert.equal(discovered.length, 3);
   });
 
   it('a page at maxDepth discovers nothing; one just above it does', () => {
-    const atMax = fetchedOutcome({ url: PAGE, depth: config.maxDepth }, fetched(LINKS), config, inScope);
+    const atMax = fetchedOutcome({ url: PAGE, depth: config.maxDepth }, fetched(LINKS), config, policy);
     assert.deepEqual(atMax.discovered, []);
     assert.deepEqual(atMax.record.links, ALL);
-    const below = fetchedOutcome({ url: PAGE, depth: config.maxDepth - 1 }, fetched(LINKS), config, inScope);
+    const below = fetchedOutcome({ url: PAGE, depth: config.maxDepth - 1 }, fetched(LINKS), config, policy);
     assert.ok(below.discovered.length > 0);
     assert.ok(below.discovered.every((entry) => entry.depth === config.maxDepth));
   });
 
   it('resolves links against the final URL of a redirect and records it', () => {
     const finalUrl = 'http://site.test/moved/here/';
-    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(anchors(['next', 'http://elsewhere.test/x']), { finalUrl }), config, inScope);
+    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(anchors(['next', 'http://elsewhere.test/x']), { finalUrl }), config, policy);
     assert.equal(record.finalUrl, finalUrl);
     assert.deepEqual(discovered, [{ url: 'http://site.test/moved/here/next', host: 'site.test', depth: 1 }]);
   });
 
   it('caps links with maxLinksPerPage from the config', () => {
     const many = anchors(Array.from({ length: 200 }, (_, n) => `/p/${n}`));
-    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(many), config, inScope);
+    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(many), config, policy);
     assert.equal(record.links.length, 50);
     assert.equal(discovered.length, 50);
   });
 
   it('a blocked redirect is skipped and records its target without discovering it', () => {
     const target = 'http://other.test/landing';
-    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(null, { status: 301, redirectBlocked: target, bytes: 0 }), config, inScope);
+    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(null, { status: 301, redirectBlocked: target, bytes: 0 }), config, policy);
     assert.equal(record.skipped, 'redirect-out-of-scope');
     assert.equal(record.status, 301);
     assert.deepEqual(record.links, [target]);
@@ -243,7 +242,7 @@ describe('fetchedOutcome', () => {
   });
 
   it('a response without HTML records status and type only', () => {
-    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(null, { contentType: 'application/pdf', bytes: 0 }), config, inScope);
+    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(null, { contentType: 'application/pdf', bytes: 0 }), config, policy);
     assert.equal(record.status, 200);
     assert.equal(record.contentType, 'application/pdf');
     assert.equal(record.title, null);

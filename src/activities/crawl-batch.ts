@@ -18,9 +18,8 @@ import type { ClaimedUrl, FrontierStore } from '../store/frontier-store';
 import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
 import { AddressGuard } from '../fetch/address-guard';
 import { fetchPage, type FetchedPage, type FetchPolicy } from '../fetch/fetch-page';
-import { buildScope, type ScopePredicate } from '../policy/scope';
 import { statusClass } from '../observability/metrics';
-import { failedOutcome, fetchedOutcome, skippedOutcome, type PageOutcome } from './page-outcome';
+import { buildPagePolicy, failedOutcome, fetchedOutcome, skippedOutcome, type PageOutcome, type PagePolicy } from './page-outcome';
 import type { ActivityDeps } from './deps';
 
 /** Waits longer than this are handed back to the workflow as durable timers. */
@@ -34,7 +33,7 @@ type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: numb
 
 /** What a crawl's config implies for every URL, built once per crawl and worker. */
 interface CrawlPolicy {
-  inScope: ScopePredicate;
+  page: PagePolicy;
   guard: AddressGuard;
 }
 
@@ -61,7 +60,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
   function policyFor(crawlId: string, config: CrawlConfig): CrawlPolicy {
     let policy = policies.get(crawlId);
     if (policy?.seeds !== config.seeds.length) {
-      policy = { inScope: buildScope(config.scope, config.seeds), guard: AddressGuard.forCrawl(config), seeds: config.seeds.length };
+      policy = { page: buildPagePolicy(config), guard: AddressGuard.forCrawl(config), seeds: config.seeds.length };
       policies.set(crawlId, policy);
     }
     return policy;
@@ -86,7 +85,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
     input: CrawlBatchInput,
     store: FrontierStore,
     item: ClaimedUrl,
-    { inScope, guard }: CrawlPolicy,
+    { page: pagePolicy, guard }: CrawlPolicy,
     signal: AbortSignal,
   ): Promise<UrlResult> {
     const { config, host, crawlId } = input;
@@ -103,7 +102,8 @@ export function createCrawlBatch(deps: ActivityDeps) {
       timeoutMs: config.timeoutMs,
       maxBodyBytes: config.maxBodyBytes,
       maxRedirects: config.maxRedirects,
-      allowRedirect: inScope,
+      allowRedirect: (target) => pagePolicy.urls.admit(target) === null,
+      acceptsContentType: pagePolicy.acceptsContentType,
       guard,
     };
     for (let attempts = item.attempts; ; ) {
@@ -128,7 +128,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
         continue;
       }
       if ('error' in attempt) return { outcome: failedOutcome(item, attempt.error) };
-      return { outcome: fetchedOutcome(item, attempt.page, config, inScope) };
+      return { outcome: fetchedOutcome(item, attempt.page, config, pagePolicy) };
     }
   }
 

@@ -3,6 +3,7 @@
  */
 import { createCrawlBatch } from './crawl-batch';
 import { createLifecycleActivities } from './crawl-lifecycle';
+import { createSitemapDiscovery } from './sitemap-discovery';
 import type { ActivityDeps } from './deps';
 
 export type { ActivityDeps } from './deps';
@@ -10,6 +11,7 @@ export type { ActivityDeps } from './deps';
 export function createActivities(deps: ActivityDeps) {
   return {
     crawlBatch: createCrawlBatch(deps),
+    discoverSitemaps: createSitemapDiscovery(deps),
     ...createLifecycleActivities(deps.stores),
   };
 }

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { InvalidCrawlConfigError, parseCrawlConfig, SCOPES, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
+import { TRAILING_SLASH_RULES } from '../policy/normalize-url';
 
 export interface CrawlFlags {
   config?: string;
@@ -21,6 +22,15 @@ export interface CrawlFlags {
   batchSize?: number;
   maxPagesPerHost?: number;
   allowPrivateNetwork?: boolean;
+  include?: string[];
+  exclude?: string[];
+  sitemap?: string[];
+  sitemapsFromRobots?: boolean;
+  allowedContentType?: string[];
+  ignoreCanonical?: boolean;
+  stripParam?: string[];
+  sortQuery?: boolean;
+  trailingSlash?: string;
 }
 
 /** Config field -> the flag that sets it, so errors name what the user typed. */
@@ -37,6 +47,15 @@ const FLAG_OF: Record<string, string> = {
   userAgent: '--user-agent',
   batchSize: '--batch-size',
   maxPagesPerHost: '--max-pages-per-host',
+  include: '--include',
+  exclude: '--exclude',
+  'sitemaps.urls': '--sitemap',
+  'sitemaps.fromRobots': '--sitemaps-from-robots',
+  allowedContentTypes: '--allowed-content-type',
+  respectCanonical: '--ignore-canonical',
+  'normalize.stripParams': '--strip-param',
+  'normalize.sortQuery': '--sort-query',
+  'normalize.trailingSlash': '--trailing-slash',
 };
 
 /** Commander's parser for integer flags (its error names the flag). */
@@ -60,7 +79,21 @@ export function addCrawlOptions(command: Command): Command {
     .option('--user-agent <ua>', 'User-Agent header')
     .option('--batch-size <n>', 'URLs per batch activity (default 50)', integer)
     .option('--max-pages-per-host <n>', 'URLs per host at most (default 100000)', integer)
-    .option('--allow-private-network', 'also fetch private, loopback and link-local addresses');
+    .option('--allow-private-network', 'also fetch private, loopback and link-local addresses')
+    .option('--include <pattern>', 'follow only URLs matching one of these globs (/path/**, https://host/**) or re:<regex> (repeatable)', collect)
+    .option('--exclude <pattern>', 'never follow URLs matching this glob or re:<regex> (repeatable)', collect)
+    .option('--sitemap <url>', 'read this sitemap or sitemap index (XML or .xml.gz) for URLs when the crawl starts (repeatable)', collect)
+    .option('--sitemaps-from-robots', "also read the sitemaps the seed hosts' robots.txt lists")
+    .option('--allowed-content-type <type>', 'media type to keep, e.g. text/html or text/* (repeatable; replaces the default text/html, application/xhtml+xml)', collect)
+    .option('--ignore-canonical', 'do not treat pages whose rel=canonical names another URL as duplicates')
+    .option('--strip-param <glob>', 'query parameter to drop from URLs, e.g. utm_* (repeatable; replaces the default tracking list)', collect)
+    .option('--sort-query', 'sort query parameters by name, so their order does not make URLs distinct')
+    .option('--trailing-slash <rule>', `trailing slashes in paths: ${TRAILING_SLASH_RULES.join('|')} (default keep)`);
+}
+
+/** Commander's accumulator for repeatable flags. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 /** The crawl input of a `--config` file: a JSON object, read as is (the schema validates it). */
@@ -98,9 +131,34 @@ function fieldsFromFlags(seeds: string[], flags: CrawlFlags): Record<string, unk
     batchSize: flags.batchSize,
     maxPagesPerHost: flags.maxPagesPerHost,
     allowPrivateNetwork: flags.allowPrivateNetwork,
+    include: flags.include,
+    exclude: flags.exclude,
+    sitemaps: definedFields({ urls: flags.sitemap, fromRobots: flags.sitemapsFromRobots }),
+    allowedContentTypes: flags.allowedContentType,
+    respectCanonical: flags.ignoreCanonical ? false : undefined,
+    normalize: definedFields({ stripParams: flags.stripParam, sortQuery: flags.sortQuery, trailingSlash: flags.trailingSlash }),
   };
-  for (const key of Object.keys(fields)) if (fields[key] === undefined) delete fields[key];
-  return fields;
+  return definedFields(fields) ?? {};
+}
+
+/** The fields that are set, or undefined when none is. */
+function definedFields(fields: Record<string, unknown>): Record<string, unknown> | undefined {
+  const defined = Object.entries(fields).filter(([, value]) => value !== undefined);
+  return defined.length === 0 ? undefined : Object.fromEntries(defined);
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The config file's settings with the flags' over them; a nested object (`sitemaps`) is merged field by field. */
+function mergeFlags(file: Record<string, unknown>, fromFlags: Record<string, unknown>): Record<string, unknown> {
+  const merged = { ...file };
+  for (const [key, value] of Object.entries(fromFlags)) merged[key] = isObject(value) && isObject(file[key]) ? { ...file[key], ...value } : value;
+  return merged;
+}
+
+/** The dotted paths of the settings the flags set (`maxPages`, `sitemaps.urls`). */
+function flagPaths(fromFlags: Record<string, unknown>): string[] {
+  return Object.entries(fromFlags).flatMap(([key, value]) => (isObject(value) ? Object.keys(value).map((sub) => `${key}.${sub}`) : [key]));
 }
 
 export class UsageError extends Error {
@@ -135,14 +193,15 @@ export interface CrawlRequest {
  */
 export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlRequest {
   const fromFlags = fieldsFromFlags(seeds, flags);
-  const input = { ...(flags.config === undefined ? {} : readConfigFile(flags.config)), ...fromFlags } as CrawlInput;
+  const input = mergeFlags(flags.config === undefined ? {} : readConfigFile(flags.config), fromFlags) as CrawlInput;
+  const setByFlags = flagPaths(fromFlags);
   const config = validating(
     () => parseCrawlConfig(input),
     (field) => {
-      const top = field.split('.')[0];
-      if (!(top in fromFlags) && flags.config !== undefined) return `${flags.config}: ${field}`;
+      const path = setByFlags.find((flagged) => field === flagged || field.startsWith(`${flagged}.`));
+      if (path === undefined && flags.config !== undefined) return `${flags.config}: ${field}`;
       if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"`;
-      return FLAG_OF[top] ?? field;
+      return FLAG_OF[path ?? field.split('.')[0]] ?? field;
     },
   );
   return { input, config };

@@ -21,6 +21,8 @@ export interface FetchPolicy {
   guard: AddressGuard;
   /** Keep the first maxBodyBytes of a longer body instead of failing with `too-large`. */
   truncateBody?: boolean;
+  /** Media types whose body `fetchPage` reads (others are dropped after the headers); default all HTML. */
+  acceptsContentType?: (contentType: string | null) => boolean;
 }
 
 export interface FetchedResource {
@@ -153,7 +155,9 @@ const isHtmlPage = (status: number, contentType: string | null): boolean =>
   status < 300 && (contentType === null || HTML_TYPES.test(contentType));
 
 export async function fetchPage(transport: Transport, pageUrl: string, policy: FetchPolicy, signal: AbortSignal): Promise<FetchedPage> {
-  const { body, ...rest } = await fetchResource(transport, pageUrl, policy, signal, isHtmlPage);
+  const accepts = policy.acceptsContentType;
+  const wantsBody = accepts ? (status: number, contentType: string | null) => isHtmlPage(status, contentType) && accepts(contentType) : isHtmlPage;
+  const { body, ...rest } = await fetchResource(transport, pageUrl, policy, signal, wantsBody);
   if (body === null) return { ...rest, html: null };
   const html = decodeHtml(body, rest.contentType ?? undefined);
   if (looksBinary(body, html)) throw new FetchError('bad-content', 'binary data served as HTML');

@@ -16,6 +16,8 @@ import type { Transport } from './transport';
 export interface RobotsRules {
   isAllowed(url: string): boolean;
   crawlDelayMs: number | null;
+  /** The file's `Sitemap:` URLs (absolute, as written). */
+  sitemaps: string[];
 }
 
 const ROBOTS_MAX_BYTES = 512 * 1024; // RFC 9309 asks parsers to handle at least 500 KiB
@@ -68,6 +70,7 @@ function rulesFrom(robotsUrl: string, record: RobotsRecord, userAgent: string): 
   return {
     isAllowed: (url) => parsed.isAllowed(url, userAgent) !== false,
     crawlDelayMs: delay === undefined ? null : delay * 1000,
+    sitemaps: parsed.getSitemaps(),
   };
 }
 

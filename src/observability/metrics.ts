@@ -71,7 +71,7 @@ export class CrawlMetrics {
 
   readonly droppedUrls = new Counter({
     name: 'crawler_urls_dropped_total',
-    help: 'Links found but not queued, by reason: nofollow, max-depth, out-of-scope, already-seen.',
+    help: 'Links and sitemap entries found but not queued, by reason: nofollow, max-depth, out-of-scope, excluded, not-included, already-seen, and for sitemaps invalid, max-urls, max-files, index-depth, file-cap.',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

@@ -12,7 +12,7 @@
  */
 import { load } from 'cheerio';
 import { Tokenizer } from 'htmlparser2';
-import { normalizeUrl } from '../policy/normalize-url';
+import { normalizeUrl, type UrlNormalizer } from '../policy/normalize-url';
 
 export interface ParsedPage {
   title: string | null;
@@ -81,23 +81,31 @@ function robotsDirectives(values: Array<string | null | undefined>): Set<string>
   return directives;
 }
 
-export function parseHtmlPage(html: string, pageUrl: string, robotsHeader: string | null, limits: ParseLimits): ParsedPage {
+/** Links, the base and the canonical are normalized with `normalize`: the crawl's rules. */
+export function parseHtmlPage(
+  html: string,
+  pageUrl: string,
+  robotsHeader: string | null,
+  limits: ParseLimits,
+  normalize: UrlNormalizer = normalizeUrl,
+): ParsedPage {
   if (html.length > MEASURE_DEPTH_ABOVE_CHARS && nestingDepth(html) > MAX_NESTING_DEPTH) {
     throw new HtmlTooDeepError(`elements nested deeper than ${MAX_NESTING_DEPTH}`);
   }
   const $ = load(html, { xml: { xmlMode: false, decodeEntities: true } });
   const baseHref = $('base[href]').first().attr('href');
+  // The base keeps its path as written: a trailing-slash rule must not change what relative links resolve to.
   const base = (baseHref && normalizeUrl(baseHref, pageUrl)) || pageUrl;
 
   const links = new Set<string>();
   for (const element of $('a[href], area[href]')) {
     if (links.size >= limits.maxLinks) break;
-    const link = normalizeUrl(element.attribs.href, base);
+    const link = normalize(element.attribs.href, base);
     if (link && link.length <= limits.maxUrlLength) links.add(link);
   }
 
   const canonicalHref = $('link[rel~="canonical" i][href]').first().attr('href');
-  const canonical = canonicalHref ? normalizeUrl(canonicalHref, base) : undefined;
+  const canonical = canonicalHref ? normalize(canonicalHref, base) : undefined;
   const metaRobots = $('meta[name][content]')
     .filter((_, element) => META_ROBOTS_NAMES.has(element.attribs.name.trim().toLowerCase()))
     .map((_, element) => element.attribs.content)

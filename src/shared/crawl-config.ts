@@ -5,6 +5,9 @@
  */
 import { z } from 'zod';
 import { toMilliseconds } from './duration';
+import { DEFAULT_NORMALIZE_RULES, TRAILING_SLASH_RULES } from '../policy/normalize-url';
+import { compileUrlPattern, InvalidUrlPatternError } from '../policy/url-patterns';
+import { MEDIA_RANGE } from '../policy/content-type';
 
 function parsedUrl(value: string): URL | undefined {
   try {
@@ -32,6 +35,64 @@ const duration = z
   });
 
 const count = (min: number, max: number) => z.number().int().min(min).max(max);
+
+/** Include/exclude patterns: each one compiled here, so a bad one is refused with its index. */
+const urlPatterns = z
+  .array(
+    z.string().superRefine((pattern, ctx) => {
+      try {
+        compileUrlPattern(pattern);
+      } catch (err) {
+        if (!(err instanceof InvalidUrlPatternError)) throw err;
+        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(pattern)}: ${err.message}` });
+      }
+    }),
+  )
+  .max(1_000)
+  .default([]);
+
+/** Discovery and scope settings (docs/discovery-and-scope.md). */
+const discoveryFields = {
+  /** Globs/regexes a followed URL must match one of (empty: all); seeds are exempt. */
+  include: urlPatterns,
+  /** Globs/regexes no followed URL may match; seeds are exempt. */
+  exclude: urlPatterns,
+  /** How URLs are normalized into frontier keys (src/policy/normalize-url.ts). */
+  normalize: z
+    .object({
+      removeFragment: z.boolean().default(DEFAULT_NORMALIZE_RULES.removeFragment),
+      trailingSlash: z.enum(TRAILING_SLASH_RULES).default(DEFAULT_NORMALIZE_RULES.trailingSlash),
+      stripParams: z.array(z.string().min(1).max(200)).max(200).default([...DEFAULT_NORMALIZE_RULES.stripParams]),
+      sortQuery: z.boolean().default(DEFAULT_NORMALIZE_RULES.sortQuery),
+      lowercasePath: z.boolean().default(DEFAULT_NORMALIZE_RULES.lowercasePath),
+    })
+    .strict()
+    .prefault({}),
+  /** A page whose rel=canonical names another followable URL is recorded as its duplicate, and that URL is queued instead. */
+  respectCanonical: z.boolean().default(true),
+  /** Media types kept; a successful response of another type is recorded as skipped (`content-type`), its body never read. */
+  allowedContentTypes: z
+    .array(z.string().regex(MEDIA_RANGE, 'must be a media type such as text/html, or type/*'))
+    .min(1, 'needs at least one media type')
+    .max(100)
+    .default(['text/html', 'application/xhtml+xml']),
+  /** Sitemaps as a source of URLs, read once when the crawl starts. */
+  sitemaps: z
+    .object({
+      /** Sitemap (or sitemap index) URLs, XML or gzipped XML. */
+      urls: z.array(httpUrl).max(1_000).default([]),
+      /** Also read the `Sitemap:` lines of the seed hosts' robots.txt. */
+      fromRobots: z.boolean().default(false),
+      /** URLs taken from all sitemaps together, at most. */
+      maxUrls: count(1, 10_000_000).default(50_000),
+      /** Sitemap files fetched, at most (indexes included). */
+      maxFiles: count(1, 10_000).default(100),
+      /** Levels of sitemap indexes followed: 1 is an index of sitemaps, 0 ignores indexes. */
+      maxIndexDepth: count(0, 5).default(2),
+    })
+    .strict()
+    .prefault({}),
+};
 
 export const SCOPES = ['host', 'domain', 'prefix'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -85,6 +146,7 @@ export const crawlConfigSchema = z
      * address allows that address only.
      */
     allowPrivateNetwork: z.boolean().default(false),
+    ...discoveryFields,
   })
   .strict();
 

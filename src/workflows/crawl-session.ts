@@ -72,6 +72,8 @@ const PER_URL_OVERHEAD_MS = 15_000;
 const INDEX_EVERY_BATCHES = 25;
 /** Patch: executions started by 0.2.0+ keep search attributes up to date; 0.1.0 histories had none. */
 export const SEARCH_ATTRIBUTES_PATCH = 'crawl-search-attributes';
+/** Patch: executions started by 0.3.0+ read sitemaps after seeding; earlier histories had no such step. */
+export const SITEMAPS_PATCH = 'crawl-sitemaps';
 
 function validated(input: CrawlSessionInput): { config: CrawlConfig; continued?: CarriedState } {
   const { continued, ...rest } = input;
@@ -110,6 +112,14 @@ function batchOptions(config: CrawlConfig) {
 const lifecycle = proxyActivities<CrawlActivities>({
   startToCloseTimeout: '2m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+});
+
+/** Reading sitemaps is many fetches: heartbeated, and a failure leaves the crawl to its seeds. */
+const discovery = proxyActivities<CrawlActivities>({
+  startToCloseTimeout: '1h',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 3 },
+  summary: 'reading sitemaps',
 });
 
 export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSummary> {
@@ -325,7 +335,22 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
 
   if (indexed) indexedAttributes(crawlId, config.seeds[0], status, state.totals.processed);
   log.info(continued ? 'crawl continued as new' : 'crawl started', { crawlId, run: state.run, seeds: config.seeds.length });
-  if (!continued) acceptSnapshot(await lifecycle.seedFrontier({ crawlId, config }));
+  const readSitemaps = async (): Promise<void> => {
+    try {
+      const { frontier, failures, ...counts } = await discovery.discoverSitemaps({ crawlId, config });
+      acceptSnapshot(frontier);
+      log.info('sitemaps read', { crawlId, ...counts, failures: failures.map(({ url, reason }) => `${reason} ${url}`) });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      log.warn('sitemaps could not be read; the crawl goes on from its seeds', { crawlId, error: String(err) });
+    }
+  };
+
+  if (!continued) {
+    acceptSnapshot(await lifecycle.seedFrontier({ crawlId, config }));
+    const { sitemaps } = config;
+    if ((sitemaps.urls.length > 0 || sitemaps.fromRobots) && patched(SITEMAPS_PATCH)) await readSitemaps();
+  }
 
   let outcome: RunOutcome;
   try {

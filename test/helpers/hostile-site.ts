@@ -23,6 +23,7 @@ import { createGzip } from 'node:zlib';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { buildConnector } from 'undici';
 import { createActivities } from '../../src/activities';
+import type { SitemapDiscoveryResult } from '../../src/activities/sitemap-discovery';
 import { AddressGuard } from '../../src/fetch/address-guard';
 import { RobotsCache } from '../../src/fetch/robots';
 import { UndiciTransport, type LookupAll } from '../../src/fetch/transport';
@@ -338,6 +339,8 @@ export class InProcessCrawler {
   private readonly stores = new StoreRegistry((crawlId) => new SqliteFrontierStore(crawlStorePath(this.dataDir, crawlId)));
   private readonly activities;
   private crawls = 0;
+  /** What the sitemap activity of the latest crawl that read sitemaps reported. */
+  lastSitemapReport: SitemapDiscoveryResult | undefined;
 
   constructor(transport: UndiciTransport) {
     this.activities = createActivities({
@@ -356,6 +359,11 @@ export class InProcessCrawler {
     const crawlId = `hostile-${++this.crawls}`;
     const environment = new MockActivityEnvironment();
     let frontier = await this.activities.seedFrontier({ crawlId, config });
+    // As the workflow does: sitemaps are read once, after the seeds.
+    if (config.sitemaps.urls.length > 0 || config.sitemaps.fromRobots) {
+      this.lastSitemapReport = (await environment.run(this.activities.discoverSitemaps, { crawlId, config })) as SitemapDiscoveryResult;
+      frontier = this.lastSitemapReport.frontier;
+    }
     let processed = 0;
     for (let batch = 1; frontier.queued > 0 && processed < config.maxPages; batch++) {
       const { host } = frontier.hosts[0];

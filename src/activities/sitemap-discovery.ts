@@ -1,0 +1,50 @@
+/**
+ * The sitemap activity: reads a crawl's sitemaps once, when it starts, and queues their URLs
+ * (src/discovery/read-sitemaps.ts). Heartbeated by a ticker like a batch, since a large
+ * sitemap index is many fetches; a retried attempt starts over, which queues nothing twice
+ * (the frontier's enqueue is idempotent).
+ */
+import { Context } from '@temporalio/activity';
+import type { FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
+import { AddressGuard } from '../fetch/address-guard';
+import { readSitemaps, type SitemapReport } from '../discovery/read-sitemaps';
+import { buildUrlPolicy } from '../policy/url-policy';
+import type { ActivityDeps } from './deps';
+
+const HEARTBEAT_TICK_MS = 1_000;
+const SNAPSHOT_HOSTS = 200;
+
+export interface SitemapDiscoveryResult extends SitemapReport {
+  frontier: FrontierSnapshot;
+}
+
+export function createSitemapDiscovery({ stores, transport, robots, metrics }: ActivityDeps) {
+  return function discoverSitemaps({ crawlId, config }: SeedFrontierInput): Promise<SitemapDiscoveryResult> {
+    return stores.use(crawlId, async (store) => {
+      const context = Context.current();
+      const ticker = setInterval(() => context.heartbeat(), HEARTBEAT_TICK_MS);
+      context.heartbeat();
+      try {
+        const reading = {
+          crawlId,
+          config,
+          store,
+          transport,
+          robots,
+          guard: AddressGuard.forCrawl(config),
+          urls: buildUrlPolicy(config),
+          signal: context.cancellationSignal,
+        };
+        const report = await readSitemaps(reading);
+        for (const [reason, n] of Object.entries(report.dropped)) metrics.droppedUrls.inc({ reason }, n);
+        if (report.accepted > report.added) metrics.droppedUrls.inc({ reason: 'already-seen' }, report.accepted - report.added);
+        const { failures, ...counts } = report;
+        context.log.info('sitemaps read', { crawlId, ...counts });
+        for (const failure of failures) context.log.warn('sitemap not read', { crawlId, ...failure });
+        return { ...report, frontier: await store.snapshot(SNAPSHOT_HOSTS) };
+      } finally {
+        clearInterval(ticker);
+      }
+    });
+  };
+}

@@ -1,0 +1,36 @@
+/**
+ * What a crawl's config says about any URL, built once per crawl: its frontier key (the
+ * crawl's normalization rules) and whether it may be followed (scope, then exclude, then
+ * include). Links, redirects and sitemap entries all go through it; seeds are only
+ * normalized, since the user named them.
+ */
+import type { CrawlConfig } from '../shared/crawl-config';
+import { buildNormalizer, type UrlNormalizer } from './normalize-url';
+import { buildScope } from './scope';
+import { anyUrlPattern } from './url-patterns';
+
+/** Why a URL is not followed (bounded set: a metric label and part of a skip reason). */
+export type AdmitRefusal = 'out-of-scope' | 'excluded' | 'not-included';
+
+export interface UrlPolicy {
+  normalize: UrlNormalizer;
+  /** null when the URL may be followed, else why not. */
+  admit(url: URL): AdmitRefusal | null;
+}
+
+export type UrlPolicyConfig = Pick<CrawlConfig, 'scope' | 'seeds' | 'include' | 'exclude' | 'normalize'>;
+
+export function buildUrlPolicy(config: UrlPolicyConfig): UrlPolicy {
+  const inScope = buildScope(config.scope, config.seeds);
+  const excluded = anyUrlPattern(config.exclude);
+  const included = anyUrlPattern(config.include);
+  return {
+    normalize: buildNormalizer(config.normalize),
+    admit(url) {
+      if (!inScope(url)) return 'out-of-scope';
+      if (excluded?.(url)) return 'excluded';
+      if (included && !included(url)) return 'not-included';
+      return null;
+    },
+  };
+}
