@@ -16,7 +16,8 @@ import { freeLoopbackPort, installRuntime } from '../../src/workers/runtime';
 import { createLogger } from '../../src/observability/logger';
 import { CrawlMetrics } from '../../src/observability/metrics';
 import { startCrawl, type CrawlHandle } from '../../src/client/crawl-client';
-import { crawlStorePath, SqliteFrontierStore } from '../../src/store/sqlite-store';
+import { withCrawlStore } from '../../src/results/export-jsonl';
+import type { StoreConfig } from '../../src/store/store-url';
 import type { CrawlInput } from '../../src/shared/crawl-config';
 import type { PageRecord } from '../../src/store/frontier-store';
 import type { CrawlSummary } from '../../src/shared/crawl-types';
@@ -25,6 +26,8 @@ export interface TestTemporal {
   server: DevServer;
   client: Client;
   dataDir: string;
+  /** Where this environment's workers keep crawl stores: `dataDir`, or a PostgreSQL URL. */
+  store: StoreConfig;
   address: string;
   /** Starts an in-process worker on `taskQueue`; it is stopped by `close()` if not before. */
   startWorker(taskQueue: string, metrics?: CrawlMetrics): Promise<RunningWorker>;
@@ -49,7 +52,9 @@ export function quietRuntime(): Promise<unknown> {
   return installRuntime(createLogger('test-sdk', 'warn'), { sdkMetrics: false });
 }
 
-export async function startTestTemporal(options: { dynamicConfig?: Record<string, string | number | boolean>; webUi?: boolean } = {}): Promise<TestTemporal> {
+export async function startTestTemporal(
+  options: { dynamicConfig?: Record<string, string | number | boolean>; webUi?: boolean; storeUrl?: string } = {},
+): Promise<TestTemporal> {
   await quietRuntime();
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-test-'));
   const server = await startDevServer({
@@ -63,10 +68,12 @@ export async function startTestTemporal(options: { dynamicConfig?: Record<string
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const workers: RunningWorker[] = [];
+  const store = { dataDir, storeUrl: options.storeUrl };
   return {
     server,
     client,
     dataDir,
+    store,
     address: server.address,
     async startWorker(taskQueue, metrics = new CrawlMetrics()) {
       const nativeConnection = await NativeConnection.connect({ address: server.address });
@@ -74,7 +81,7 @@ export async function startTestTemporal(options: { dynamicConfig?: Record<string
         connection: nativeConnection,
         namespace: 'default',
         taskQueue,
-        dataDir,
+        store,
         metrics,
         workflowBundle: await workflowBundle(),
       });
@@ -105,15 +112,13 @@ export function uniqueQueue(prefix: string): string {
   return `${prefix}-${process.pid}-${queueCounter}`;
 }
 
-export async function readRecords(dataDir: string, crawlId: string): Promise<PageRecord[]> {
-  const store = new SqliteFrontierStore(crawlStorePath(dataDir, crawlId));
-  try {
+/** A crawl's records, from SQLite files under a data dir or from wherever `store` says. */
+export async function readRecords(where: string | StoreConfig, crawlId: string): Promise<PageRecord[]> {
+  return withCrawlStore(typeof where === 'string' ? { dataDir: where } : where, crawlId, async (store) => {
     const records: PageRecord[] = [];
     for await (const record of store.records()) records.push(record);
     return records;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 export async function runCrawlToEnd(
@@ -124,7 +129,7 @@ export async function runCrawlToEnd(
 ): Promise<{ summary: CrawlSummary; records: PageRecord[]; handle: CrawlHandle }> {
   const handle = await startCrawl(env.client, crawlId, input, taskQueue);
   const summary = await handle.result();
-  return { summary, records: await readRecords(env.dataDir, crawlId), handle };
+  return { summary, records: await readRecords(env.store, crawlId), handle };
 }
 
 /** Event type names (EVENT_TYPE_TIMER_STARTED, ...) of this run's history. */
@@ -143,7 +148,7 @@ export async function startMeteredWorkerHost(name: string, taskQueue: string): P
   const host = await startWorkerHost({
     target: { connectionOptions: { address: env.address }, namespace: 'default', embedded: false, uiUrl: undefined, close: async () => undefined },
     taskQueue,
-    dataDir: env.dataDir,
+    store: env.store,
     metricsAddress: `127.0.0.1:${await freeLoopbackPort()}`,
     logger: createLogger(name, 'warn'),
   });
