@@ -18,6 +18,7 @@ import { CrawlMetrics } from '../../src/observability/metrics';
 import { startCrawl, type CrawlHandle } from '../../src/client/crawl-client';
 import { withCrawlStore } from '../../src/results/export-jsonl';
 import type { StoreConfig } from '../../src/store/store-url';
+import { startTestPostgres } from './postgres';
 import type { CrawlInput } from '../../src/shared/crawl-config';
 import type { PageRecord } from '../../src/store/frontier-store';
 import type { CrawlSummary } from '../../src/shared/crawl-types';
@@ -28,6 +29,12 @@ export interface TestTemporal {
   dataDir: string;
   /** Where this environment's workers keep crawl stores: `dataDir`, or a PostgreSQL URL. */
   store: StoreConfig;
+  /**
+   * The data dir of one more worker process: with SQLite the shared one (workers on one
+   * machine share the file); with PostgreSQL a fresh one, so workers share nothing but the
+   * database, as on separate machines.
+   */
+  workerDataDir(): string;
   address: string;
   /** Starts an in-process worker on `taskQueue`; it is stopped by `close()` if not before. */
   startWorker(taskQueue: string, metrics?: CrawlMetrics): Promise<RunningWorker>;
@@ -52,11 +59,17 @@ export function quietRuntime(): Promise<unknown> {
   return installRuntime(createLogger('test-sdk', 'warn'), { sdkMetrics: false });
 }
 
+/** The frontier stores integration tests run against: each multi-worker scenario runs on both. */
+export const STORE_KINDS = ['sqlite', 'postgres'] as const;
+export type StoreKind = (typeof STORE_KINDS)[number];
+
 export async function startTestTemporal(
-  options: { dynamicConfig?: Record<string, string | number | boolean>; webUi?: boolean; storeUrl?: string } = {},
+  options: { dynamicConfig?: Record<string, string | number | boolean>; webUi?: boolean; store?: StoreKind } = {},
 ): Promise<TestTemporal> {
   await quietRuntime();
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-test-'));
+  const postgres = options.store === 'postgres' ? await startTestPostgres() : undefined;
+  const machineDirs: string[] = [];
   const server = await startDevServer({
     port: await freeLoopbackPort(),
     uiPort: await freeLoopbackPort(),
@@ -68,12 +81,18 @@ export async function startTestTemporal(
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const workers: RunningWorker[] = [];
-  const store = { dataDir, storeUrl: options.storeUrl };
+  const store = { dataDir, storeUrl: postgres?.url };
   return {
     server,
     client,
     dataDir,
     store,
+    workerDataDir() {
+      if (!postgres) return dataDir;
+      const dir = mkdtempSync(join(tmpdir(), 'crawlflow-machine-'));
+      machineDirs.push(dir);
+      return dir;
+    },
     address: server.address,
     async startWorker(taskQueue, metrics = new CrawlMetrics()) {
       const nativeConnection = await NativeConnection.connect({ address: server.address });
@@ -101,7 +120,8 @@ export async function startTestTemporal(
       await Promise.all(workers.map((worker) => worker.stop()));
       await connection.close();
       await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await postgres?.close();
+      for (const dir of [dataDir, ...machineDirs]) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
