@@ -57,12 +57,20 @@ describe('invalid input', () => {
     ['an unknown config file field', ['crawl', '--config', configFile('unknown.json', { seeds: ['http://127.0.0.1:9/'], maxPagez: 5 })], /unknown\.json: maxPagez: unknown field/],
     ['a config file that is not JSON', ['crawl', '--config', configFile('broken.json', '{ "seeds": [')], /--config .*broken\.json: not valid JSON/],
     ['a missing config file', ['crawl', '--config', '/nonexistent/crawl.json'], /--config \/nonexistent\/crawl\.json: cannot read it \(ENOENT\)/],
+    ['a store URL of another database (password never echoed)', ['worker', '--store', 'mysql://u:topsecret@db/x'], /^crawlflow: --store .*mysql:\/\/u:redacted@db\/x: unsupported scheme "mysql:"; expected postgres:\/\/\n$/],
+    ['a store URL without a database', ['results', 'some-crawl', '--store', 'postgres://u:topsecret@db'], /--store .*: no database name/],
+    ['a bad store URL from the environment', ['crawl', 'http://127.0.0.1:9/', '--env-store'], /CRAWLFLOW_STORE_URL\) \(unparsable URL\): not a URL/],
   ];
   for (const [name, args, message] of cases) {
     it(`rejects ${name} with exit code 2 and a one-line message`, async () => {
-      const result = await runCli(args, env);
+      const fromEnv = args.includes('--env-store');
+      const result = await runCli(
+        args.filter((arg) => arg !== '--env-store'),
+        fromEnv ? { ...env, CRAWLFLOW_STORE_URL: 'topsecret but no URL' } : env,
+      );
       assert.equal(result.code, 2, result.stderr);
       assert.match(result.stderr, message);
+      assert.ok(!result.stderr.includes('topsecret'), 'a store password is never echoed');
       assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${result.stderr}`);
     });
   }

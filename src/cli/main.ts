@@ -13,6 +13,7 @@ import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target
 import { startWorkerHost } from '../workers/worker-host';
 import { commonOptions, print, storeConfigOf, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
+import { StoreUnavailableError } from '../store/postgres-database';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands } from './control-commands';
 import { addCrawlOptions, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
@@ -167,7 +168,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_INTERRUPTED;
     }
-    if (err instanceof NoTemporalServerError || err instanceof UnknownCrawlError) {
+    if (err instanceof NoTemporalServerError || err instanceof UnknownCrawlError || err instanceof StoreUnavailableError) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_FAILURE;
     }

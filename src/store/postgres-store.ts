@@ -91,7 +91,8 @@ const requeue = (filter: string) => `
   ${bumpVersionAfter('counted', '(SELECT sum(n) FROM per_host)::int AS released')}`;
 
 const RELEASE = requeue('batch_id = $2');
-const RELEASE_ALL = requeue('$2::text IS NULL');
+// $2 is unused (null), so both variants take the same parameters; batch_id IS NOT NULL lets the batch index serve.
+const RELEASE_ALL = requeue('batch_id IS NOT NULL AND $2::text IS NULL');
 
 const CLAIM_QUEUED = `
   WITH picked AS (

@@ -31,7 +31,8 @@ function binDir(): string {
   return join(root, versions[0], 'bin');
 }
 
-export async function startTestPostgres(): Promise<TestPostgres> {
+/** `settings`: extra server settings, e.g. `-c shared_preload_libraries=pg_stat_statements`. */
+export async function startTestPostgres(options: { settings?: string[] } = {}): Promise<TestPostgres> {
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), 'crawlflow-pg-'));
   const asRoot = userInfo().uid === 0;
@@ -47,7 +48,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   const data = join(dir, 'data');
   const port = await freeLoopbackPort();
   await as('initdb', ['-D', data, '-U', 'crawlflow', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
-  const settings = [`-p ${port}`, '-c listen_addresses=127.0.0.1', `-c unix_socket_directories=${dir}`, '-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off'];
+  const settings = [`-p ${port}`, '-c listen_addresses=127.0.0.1', `-c unix_socket_directories=${dir}`, '-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off', ...(options.settings ?? [])];
   await as('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-o', settings.join(' '), '-w', '-t', '60', 'start']);
   const urlOf = (database: string) => `postgres://crawlflow:${PASSWORD}@127.0.0.1:${port}/${database}`;
   const createDatabase = async (name: string) => {

@@ -64,11 +64,11 @@ export const STORE_KINDS = ['sqlite', 'postgres'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
 
 export async function startTestTemporal(
-  options: { dynamicConfig?: Record<string, string | number | boolean>; webUi?: boolean; store?: StoreKind } = {},
+  options: { dynamicConfig?: Record<string, string | number | boolean>; webUi?: boolean; store?: StoreKind; postgresSettings?: string[] } = {},
 ): Promise<TestTemporal> {
   await quietRuntime();
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-test-'));
-  const postgres = options.store === 'postgres' ? await startTestPostgres() : undefined;
+  const postgres = options.store === 'postgres' ? await startTestPostgres({ settings: options.postgresSettings }) : undefined;
   const machineDirs: string[] = [];
   const server = await startDevServer({
     port: await freeLoopbackPort(),
