@@ -1,7 +1,8 @@
 /**
  * Measures a crawl of the synthetic site with each frontier store, side by side: one
- * in-process worker, the same site and crawl settings; prints pages/s and, for PostgreSQL,
- * the statements and transactions the store ran per page (pg_stat_statements, pg_stat_database).
+ * in-process worker, the same site and crawl settings; prints pages/s, workflow history events
+ * per page and, for PostgreSQL, the statements and transactions the store ran per page
+ * (pg_stat_statements, pg_stat_database).
  *
  *   node dist/test/tools/store-throughput.js [pages=5000]
  */
@@ -25,10 +26,15 @@ async function measure(store: (typeof STORE_KINDS)[number]): Promise<void> {
     // The worker has migrated the schema at start; count only the crawl from here.
     await db?.query('SELECT pg_stat_statements_reset(), pg_stat_reset()');
     const started = Date.now();
-    const summary = await (await startCrawl(env.client, `throughput-${store}`, { seeds: [site.urlOf(0)], ...crawl }, queue)).result();
+    const handle = await startCrawl(env.client, `throughput-${store}`, { seeds: [site.urlOf(0)], ...crawl }, queue);
+    const summary = await handle.result();
     const seconds = (Date.now() - started) / 1000;
     const processed = summary.totals.processed;
     console.log(`${store}: ${processed} pages in ${seconds.toFixed(1)} s = ${(processed / seconds).toFixed(0)} pages/s (${summary.batches} batches)`);
+    if (summary.runs === 1) {
+      const events = (await handle.fetchHistory()).events?.length ?? 0;
+      console.log(`  history: ${events} events = ${(events / processed).toFixed(3)}/page, ${(events / summary.batches).toFixed(2)}/batch`);
+    }
     if (db) {
       const { rows } = await db.query<{ calls: string; query: string }>(
         "SELECT calls, query FROM pg_stat_statements WHERE query LIKE '%crawlflow.%' OR query IN ('BEGIN', 'COMMIT') ORDER BY calls DESC",
