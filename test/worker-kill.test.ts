@@ -14,7 +14,7 @@ import { freeLoopbackPort } from '../src/workers/runtime';
 import { startCrawl } from '../src/client/crawl-client';
 import { readRecords, startTestTemporal, STORE_KINDS, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { PASSWORD } from './helpers/postgres';
-import { spawnWorker } from './helpers/processes';
+import { runCli, spawnWorker } from './helpers/processes';
 import { waitFor } from './helpers/fixtures';
 
 for (const store of STORE_KINDS) {
@@ -73,6 +73,13 @@ describe(`worker killed mid-crawl (${store} store)`, () => {
       const metrics = await (await request(`http://127.0.0.1:${metricsPort}/metrics`)).body.text();
       const resumes = Number(/^crawler_batch_resumes_total (\d+)/m.exec(metrics)?.[1] ?? 0);
       assert.ok(resumes >= 1, `new worker resumed batches from heartbeat details (${resumes})`);
+      // `crawlflow results` reads the same store, from any machine that is given its URL.
+      const out = join(env.dataDir, 'kill-test.jsonl');
+      const storeArgs = env.store.storeUrl ? ['--store', env.store.storeUrl] : ['--data-dir', env.dataDir];
+      const exported = await runCli(['results', 'kill-test', '--out', out, ...storeArgs], { CRAWLFLOW_STORE_URL: '' });
+      assert.equal(exported.code, 0, exported.stderr);
+      assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, expected.size, 'crawlflow results writes every record');
+
       const log = readFileSync(logFile, 'utf8');
       if (env.store.storeUrl) {
         assert.match(log, /"store":"postgres:\/\/crawlflow:redacted@127\.0\.0\.1:\d+\/crawlflow"/, 'workers say which store they use');
