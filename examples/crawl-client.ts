@@ -3,11 +3,12 @@
  *
  *   TEMPORAL_ADDRESS=127.0.0.1:7233 node dist/examples/crawl-client.js https://example.com/
  *
- * Needs a running `crawlflow worker` on the same task queue and data directory.
+ * Needs a running `crawlflow worker` on the same task queue and data directory (or store URL,
+ * CRAWLFLOW_STORE_URL).
  */
 import { Client, Connection } from '@temporalio/client';
 import { crawlHandle, newCrawlId, startCrawl } from '../src/client/crawl-client';
-import { openCrawlStore } from '../src/results/export-jsonl';
+import { withCrawlStore } from '../src/results/export-jsonl';
 import { progressQuery } from '../src/shared/messages';
 import { DEFAULT_TASK_QUEUE } from '../src/shared/names';
 import { defaultDataDir } from '../src/temporal/project-paths';
@@ -27,12 +28,10 @@ async function main(seed: string): Promise<void> {
   const summary = await handle.result().finally(() => clearInterval(timer));
   console.log(`summary ${summary.status}: ${summary.totals.fetched} fetched, ${summary.totals.errors} errors`);
 
-  const store = openCrawlStore(process.env.CRAWLFLOW_DATA_DIR ?? defaultDataDir(), crawlId);
-  try {
+  const stores = { dataDir: process.env.CRAWLFLOW_DATA_DIR ?? defaultDataDir(), storeUrl: process.env.CRAWLFLOW_STORE_URL };
+  await withCrawlStore(stores, crawlId, async (store) => {
     for await (const page of store.records()) console.log(`page ${page.status ?? page.error ?? page.skipped} ${page.url} ${page.title ?? ''}`);
-  } finally {
-    await store.close();
-  }
+  });
   await connection.close();
 }
 

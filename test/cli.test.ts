@@ -65,12 +65,20 @@ describe('invalid input', () => {
       ['crawl', '--config', configFile('bad-include.json', { seeds: ['http://127.0.0.1:9/'], include: ['/ok/**', 'docs/**'] })],
       /bad-include\.json: include\.1: "docs\/\*\*": a glob must start with \//,
     ],
+    ['a store URL of another database (password never echoed)', ['worker', '--store', 'mysql://u:topsecret@db/x'], /^crawlflow: --store .*mysql:\/\/u:redacted@db\/x: unsupported scheme "mysql:"; expected postgres:\/\/\n$/],
+    ['a store URL without a database', ['results', 'some-crawl', '--store', 'postgres://u:topsecret@db'], /--store .*: no database name/],
+    ['a bad store URL from the environment', ['crawl', 'http://127.0.0.1:9/', '--env-store'], /CRAWLFLOW_STORE_URL\) \(unparsable URL\): not a URL/],
   ];
   for (const [name, args, message] of cases) {
     it(`rejects ${name} with exit code 2 and a one-line message`, async () => {
-      const result = await runCli(args, env);
+      const fromEnv = args.includes('--env-store');
+      const result = await runCli(
+        args.filter((arg) => arg !== '--env-store'),
+        fromEnv ? { ...env, CRAWLFLOW_STORE_URL: 'topsecret but no URL' } : env,
+      );
       assert.equal(result.code, 2, result.stderr);
       assert.match(result.stderr, message);
+      assert.ok(!result.stderr.includes('topsecret'), 'a store password is never echoed');
       assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${result.stderr}`);
     });
   }

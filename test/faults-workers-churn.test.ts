@@ -2,7 +2,9 @@
  * Fault injection: workers join and leave mid-crawl. One worker process starts the crawl, a
  * second and a third join, then the first and the second are stopped with SIGTERM. Progress
  * (the `progress` query, sampled every 500 ms) never stalls for long while a worker is up,
- * and every page is recorded once.
+ * and every page is recorded once. Run with each frontier store: with PostgreSQL every worker
+ * has its own data dir, so the workers share nothing but Temporal and the database, as on
+ * separate machines.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +12,7 @@ import { join } from 'node:path';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
 import { progressQuery } from '../src/shared/messages';
-import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { readRecords, startTestTemporal, STORE_KINDS, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { spawnWorker, type WorkerProcess } from './helpers/processes';
 import { sleep, waitFor } from './helpers/fixtures';
 import { fetchCounts, reachablePaths, recordStats, seconds } from './helpers/faults';
@@ -23,14 +25,15 @@ import { fetchCounts, reachablePaths, recordStats, seconds } from './helpers/fau
  */
 const MAX_STALL_MS = 6_000;
 
-describe('faults: workers joining and leaving mid-crawl', () => {
+for (const store of STORE_KINDS) {
+describe(`faults: workers joining and leaving mid-crawl (${store} store)`, () => {
   let env: TestTemporal;
   let site: SyntheticSite;
   const workers: WorkerProcess[] = [];
   let sampling = false;
 
   before(async () => {
-    env = await startTestTemporal();
+    env = await startTestTemporal({ store });
     site = await startSyntheticSite({ pages: 3_000, latencyMs: 60 });
   });
   after(async () => {
@@ -44,7 +47,7 @@ describe('faults: workers joining and leaving mid-crawl', () => {
     const taskQueue = uniqueQueue('faults-churn');
     const logFile = join(env.dataDir, 'workers.log');
     const spawn = (): WorkerProcess => {
-      const worker = spawnWorker({ address: env.address, taskQueue, dataDir: env.dataDir, logFile });
+      const worker = spawnWorker({ address: env.address, taskQueue, dataDir: env.workerDataDir(), storeUrl: env.store.storeUrl, logFile });
       workers.push(worker);
       return worker;
     };
@@ -96,7 +99,7 @@ describe('faults: workers joining and leaving mid-crawl', () => {
     assert.equal(second.child.exitCode, 0, 'worker 2 drained and exited cleanly');
 
     const expected = reachablePaths(site);
-    const stats = recordStats(await readRecords(env.dataDir, 'faults-churn'), expected);
+    const stats = recordStats(await readRecords(env.store, 'faults-churn'), expected);
     assert.equal(stats.duplicated, 0, 'no page recorded twice');
     assert.equal(stats.lost, 0, 'every reachable page recorded');
     const counts = fetchCounts(site);
@@ -116,7 +119,7 @@ describe('faults: workers joining and leaving mid-crawl', () => {
     let queryGap = 0;
     for (let i = 1; i < samples.length; i += 1) queryGap = Math.max(queryGap, samples[i].t - samples[i - 1].t);
     const rates = samples.slice(1).map((sample, i) => Math.round(((sample.processed - samples[i].processed) * 1000) / Math.max(1, sample.t - samples[i].t)));
-    console.log(`workers-churn: events ${events.join('; ')}`);
+    console.log(`workers-churn (${store} store): events ${events.join('; ')}`);
     console.log(`workers-churn: pages/s every ~500 ms: ${rates.join(' ')}`);
     console.log(
       `workers-churn: pages expected ${expected.size}, recorded ${stats.recorded}, lost ${stats.lost}, duplicated ${stats.duplicated}, fetched twice ${[...counts.values()].filter((n) => n > 1).length}; longest gap between page requests ${seconds(stall)} s from ${seconds(stallAt)}s (limit ${seconds(MAX_STALL_MS)} s), longest gap between progress-query answers ${seconds(queryGap)} s; total ${seconds(total)} s`,
@@ -124,3 +127,4 @@ describe('faults: workers joining and leaving mid-crawl', () => {
     assert.ok(stall <= MAX_STALL_MS, `no page request for ${stall} ms (from ${seconds(stallAt)}s) with a worker up`);
   });
 });
+}

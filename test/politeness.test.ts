@@ -1,12 +1,13 @@
 /**
  * Politeness holds across workers: per-host concurrency and request spacing (delay,
  * robots Crawl-delay) are enforced for the whole crawl, not per process, and a long
- * Retry-After becomes a durable workflow timer before the host is asked again.
+ * Retry-After becomes a durable workflow timer before the host is asked again. Run with each
+ * frontier store: with PostgreSQL each worker has its own connection pool, as on its own machine.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSyntheticSite, type RouteHandler, type RequestLogEntry } from '../src/sites/synthetic-site';
-import { historyEventTypes, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { historyEventTypes, runCrawlToEnd, startTestTemporal, STORE_KINDS, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { html, linkedRoutes } from './helpers/fixtures';
 
 /** Smallest gap between the starts of consecutive page requests. */
@@ -17,13 +18,15 @@ function minStartGap(requests: RequestLogEntry[]): number {
   return gap;
 }
 
-describe('politeness across workers', () => {
+for (const store of STORE_KINDS) {
+describe(`politeness across workers (${store} store)`, () => {
   let env: TestTemporal;
   const queue = uniqueQueue('polite');
 
   before(async () => {
-    env = await startTestTemporal();
-    // Three workers, each with its own store connection: as good as three processes for politeness.
+    env = await startTestTemporal({ store });
+    // Three workers, each with its own store connection (SQLite) or pool (PostgreSQL): as good
+    // as three processes, or three machines, for politeness.
     for (let i = 0; i < 3; i++) await env.startWorker(queue);
   });
   after(async () => env?.close());
@@ -37,7 +40,7 @@ describe('politeness across workers', () => {
       assert.equal(site.maxInFlight(), 2, 'two requests in flight at most (and the limit was reached)');
       // Slots are reserved 200 ms apart; a timer that fires a few ms late can shorten one observed gap.
       assert.ok(gap >= 185, `requests 200 ms apart, 15 ms timer tolerance (closest: ${gap} ms)`);
-      console.log(`politeness: ${records.length} pages, 3 workers, max in flight ${site.maxInFlight()}, closest requests ${gap} ms apart (delay 200 ms)`);
+      console.log(`politeness (${store} store): ${records.length} pages, 3 workers, max in flight ${site.maxInFlight()}, closest requests ${gap} ms apart (delay 200 ms)`);
     } finally {
       await site.close();
     }
@@ -83,3 +86,4 @@ describe('politeness across workers', () => {
     }
   });
 });
+}

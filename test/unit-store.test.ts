@@ -1,18 +1,28 @@
 /**
- * The SQLite frontier store: dedup, claim/resume/complete/release semantics, politeness slots,
- * snapshots and totals, and two store instances on one file (two worker processes) never
- * claiming the same URL.
+ * The frontier store contract, run against every implementation (SQLite file, SQLite
+ * :memory:, PostgreSQL): dedup, claim/resume/complete/release semantics, the per-host cap,
+ * politeness slots, snapshots and totals; and two connections (two worker processes on one
+ * file, or two machines on one database) racing, never claiming the same URL or passing the
+ * cap. Then what only one implementation has: SQLite's old-file migration, PostgreSQL's
+ * crawls sharing one database, concurrent schema set-up and store URL handling.
  */
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { Client } from 'pg';
 import { hostKey } from '../src/policy/normalize-url';
 import Database from 'better-sqlite3';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
 import { HOST_PAGE_CAP, type FrontierEntry, type FrontierStore, type PageRecord } from '../src/store/frontier-store';
+import { openStoreBackend, UnknownCrawlError, type StoreBackend } from '../src/store/store-backend';
+import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store-url';
+import { StoreUnavailableError } from '../src/store/postgres-database';
+import { freeLoopbackPort } from '../src/workers/runtime';
+import { drainHost, type RaceSide } from './helpers/store-race';
+import { PASSWORD, startTestPostgres, type TestPostgres } from './helpers/postgres';
 
 const tempDirs: string[] = [];
 after(() => {
@@ -60,53 +70,155 @@ async function readRecords(store: FrontierStore): Promise<PageRecord[]> {
 
 const urlsOf = (claimed: ReadonlyArray<{ url: string }>) => claimed.map((item) => item.url);
 
-for (const kind of ['file', ':memory:'] as const) {
-  describe(`SqliteFrontierStore (${kind})`, () => {
-    const open = () => new SqliteFrontierStore(kind === 'file' ? tempStoreFile() : ':memory:');
-
-    it('enqueue adds each URL once, however often it is offered', async () => {
-      const store = open();
-      try {
-        assert.equal(await store.enqueue([entry(urlA(0)), entry(urlA(0)), entry(urlA(1))]), 2, 'duplicate within one call');
-        assert.equal(await store.enqueue([entry(urlA(1), 5), entry(urlA(0))]), 0, 'duplicates of earlier calls');
-        assert.equal(await store.enqueue([entry(urlA(2)), entry(urlB(0))]), 2);
-        const totals = await store.totals();
-        assert.equal(totals.discovered, 4);
-        assert.equal(totals.queued, 4);
-        assert.deepEqual((await store.snapshot(10)).hosts, [
-          { host: A, queued: 3 },
-          { host: B, queued: 1 },
-        ]);
-        assert.equal((await store.claim('batch', A, 10)).find((item) => item.url === urlA(1))?.depth, 0, 'the first depth seen wins');
-      } finally {
-        await store.close();
-      }
-    });
-
-    it('claim hands one host its URLs in discovery order, up to the limit', async () => {
-      const store = open();
-      try {
-        await store.enqueue([entry(urlA(0)), entry(urlB(0)), entry(urlA(1), 1)]);
-        await store.enqueue([entry(urlA(2), 2), entry(urlB(1)), entry(urlA(3))]);
-        const claimed = await store.claim('batch-1', A, 3);
-        assert.deepEqual(claimed, [
-          { url: urlA(0), depth: 0, attempts: 0 },
-          { url: urlA(1), depth: 1, attempts: 0 },
-          { url: urlA(2), depth: 2, attempts: 0 },
-        ]);
-        assert.deepEqual(urlsOf(await store.claim('batch-2', B, 10)), [urlB(0), urlB(1)], 'only the named host');
-        assert.deepEqual(await store.claim('batch-3', 'nobody.test', 10), []);
-        assert.equal((await store.totals()).queued, 1);
-      } finally {
-        await store.close();
-      }
-    });
-  });
+/** One implementation of FrontierStore, as the contract suite drives it. */
+interface Implementation {
+  name: string;
+  /** A fresh, empty crawl store. */
+  fresh(): Promise<FrontierStore>;
+  /** Two stores of one fresh crawl on separate connections, as two worker processes or machines have. */
+  twins?(): Promise<[FrontierStore, FrontierStore]>;
+  /** Two racers, each on its own connection, draining host A of a crawl holding `seed`; then a store to check it with. */
+  race?(seed: FrontierEntry[], maxPagesPerHost?: number): Promise<{ sides: RaceSide[]; check: FrontierStore }>;
 }
 
-describe('SqliteFrontierStore batch semantics', () => {
-  async function seeded(count: number): Promise<SqliteFrontierStore> {
-    const store = new SqliteFrontierStore(tempStoreFile());
+let postgres: TestPostgres | undefined;
+/** One pool for every PostgreSQL crawl of the suite, as a worker process has. */
+let sharedBackend: StoreBackend | undefined;
+const backends: StoreBackend[] = [];
+let crawlCounter = 0;
+const nextCrawlId = (): string => `unit-crawl-${(crawlCounter += 1)}`;
+
+before(async () => {
+  postgres = await startTestPostgres();
+  sharedBackend = postgresBackend();
+});
+after(async () => {
+  for (const backend of backends) await backend.close();
+  await postgres?.close();
+});
+
+function postgresBackend(url = postgres!.url): StoreBackend {
+  const backend = openStoreBackend({ dataDir: '/nonexistent', storeUrl: url });
+  backends.push(backend);
+  return backend;
+}
+
+/**
+ * Two worker threads, each a separate connection like a separate worker process, drain one
+ * file's host A at once (starting together).
+ */
+async function raceTwoThreads(file: string, maxPagesPerHost?: number): Promise<RaceSide[]> {
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const { SqliteFrontierStore } = require(workerData.store);
+    const { drainHost } = require(workerData.race);
+    const store = new SqliteFrontierStore(workerData.file);
+    // Start together: each thread waits here until both have opened the file.
+    const gate = new Int32Array(workerData.gate);
+    Atomics.add(gate, 0, 1);
+    while (Atomics.load(gate, 0) < 2) Atomics.wait(gate, 0, Atomics.load(gate, 0), 5);
+    drainHost(store, workerData.name, workerData.host, workerData.maxPagesPerHost).then(async (side) => {
+      await store.close();
+      parentPort.postMessage(side);
+    });
+  `;
+  const gate = new SharedArrayBuffer(4);
+  const run = (name: string) =>
+    new Promise<RaceSide>((resolve, reject) => {
+      const workerData = { name, file, host: A, maxPagesPerHost, gate, store: require.resolve('../src/store/sqlite-store'), race: require.resolve('./helpers/store-race') };
+      const worker = new Worker(code, { eval: true, workerData });
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+  return Promise.all([run('left'), run('right')]);
+}
+
+const sqliteFile: Implementation = {
+  name: 'SQLite file',
+  fresh: async () => new SqliteFrontierStore(tempStoreFile()),
+  twins: async () => {
+    const file = tempStoreFile();
+    return [new SqliteFrontierStore(file), new SqliteFrontierStore(file)];
+  },
+  race: async (seed, maxPagesPerHost) => {
+    const file = tempStoreFile();
+    const store = new SqliteFrontierStore(file);
+    await store.enqueue(seed);
+    await store.close();
+    return { sides: await raceTwoThreads(file, maxPagesPerHost), check: new SqliteFrontierStore(file) };
+  },
+};
+
+const sqliteMemory: Implementation = { name: 'SQLite :memory:', fresh: async () => new SqliteFrontierStore(':memory:') };
+
+const postgresql: Implementation = {
+  name: 'PostgreSQL',
+  fresh: async () => sharedBackend!.open(nextCrawlId()),
+  // Two pools: two machines, sharing nothing but the database.
+  twins: async () => {
+    const crawlId = nextCrawlId();
+    return [postgresBackend().open(crawlId), postgresBackend().open(crawlId)];
+  },
+  race: async (seed, maxPagesPerHost) => {
+    const crawlId = nextCrawlId();
+    await sharedBackend!.open(crawlId).enqueue(seed);
+    // Two machines with three concurrent batches each.
+    const machines = [postgresBackend(), postgresBackend()];
+    const perMachine = await Promise.all(
+      machines.map(async (machine, m) => {
+        const store = machine.open(crawlId);
+        const sides = await Promise.all([0, 1, 2].map((n) => drainHost(store, `${m === 0 ? 'left' : 'right'}-${n}`, A, maxPagesPerHost)));
+        return { fetched: sides.flatMap((side) => side.fetched), skipped: sides.flatMap((side) => side.skipped) };
+      }),
+    );
+    return { sides: perMachine, check: sharedBackend!.open(crawlId) };
+  },
+};
+
+const IMPLEMENTATIONS = [sqliteFile, sqliteMemory, postgresql];
+
+for (const impl of IMPLEMENTATIONS) {
+describe(`FrontierStore contract: ${impl.name}`, () => {
+  it('enqueue adds each URL once, however often it is offered', async () => {
+    const store = await impl.fresh();
+    try {
+      assert.equal(await store.enqueue([entry(urlA(0)), entry(urlA(0)), entry(urlA(1))]), 2, 'duplicate within one call');
+      assert.equal(await store.enqueue([entry(urlA(1), 5), entry(urlA(0))]), 0, 'duplicates of earlier calls');
+      assert.equal(await store.enqueue([entry(urlA(2)), entry(urlB(0))]), 2);
+      const totals = await store.totals();
+      assert.equal(totals.discovered, 4);
+      assert.equal(totals.queued, 4);
+      assert.deepEqual((await store.snapshot(10)).hosts, [
+        { host: A, queued: 3 },
+        { host: B, queued: 1 },
+      ]);
+      assert.equal((await store.claim('batch', A, 10)).find((item) => item.url === urlA(1))?.depth, 0, 'the first depth seen wins');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('claim hands one host its URLs in discovery order, up to the limit', async () => {
+    const store = await impl.fresh();
+    try {
+      await store.enqueue([entry(urlA(0)), entry(urlB(0)), entry(urlA(1), 1)]);
+      await store.enqueue([entry(urlA(2), 2), entry(urlB(1)), entry(urlA(3))]);
+      const claimed = await store.claim('batch-1', A, 3);
+      assert.deepEqual(claimed, [
+        { url: urlA(0), depth: 0, attempts: 0 },
+        { url: urlA(1), depth: 1, attempts: 0 },
+        { url: urlA(2), depth: 2, attempts: 0 },
+      ]);
+      assert.deepEqual(urlsOf(await store.claim('batch-2', B, 10)), [urlB(0), urlB(1)], 'only the named host');
+      assert.deepEqual(await store.claim('batch-3', 'nobody.test', 10), []);
+      assert.equal((await store.totals()).queued, 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  async function seeded(count: number): Promise<FrontierStore> {
+    const store = await impl.fresh();
     await store.enqueue(Array.from({ length: count }, (_, n) => entry(urlA(n))));
     return store;
   }
@@ -214,7 +326,7 @@ describe('SqliteFrontierStore batch semantics', () => {
   });
 
   it('releaseAll puts every claimed, unfinished URL back on its host', async () => {
-    const store = new SqliteFrontierStore(tempStoreFile());
+    const store = await impl.fresh();
     try {
       await store.enqueue([0, 1, 2].map((n) => entry(urlA(n))));
       await store.enqueue([0, 1].map((n) => entry(urlB(n))));
@@ -237,7 +349,7 @@ describe('SqliteFrontierStore batch semantics', () => {
   });
 
   it('snapshot versions grow with every queue change; host counts are exact and ordered', async () => {
-    const store = new SqliteFrontierStore(':memory:');
+    const store = await impl.fresh();
     try {
       const versions = [(await store.snapshot(10)).version];
       const step = async (change: () => Promise<unknown>) => {
@@ -400,137 +512,195 @@ describe('SqliteFrontierStore batch semantics', () => {
         await store.close();
       }
     });
+  });
+});
+}
 
-    it('a store file from before the cap gets the count added when opened', async () => {
-      const file = tempStoreFile();
-      const old = new SqliteFrontierStore(file);
-      old.enqueue(Array.from({ length: 5 }, (_, n) => entry(urlA(n))));
-      old.claim('b1', A, 2);
-      old.complete('b1', pageRecord(urlA(0)), []);
-      old.close();
-      const db = new Database(file);
-      db.exec('ALTER TABLE hosts DROP COLUMN taken');
-      db.close();
+describe('SqliteFrontierStore files', () => {
+  const skippedOf = (claimed: ReadonlyArray<{ url: string; skipped?: string }>) => claimed.filter((item) => item.skipped).map((item) => item.url);
 
-      const store = new SqliteFrontierStore(file);
+  it('a store file from before the cap gets the count added when opened', async () => {
+    const file = tempStoreFile();
+    const old = new SqliteFrontierStore(file);
+    old.enqueue(Array.from({ length: 5 }, (_, n) => entry(urlA(n))));
+    old.claim('b1', A, 2);
+    old.complete('b1', pageRecord(urlA(0)), []);
+    old.close();
+    const db = new Database(file);
+    db.exec('ALTER TABLE hosts DROP COLUMN taken');
+    db.close();
+
+    const store = new SqliteFrontierStore(file);
+    try {
+      const claimed = await store.claim('b2', A, 5, 3);
+      assert.deepEqual(urlsOf(claimed), [2, 3, 4].map(urlA));
+      assert.deepEqual(skippedOf(claimed), [urlA(3), urlA(4)], 'the done and the claimed URL counted');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+for (const impl of IMPLEMENTATIONS) {
+  if (!impl.twins || !impl.race) continue;
+  const { twins, race } = impl;
+  describe(`${impl.name}: two connections on one crawl (two worker processes or machines)`, () => {
+    it('interleaved claims from two connections never overlap and see each other', async () => {
+      const [one, two] = await twins();
       try {
-        const claimed = await store.claim('b2', A, 5, 3);
-        assert.deepEqual(urlsOf(claimed), [2, 3, 4].map(urlA));
-        assert.deepEqual(skippedOf(claimed), [urlA(3), urlA(4)], 'the done and the claimed URL counted');
+        await one.enqueue(Array.from({ length: 20 }, (_, n) => entry(urlA(n))));
+        assert.equal(await two.enqueue([entry(urlA(3)), entry(urlA(20))]), 1, 'the seen-set is shared');
+        const claimedByOne = urlsOf(await one.claim('one', A, 5));
+        const claimedByTwo = urlsOf(await two.claim('two', A, 5));
+        assert.deepEqual(claimedByOne, [0, 1, 2, 3, 4].map(urlA));
+        assert.deepEqual(claimedByTwo, [5, 6, 7, 8, 9].map(urlA));
+        assert.equal(await two.complete('two', pageRecord(urlA(0)), [entry(urlA(30))]), 0, "two cannot complete one's URL");
+        assert.equal(await one.complete('one', pageRecord(urlA(0)), [entry(urlA(31))]), 1);
+        assert.deepEqual(urlsOf(await one.claim('one', A, 5)), [1, 2, 3, 4].map(urlA), 'resume from the other connection too');
+        assert.deepEqual(urlsOf(await readRecords(two)), [urlA(0)]);
+        assert.equal((await two.totals()).queued, 12, 'p/10..20 and p/31');
       } finally {
-        await store.close();
+        await one.close();
+        await two.close();
       }
+    });
+
+    const seed = (total: number) => Array.from({ length: total }, (_, n) => entry(urlA(n)));
+
+    it('racing connections claim each URL exactly once', async () => {
+      const total = 400;
+      const { sides, check } = await race(seed(total));
+      const [left, right] = sides.map((side) => side.fetched);
+      const all = [...left, ...right];
+      assert.equal(all.length, total, `left ${left.length} + right ${right.length}`);
+      assert.equal(new Set(all).size, total, 'no URL claimed twice');
+      assert.ok(left.length > 0 && right.length > 0, `both sides got work (${left.length}, ${right.length})`);
+      try {
+        const records = await readRecords(check);
+        assert.equal(records.length, total);
+        const leftSet = new Set(left);
+        assert.ok(records.every((record) => record.title?.startsWith(leftSet.has(record.url) ? 'left' : 'right')), 'each record written by its claimer');
+        assert.deepEqual(await check.totals(), { processed: total, fetched: total, errors: 0, skipped: 0, bytes: total, queued: 0, discovered: total });
+      } finally {
+        await check.close();
+      }
+    });
+
+    it('racing connections never fetch more than maxPagesPerHost URLs of a host', async () => {
+      const total = 400;
+      const cap = 150;
+      const { sides, check } = await race(seed(total), cap);
+      const [left, right] = sides;
+      const fetched = [...left.fetched, ...right.fetched];
+      const skipped = [...left.skipped, ...right.skipped];
+      assert.equal(fetched.length, cap, `left ${left.fetched.length} + right ${right.fetched.length}`);
+      assert.equal(skipped.length, total - cap);
+      assert.equal(new Set([...fetched, ...skipped]).size, total, 'every URL handed out exactly once');
+      try {
+        assert.deepEqual(await check.totals(), { processed: total, fetched: cap, errors: 0, skipped: total - cap, bytes: total, queued: 0, discovered: total });
+      } finally {
+        await check.close();
+      }
+    });
+  });
+}
+
+describe('PostgreSQL: one database for many crawls and machines', () => {
+  it('crawls sharing the database are isolated: same URLs, separate seen-sets, queues and records', async () => {
+    const one = sharedBackend!.open(nextCrawlId());
+    const two = sharedBackend!.open(nextCrawlId());
+    assert.equal(await one.enqueue([entry(urlA(0)), entry(urlA(1))]), 2);
+    assert.equal(await two.enqueue([entry(urlA(0))]), 1, 'a URL seen by another crawl is new here');
+    await one.claim('same-batch-id', A, 10);
+    assert.deepEqual(urlsOf(await two.claim('same-batch-id', A, 10)), [urlA(0)], 'batch ids are per crawl');
+    await two.complete('same-batch-id', pageRecord(urlA(0), { title: 'two' }), []);
+    assert.deepEqual(await readRecords(one), []);
+    assert.deepEqual((await readRecords(two)).map((record) => record.title), ['two']);
+    assert.equal((await one.totals()).discovered, 2);
+  });
+
+  it('records() pages through more than one page of rows in discovery order', async () => {
+    const store = sharedBackend!.open(nextCrawlId());
+    const total = 2_345;
+    await store.enqueue(Array.from({ length: total }, (_, n) => entry(urlA(n))));
+    const claimed = await store.claim('all', A, total);
+    for (const item of claimed.reverse()) await store.complete('all', pageRecord(item.url), []);
+    const urls = urlsOf(await readRecords(store));
+    assert.equal(urls.length, total);
+    assert.deepEqual(urls, Array.from({ length: total }, (_, n) => urlA(n)));
+  });
+
+  it('URLs longer than an index entry may be are deduplicated too', async () => {
+    const store = sharedBackend!.open(nextCrawlId());
+    const long = (n: number) => `http://a.test/${'x'.repeat(60_000)}?n=${n}`;
+    assert.equal(await store.enqueue([entry(long(1)), entry(long(2)), entry(long(1))]), 2);
+    assert.equal(await store.enqueue([entry(long(2))]), 0);
+  });
+
+  it('workers starting at once on an empty database create the schema once', async () => {
+    const url = await postgres!.createDatabase('crawlflow_fresh');
+    const starting = Array.from({ length: 4 }, () => postgresBackend(url));
+    await Promise.all(starting.map((backend) => backend.check()));
+    const crawlId = nextCrawlId();
+    await Promise.all(starting.map((backend, n) => backend.open(crawlId).enqueue([entry(urlA(n)), entry(urlA(99))])));
+    assert.equal((await starting[0].open(crawlId).totals()).discovered, 5, 'one crawl, registered once, one seen-set');
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query('SELECT version FROM crawlflow.migrations ORDER BY version');
+      assert.deepEqual(rows, [{ version: 1 }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('results of an unknown crawl are a clear error, and reading never registers it', async () => {
+    await assert.rejects(sharedBackend!.openExisting('never-ran'), (err: Error) => err instanceof UnknownCrawlError && /never-ran/.test(err.message));
+    await assert.rejects(sharedBackend!.openExisting('never-ran'), UnknownCrawlError);
+    const crawlId = nextCrawlId();
+    await sharedBackend!.open(crawlId).enqueue([entry(urlA(0))]);
+    assert.equal((await (await sharedBackend!.openExisting(crawlId)).totals()).discovered, 1);
+  });
+
+  it('an unreachable database fails at startup with the URL, password redacted', async () => {
+    const port = await freeLoopbackPort();
+    const backend = postgresBackend(`postgres://crawlflow:${PASSWORD}@127.0.0.1:${port}/crawlflow`);
+    await assert.rejects(backend.check(), (err: Error) => {
+      assert.ok(err instanceof StoreUnavailableError, String(err));
+      assert.match(err.message, new RegExp(`postgres://crawlflow:redacted@127\\.0\\.0\\.1:${port}/crawlflow`));
+      assert.ok(!err.message.includes(PASSWORD), err.message);
+      return true;
     });
   });
 });
 
-describe('two SqliteFrontierStore instances on one file', () => {
-  it('interleaved claims from two instances never overlap and see each other', async () => {
-    const file = tempStoreFile();
-    const one = new SqliteFrontierStore(file);
-    const two = new SqliteFrontierStore(file);
-    try {
-      await one.enqueue(Array.from({ length: 20 }, (_, n) => entry(urlA(n))));
-      assert.equal(await two.enqueue([entry(urlA(3)), entry(urlA(20))]), 1, 'the seen-set is shared');
-      const claimedByOne = urlsOf(await one.claim('one', A, 5));
-      const claimedByTwo = urlsOf(await two.claim('two', A, 5));
-      assert.deepEqual(claimedByOne, [0, 1, 2, 3, 4].map(urlA));
-      assert.deepEqual(claimedByTwo, [5, 6, 7, 8, 9].map(urlA));
-      assert.equal(await two.complete('two', pageRecord(urlA(0)), [entry(urlA(30))]), 0, "two cannot complete one's URL");
-      assert.equal(await one.complete('one', pageRecord(urlA(0)), [entry(urlA(31))]), 1);
-      assert.deepEqual(urlsOf(await one.claim('one', A, 5)), [1, 2, 3, 4].map(urlA), 'resume from the other connection too');
-      assert.deepEqual(urlsOf(await readRecords(two)), [urlA(0)]);
-      assert.equal((await two.totals()).queued, 12, 'p/10..20 and p/31');
-    } finally {
-      await one.close();
-      await two.close();
-    }
+describe('store URL configuration', () => {
+  it('no URL means SQLite files under the data dir', () => {
+    assert.deepEqual(storeLocation({ dataDir: '/d' }), { kind: 'sqlite', dataDir: '/d' });
+    assert.deepEqual(storeLocation({ dataDir: '/d', storeUrl: ' ' }), { kind: 'sqlite', dataDir: '/d' });
   });
 
-  /**
-   * Two worker threads, each a separate connection like a separate worker process, claim
-   * small batches from one file until the host is empty, completing every URL they got (as
-   * skipped when the claim says so). Resolves to the URLs each thread fetched and skipped.
-   */
-  async function raceTwoThreads(file: string, maxPagesPerHost?: number): Promise<Array<{ fetched: string[]; skipped: string[] }>> {
-    const code = `
-      const { parentPort, workerData } = require('node:worker_threads');
-      const { SqliteFrontierStore } = require(workerData.module);
-      const store = new SqliteFrontierStore(workerData.file);
-      // Start together: each thread waits here until both have opened the file.
-      const gate = new Int32Array(workerData.gate);
-      Atomics.add(gate, 0, 1);
-      while (Atomics.load(gate, 0) < 2) Atomics.wait(gate, 0, Atomics.load(gate, 0), 5);
-      const fetched = [];
-      const skipped = [];
-      (async () => {
-      for (let batch = 0; ; batch++) {
-        const batchId = workerData.name + '-' + batch;
-        const claimed = await store.claim(batchId, workerData.host, 3, workerData.maxPagesPerHost);
-        if (claimed.length === 0) break;
-        for (const item of claimed) {
-          (item.skipped ? skipped : fetched).push(item.url);
-          await store.complete(batchId, { url: item.url, depth: item.depth, status: item.skipped ? null : 200, error: null, skipped: item.skipped ?? null,
-            title: workerData.name, links: [], fetchedAt: '', finalUrl: null, contentType: null, bytes: 1, canonical: null, noindex: false }, []);
-        }
-      }
-      await store.close();
-      parentPort.postMessage({ fetched, skipped });
-      })();
-    `;
-    const gate = new SharedArrayBuffer(4);
-    const run = (name: string) =>
-      new Promise<{ fetched: string[]; skipped: string[] }>((resolve, reject) => {
-        const workerData = { name, file, host: A, maxPagesPerHost, gate, module: require.resolve('../src/store/sqlite-store') };
-        const worker = new Worker(code, { eval: true, workerData });
-        worker.once('message', resolve);
-        worker.once('error', reject);
-      });
-    return Promise.all([run('left'), run('right')]);
+  it('a postgres URL is accepted with its pool size, and described without its password', () => {
+    assert.deepEqual(storeLocation({ dataDir: '/d', storeUrl: 'postgresql://u:pw@db.internal:5433/crawls?pool_max=25&sslmode=require' }), {
+      kind: 'postgres',
+      url: 'postgresql://u:pw@db.internal:5433/crawls?sslmode=require',
+      redacted: 'postgresql://u:redacted@db.internal:5433/crawls?sslmode=require',
+      poolMax: 25,
+    });
+    assert.equal(redactStoreUrl('postgres://u@h/db?password=hunter2'), 'postgres://u@h/db?password=redacted');
+  });
+
+  for (const [storeUrl, why] of [
+    ['not a url', /not a URL/],
+    ['mysql://u:topsecret@h/db', /unsupported scheme "mysql:"/],
+    ['postgres://u:topsecret@h', /no database name/],
+    ['postgres://u:topsecret@h/db?pool_max=0', /pool_max must be an integer/],
+  ] as const) {
+    it(`rejects ${storeUrl.replace('topsecret', '***')} naming the flag, never echoing a password`, () => {
+      assert.throws(
+        () => storeLocation({ dataDir: '/d', storeUrl }),
+        (err: Error) => err instanceof StoreUrlError && err.code === 'invalid-store-url' && why.test(err.message) && err.message.includes('--store') && !err.message.includes('topsecret'),
+      );
+    });
   }
-
-  it('two worker threads racing on the file claim each URL exactly once', async () => {
-    const file = tempStoreFile();
-    const total = 400;
-    const seed = new SqliteFrontierStore(file);
-    await seed.enqueue(Array.from({ length: total }, (_, n) => entry(urlA(n))));
-    await seed.close();
-
-    const [left, right] = (await raceTwoThreads(file)).map((got) => got.fetched);
-
-    const all = [...left, ...right];
-    assert.equal(all.length, total, `left ${left.length} + right ${right.length}`);
-    assert.equal(new Set(all).size, total, 'no URL claimed twice');
-    const check = new SqliteFrontierStore(file);
-    try {
-      const records = await readRecords(check);
-      assert.equal(records.length, total);
-      const leftSet = new Set(left);
-      assert.ok(records.every((record) => record.title === (leftSet.has(record.url) ? 'left' : 'right')), 'each record written by its claimer');
-      assert.deepEqual(await check.totals(), { processed: total, fetched: total, errors: 0, skipped: 0, bytes: total, queued: 0, discovered: total });
-    } finally {
-      await check.close();
-    }
-  });
-  it('two worker threads racing on the file never fetch more than maxPagesPerHost URLs of a host', async () => {
-    const file = tempStoreFile();
-    const total = 400;
-    const cap = 150;
-    const seed = new SqliteFrontierStore(file);
-    await seed.enqueue(Array.from({ length: total }, (_, n) => entry(urlA(n))));
-    await seed.close();
-
-    const [left, right] = await raceTwoThreads(file, cap);
-    const fetched = [...left.fetched, ...right.fetched];
-    const skipped = [...left.skipped, ...right.skipped];
-    assert.equal(fetched.length, cap, `left ${left.fetched.length} + right ${right.fetched.length}`);
-    assert.equal(skipped.length, total - cap);
-    assert.equal(new Set([...fetched, ...skipped]).size, total, 'every URL handed out exactly once');
-    const check = new SqliteFrontierStore(file);
-    try {
-      assert.deepEqual(await check.totals(), { processed: total, fetched: cap, errors: 0, skipped: total - cap, bytes: total, queued: 0, discovered: total });
-    } finally {
-      await check.close();
-    }
-  });
 });

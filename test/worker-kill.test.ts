@@ -1,25 +1,29 @@
 /**
  * A worker process is killed with SIGKILL mid-crawl and another takes over: the crawl
  * completes with no page missing or recorded twice, the dead worker's batches are retried
- * and resume from their heartbeat details.
+ * and resume from their heartbeat details. The SIGKILL scenario runs with each frontier
+ * store; with PostgreSQL the two workers have separate data dirs, as on two machines.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { startCrawl } from '../src/client/crawl-client';
-import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
-import { spawnWorker } from './helpers/processes';
+import { readRecords, startTestTemporal, STORE_KINDS, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { PASSWORD } from './helpers/postgres';
+import { runCli, spawnWorker } from './helpers/processes';
 import { waitFor } from './helpers/fixtures';
 
-describe('worker killed or stopped mid-crawl', () => {
+for (const store of STORE_KINDS) {
+describe(`worker killed mid-crawl (${store} store)`, () => {
   let env: TestTemporal;
   let site: SyntheticSite;
 
   before(async () => {
-    env = await startTestTemporal();
+    env = await startTestTemporal({ store });
     site = await startSyntheticSite({ pages: 2_000, latencyMs: 15 });
   });
   after(async () => {
@@ -30,7 +34,7 @@ describe('worker killed or stopped mid-crawl', () => {
   it('completes with every page exactly once after SIGKILL of the worker', async () => {
     const taskQueue = uniqueQueue('kill');
     const logFile = join(env.dataDir, 'workers.log');
-    const first = spawnWorker({ address: env.address, taskQueue, dataDir: env.dataDir, logFile });
+    const first = spawnWorker({ address: env.address, taskQueue, dataDir: env.workerDataDir(), storeUrl: env.store.storeUrl, logFile });
     await first.ready;
     const handle = await startCrawl(env.client, 'kill-test', { seeds: [site.urlOf(0)], concurrency: 6, perHostConcurrency: 6, batchSize: 40, maxDepth: 1_000 }, taskQueue);
 
@@ -40,7 +44,7 @@ describe('worker killed or stopped mid-crawl', () => {
     const requestsAtKill = site.requests.length;
 
     const metricsPort = await freeLoopbackPort();
-    const second = spawnWorker({ address: env.address, taskQueue, dataDir: env.dataDir, logFile, metricsAddress: `127.0.0.1:${metricsPort}` });
+    const second = spawnWorker({ address: env.address, taskQueue, dataDir: env.workerDataDir(), storeUrl: env.store.storeUrl, logFile, metricsAddress: `127.0.0.1:${metricsPort}` });
     try {
       await second.ready;
       await waitFor(() => site.requests.length > requestsAtKill, 60_000, 'the new worker to fetch');
@@ -48,7 +52,7 @@ describe('worker killed or stopped mid-crawl', () => {
       const summary = await handle.result();
 
       const expected = site.graph.reachableFrom(0);
-      const records = await readRecords(env.dataDir, 'kill-test');
+      const records = await readRecords(env.store, 'kill-test');
       const urls = records.map((record) => record.url);
       assert.equal(new Set(urls).size, urls.length, 'no URL recorded twice');
       assert.equal(urls.length, expected.size, 'every reachable page recorded');
@@ -69,13 +73,35 @@ describe('worker killed or stopped mid-crawl', () => {
       const metrics = await (await request(`http://127.0.0.1:${metricsPort}/metrics`)).body.text();
       const resumes = Number(/^crawler_batch_resumes_total (\d+)/m.exec(metrics)?.[1] ?? 0);
       assert.ok(resumes >= 1, `new worker resumed batches from heartbeat details (${resumes})`);
+      // `crawlflow results` reads the same store, from any machine that is given its URL.
+      const out = join(env.dataDir, 'kill-test.jsonl');
+      const storeArgs = env.store.storeUrl ? ['--store', env.store.storeUrl] : ['--data-dir', env.dataDir];
+      const exported = await runCli(['results', 'kill-test', '--out', out, ...storeArgs], { CRAWLFLOW_STORE_URL: '' });
+      assert.equal(exported.code, 0, exported.stderr);
+      assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, expected.size, 'crawlflow results writes every record');
+
+      const log = readFileSync(logFile, 'utf8');
+      if (env.store.storeUrl) {
+        assert.match(log, /"store":"postgres:\/\/crawlflow:redacted@127\.0\.0\.1:\d+\/crawlflow"/, 'workers say which store they use');
+        assert.ok(!log.includes(PASSWORD), 'the store password never reaches a log');
+      }
       console.log(
-        `SIGKILL: ${expected.size} pages, ${refetched} refetched, ${retried.length} batches retried, ${resumes} resumed from heartbeat, first fetch ${recoverySeconds.toFixed(1)} s after kill (incl. worker start)`,
+        `SIGKILL (${store} store): ${expected.size} pages, ${refetched} refetched, ${retried.length} batches retried, ${resumes} resumed from heartbeat, first fetch ${recoverySeconds.toFixed(1)} s after kill (incl. worker start)`,
       );
     } finally {
       await second.kill('SIGTERM');
     }
   });
+});
+}
+
+describe('worker stopped mid-crawl', () => {
+  let env: TestTemporal;
+
+  before(async () => {
+    env = await startTestTemporal();
+  });
+  after(async () => env?.close());
 
   it('SIGTERM drains: running batches finish, nothing is retried or fetched twice', async () => {
     const drainSite = await startSyntheticSite({ pages: 1_000, latencyMs: 15 });

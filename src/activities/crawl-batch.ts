@@ -107,10 +107,13 @@ export function createCrawlBatch(deps: ActivityDeps) {
       guard,
     };
     for (let attempts = item.attempts; ; ) {
-      const slot = await store.reserveRequestSlot(host, gapMs, LONG_WAIT_MS, Date.now());
+      const reservedAt = Date.now();
+      const slot = await store.reserveRequestSlot(host, gapMs, LONG_WAIT_MS, reservedAt);
       if ('deferUntil' in slot) return { deferUntil: slot.deferUntil, attempts };
       metrics.politenessWait.observe(slot.waitMs / 1000);
-      await cancellableSleep(slot.waitMs, signal);
+      // The slot starts waitMs after reservedAt: a server database's round trip is part of the
+      // wait, not added to it, so requests start at their slots whatever the store's latency.
+      await cancellableSleep(reservedAt + slot.waitMs - Date.now(), signal);
 
       const attempt = await attemptFetch(item.url, policy, signal);
       attempts += 1;

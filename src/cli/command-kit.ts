@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE, ENV } from '../shared/names';
 import { defaultDataDir } from '../temporal/project-paths';
 import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
+import { storeLocation, type StoreConfig } from '../store/store-url';
 import { tracing } from './cli-context';
 
 export interface CommonFlags {
@@ -15,6 +16,26 @@ export function commonOptions(command: Command): Command {
   return command
     .addOption(new Option('--task-queue <name>', 'Temporal task queue').env(ENV.taskQueue).default(DEFAULT_TASK_QUEUE))
     .addOption(new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir()));
+}
+
+/** Flags of commands that open crawl stores (worker, crawl, demo, results). */
+export interface StoreFlags extends CommonFlags {
+  store?: string;
+}
+
+export function storeOption(command: Command): Command {
+  return command.addOption(
+    new Option('--store <url>', 'frontier store: postgres://user:password@host:5432/db shared by workers on many machines (default: SQLite files under --data-dir)').env(
+      ENV.storeUrl,
+    ),
+  );
+}
+
+/** The store configuration of a command, checked at once: a bad URL stops it before anything starts. */
+export function storeConfigOf(flags: StoreFlags): StoreConfig {
+  const config = { dataDir: flags.dataDir, storeUrl: flags.store };
+  storeLocation(config);
+  return config;
 }
 
 export function print(line: string): void {

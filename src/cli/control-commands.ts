@@ -9,7 +9,7 @@ import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { exportJsonl } from '../results/export-jsonl';
 import { parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, frontierQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
-import { commonOptions, print, withClient, type CommonFlags } from './command-kit';
+import { commonOptions, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
 import { integer, UsageError, validating } from './crawl-options';
 
 const LIMIT_FLAGS: Record<string, string> = { concurrency: '--concurrency', perHostConcurrency: '--per-host-concurrency', delayMs: '--delay-ms' };
@@ -88,11 +88,12 @@ export function addControlCommands(program: Command): void {
       });
     });
 
-  idCommand(program, 'results', "write a crawl's results as JSON Lines")
+  storeOption(idCommand(program, 'results', "write a crawl's results as JSON Lines"))
     .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
-    .action(async (crawlId: string, flags: CommonFlags & { out?: string }) => {
+    .action(async (crawlId: string, flags: StoreFlags & { out?: string }) => {
+      const store = storeConfigOf(flags);
       const out = resolve(flags.out ?? `${crawlId}.jsonl`);
-      const lines = await exportJsonl(flags.dataDir, crawlId, out);
+      const lines = await exportJsonl(store, crawlId, out);
       print(`${lines} lines written to ${out}`);
     });
 }

@@ -11,7 +11,9 @@ import { ENV } from '../shared/names';
 import { startSyntheticSite } from '../sites/synthetic-site';
 import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target';
 import { startWorkerHost } from '../workers/worker-host';
-import { commonOptions, print, withClient, type CommonFlags } from './command-kit';
+import { commonOptions, print, storeConfigOf, storeOption, withClient, type StoreFlags } from './command-kit';
+import { StoreUrlError } from '../store/store-url';
+import { StoreUnavailableError } from '../store/postgres-database';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands } from './control-commands';
 import { addCrawlOptions, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
@@ -23,7 +25,7 @@ const EXIT_USAGE = 2;
 const EXIT_INTERRUPTED = 130;
 
 
-interface CrawlCommandFlags extends CrawlFlags, CommonFlags {
+interface CrawlCommandFlags extends CrawlFlags, StoreFlags {
   id?: string;
   out?: string;
   json?: boolean;
@@ -47,6 +49,7 @@ function reportRun(run: CrawlRun, out: string, json: boolean | undefined): void 
 
 async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<void> {
   const { input, config } = crawlRequestFrom(seeds, flags);
+  const store = storeConfigOf(flags);
   const crawlId = flags.id ?? newCrawlId();
   const out = resolve(flags.out ?? `${crawlId}.jsonl`);
   const run = await traced('crawlflow crawl', () =>
@@ -58,6 +61,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
       progress: flags.progress && process.stderr.isTTY === true && !flags.json,
       taskQueue: flags.taskQueue,
       dataDir: flags.dataDir,
+      store,
       metricsAddress: flags.metricsAddress ?? null,
       logger,
       clientPlugins: [tracing.plugin],
@@ -76,22 +80,22 @@ function buildProgram(): Command {
       .option('--id <crawl-id>', 'crawl ID (= workflow ID); the same ID never crawls twice')
       .option('--json', 'print a machine-readable summary on stdout');
 
-  crawlOptions(
+  storeOption(crawlOptions(
     program
       .command('crawl')
       .description('crawl to the end and write one JSON line per URL')
       .argument('[seed-url...]', 'where the crawl starts (or `seeds` in --config)'),
-  )
+  ))
     .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
     .option('--no-progress', 'no progress bar')
     .option('--metrics-address <host:port>', 'serve the in-process worker\'s /metrics here')
     .action(crawlCommand);
 
-  crawlOptions(
+  storeOption(crawlOptions(
     program
       .command('demo')
       .description('serve a synthetic site on loopback and crawl it (no network needed)'),
-  )
+  ))
     .option('--pages <n>', 'pages on the synthetic site', (v) => Number(v), 500)
     .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
     .option('--no-progress', 'no progress bar')
@@ -119,21 +123,22 @@ function buildProgram(): Command {
     });
   });
 
-  commonOptions(program.command('worker').description('run a crawl worker (and the embedded dev server when TEMPORAL_ADDRESS is unset)'))
+  storeOption(commonOptions(program.command('worker').description('run a crawl worker (and the embedded dev server when TEMPORAL_ADDRESS is unset)')))
     .addOption(new Option('--metrics-address <host:port>', '/metrics endpoint, or "off"').env(ENV.metricsAddress).default('127.0.0.1:9464'))
     .option('--max-concurrent-batches <n>', 'batch activities run at once by this worker', (v) => Number(v), 64)
-    .action(async (flags: CommonFlags & { metricsAddress: string; maxConcurrentBatches: number }) => {
+    .action(async (flags: StoreFlags & { metricsAddress: string; maxConcurrentBatches: number }) => {
+      const store = storeConfigOf(flags);
       const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded: true });
       try {
         const host = await startWorkerHost({
           target,
           taskQueue: flags.taskQueue,
-          dataDir: flags.dataDir,
+          store,
           metricsAddress: flags.metricsAddress === 'off' ? null : flags.metricsAddress,
           maxConcurrentBatches: flags.maxConcurrentBatches,
           logger,
         });
-        logger.info({ workerId: host.workerId, taskQueue: flags.taskQueue, metrics: host.metricsUrl, ui: target.uiUrl }, 'worker ready');
+        logger.info({ workerId: host.workerId, taskQueue: flags.taskQueue, store: host.store, metrics: host.metricsUrl, ui: target.uiUrl }, 'worker ready');
         await host.done;
       } finally {
         await target.close();
@@ -155,7 +160,7 @@ async function main(argv: string[]): Promise<number> {
       // Help and version requests end here too, with exit code 0.
       return err.exitCode === 0 ? 0 : EXIT_USAGE;
     }
-    if (err instanceof UsageError) {
+    if (err instanceof UsageError || err instanceof StoreUrlError) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_USAGE;
     }
@@ -163,7 +168,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_INTERRUPTED;
     }
-    if (err instanceof NoTemporalServerError || err instanceof UnknownCrawlError) {
+    if (err instanceof NoTemporalServerError || err instanceof UnknownCrawlError || err instanceof StoreUnavailableError) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_FAILURE;
     }

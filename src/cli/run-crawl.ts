@@ -11,6 +11,7 @@ import { startWorkerHost, type WorkerHost } from '../workers/worker-host';
 import { exportJsonl } from '../results/export-jsonl';
 import type { CrawlConfig, CrawlInput } from '../shared/crawl-config';
 import type { CrawlSummary } from '../shared/crawl-types';
+import type { StoreConfig } from '../store/store-url';
 import { followProgress } from './progress';
 
 export interface RunCrawlOptions {
@@ -21,6 +22,7 @@ export interface RunCrawlOptions {
   progress: boolean;
   taskQueue: string;
   dataDir: string;
+  store: StoreConfig;
   metricsAddress: string | null;
   logger: Logger;
   clientPlugins: ClientPlugin[];
@@ -44,7 +46,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
       host = await startWorkerHost({
         target,
         taskQueue: options.taskQueue,
-        dataDir: options.dataDir,
+        store: options.store,
         metricsAddress: options.metricsAddress,
         logger: options.logger,
       });
@@ -62,7 +64,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
           );
         });
         const summary = await Promise.race([crawlHandle(client, options.crawlId).result(), ...(workerStopped ? [workerStopped] : [])]);
-        const lines = await exportJsonl(options.dataDir, options.crawlId, options.out);
+        const lines = await exportJsonl(options.store, options.crawlId, options.out);
         return { summary, lines, uiUrl };
       } finally {
         progress?.stop();

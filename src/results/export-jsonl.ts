@@ -3,41 +3,47 @@
  * Written to a temporary file and renamed, so an interrupted export never leaves a
  * half-written file where a complete one is expected.
  */
-import { createWriteStream, existsSync, renameSync } from 'node:fs';
+import { createWriteStream, renameSync } from 'node:fs';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
-import { SqliteFrontierStore, crawlStorePath } from '../store/sqlite-store';
-import type { PageRecord } from '../store/frontier-store';
+import type { FrontierStore, PageRecord } from '../store/frontier-store';
+import { openStoreBackend, UnknownCrawlError } from '../store/store-backend';
+import type { StoreConfig } from '../store/store-url';
 
-export class UnknownCrawlError extends Error {
-  readonly code = 'unknown-crawl';
-}
+export { UnknownCrawlError };
 
-export function openCrawlStore(dataDir: string, crawlId: string): SqliteFrontierStore {
-  const file = crawlStorePath(dataDir, crawlId);
-  if (!existsSync(file)) throw new UnknownCrawlError(`no results for crawl "${crawlId}" in ${dataDir}`);
-  return new SqliteFrontierStore(file);
+/** Runs `read` with the store of a crawl that has one (UnknownCrawlError otherwise), then closes it. */
+export async function withCrawlStore<T>(config: StoreConfig, crawlId: string, read: (store: FrontierStore) => Promise<T>): Promise<T> {
+  const backend = openStoreBackend(config);
+  try {
+    const store = await backend.openExisting(crawlId);
+    try {
+      return await read(store);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await backend.close();
+  }
 }
 
 export function toJsonLine(record: PageRecord): string {
   return `${JSON.stringify(record)}\n`;
 }
 
-export async function exportJsonl(dataDir: string, crawlId: string, outFile: string): Promise<number> {
-  const store = openCrawlStore(dataDir, crawlId);
+export async function exportJsonl(config: StoreConfig, crawlId: string, outFile: string): Promise<number> {
   const partial = `${outFile}.partial`;
-  const out = createWriteStream(partial);
-  let lines = 0;
-  try {
+  const lines = await withCrawlStore(config, crawlId, async (store) => {
+    const out = createWriteStream(partial);
+    let written = 0;
     for await (const record of store.records()) {
       if (!out.write(toJsonLine(record))) await once(out, 'drain');
-      lines += 1;
+      written += 1;
     }
     out.end();
     await finished(out);
-  } finally {
-    await store.close();
-  }
+    return written;
+  });
   renameSync(partial, outFile);
   return lines;
 }

@@ -10,6 +10,8 @@ export const DEFAULT_NAMESPACE = 'default';
 export const ENV = {
   taskQueue: 'CRAWLFLOW_TASK_QUEUE',
   dataDir: 'CRAWLFLOW_DATA_DIR',
+  /** Where frontier stores live: unset for SQLite files under the data dir, or a postgres:// URL. */
+  storeUrl: 'CRAWLFLOW_STORE_URL',
   metricsAddress: 'CRAWLFLOW_METRICS_ADDRESS',
   temporalBinary: 'CRAWLFLOW_TEMPORAL_BIN',
   devServerPort: 'CRAWLFLOW_DEV_SERVER_PORT',

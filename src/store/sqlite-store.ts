@@ -19,6 +19,7 @@ import {
   type RobotsRecord,
   type SlotReservation,
 } from './frontier-store';
+import { toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
 
 const QUEUED = 0;
 const CLAIMED = 1;
@@ -74,51 +75,6 @@ function addTakenColumn(db: Database.Database): void {
       UPDATE hosts SET taken = (SELECT count(*) FROM urls WHERE urls.host = hosts.host AND state <> ${QUEUED} AND skipped IS NOT '${HOST_PAGE_CAP}');
     `);
   }).immediate();
-}
-
-interface ClaimRow {
-  url: string;
-  depth: number;
-  attempts: number;
-  skipped: string | null;
-}
-
-function toClaimed({ url, depth, attempts, skipped }: ClaimRow): ClaimedUrl {
-  return skipped === null ? { url, depth, attempts } : { url, depth, attempts, skipped };
-}
-
-interface UrlRow {
-  url: string;
-  depth: number;
-  status: number | null;
-  error: string | null;
-  skipped: string | null;
-  title: string | null;
-  links: string | null;
-  fetched_at: string | null;
-  final_url: string | null;
-  content_type: string | null;
-  bytes: number;
-  canonical: string | null;
-  noindex: number;
-}
-
-function toRecord(row: UrlRow): PageRecord {
-  return {
-    url: row.url,
-    depth: row.depth,
-    status: row.status,
-    error: row.error,
-    skipped: row.skipped,
-    title: row.title,
-    links: row.links ? (JSON.parse(row.links) as string[]) : [],
-    fetchedAt: row.fetched_at ?? '',
-    finalUrl: row.final_url,
-    contentType: row.content_type,
-    bytes: row.bytes,
-    canonical: row.canonical,
-    noindex: row.noindex === 1,
-  };
 }
 
 /** Where a crawl's file lives: crawl IDs are user text, so they are encoded for the file name. */

@@ -9,14 +9,16 @@ import { RobotsCache } from '../fetch/robots';
 import { UndiciTransport } from '../fetch/transport';
 import type { CrawlMetrics } from '../observability/metrics';
 import { StoreRegistry } from '../store/store-registry';
-import { crawlStorePath, SqliteFrontierStore } from '../store/sqlite-store';
 import { prebuiltWorkflowBundle } from './workflow-bundle';
+import { openStoreBackend, type StoreBackend } from '../store/store-backend';
+import type { StoreConfig } from '../store/store-url';
 
 export interface CrawlWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  dataDir: string;
+  /** Where crawl stores live: SQLite files under the data dir, or a PostgreSQL URL. */
+  store: StoreConfig;
   metrics: CrawlMetrics;
   /** Batch activities run at once by this worker (each is one sequential stream of requests). */
   maxConcurrentBatches?: number;
@@ -28,6 +30,8 @@ export interface CrawlWorkerOptions {
 export interface CrawlWorker {
   worker: Worker;
   workerId: string;
+  /** Where this worker's crawl stores live, password redacted. */
+  store: string;
   /** Runs until shutdown (SIGINT/SIGTERM or `worker.shutdown()`), then releases resources. */
   run(): Promise<void>;
 }
@@ -44,7 +48,19 @@ function workflowCode(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>
 
 export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
   const workerId = options.identity ?? `${process.pid}@${hostname()}`;
-  const stores = new StoreRegistry((crawlId) => new SqliteFrontierStore(crawlStorePath(options.dataDir, crawlId)));
+  const backend = openStoreBackend(options.store);
+  try {
+    // A server database that cannot be reached (or migrated) stops the worker at startup.
+    await backend.check();
+    return await createWorkerWith(options, workerId, backend);
+  } catch (err) {
+    await backend.close();
+    throw err;
+  }
+}
+
+async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, backend: StoreBackend): Promise<CrawlWorker> {
+  const stores = new StoreRegistry(backend.open);
   const transport = new UndiciTransport({ connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, connectionsPerOrigin: 64 });
   const activities = createActivities({
     stores,
@@ -79,11 +95,13 @@ export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<Cr
   return {
     worker,
     workerId,
+    store: backend.description,
     run: async () => {
       try {
         await worker.run();
       } finally {
         await stores.closeAll();
+        await backend.close();
         await transport.close();
       }
     },

@@ -9,6 +9,7 @@ import type { Logger } from '../observability/logger';
 import { CrawlMetrics } from '../observability/metrics';
 import { serveMetrics, type MetricsEndpoint } from '../observability/metrics-server';
 import { TaskQueueBacklog } from '../observability/task-queue-backlog';
+import type { StoreConfig } from '../store/store-url';
 import type { TemporalTarget } from '../temporal/target';
 import { ensureSearchAttributes } from '../temporal/search-attributes-setup';
 import { installTracing } from '../observability/tracing';
@@ -18,7 +19,7 @@ import { installRuntime } from './runtime';
 export interface WorkerHostOptions {
   target: TemporalTarget;
   taskQueue: string;
-  dataDir: string;
+  store: StoreConfig;
   /** host:port for /metrics (loopback by default), or null for none. */
   metricsAddress: string | null;
   maxConcurrentBatches?: number;
@@ -27,6 +28,8 @@ export interface WorkerHostOptions {
 
 export interface WorkerHost {
   workerId: string;
+  /** Where the worker's crawl stores live, password redacted. */
+  store: string;
   metricsUrl: string | undefined;
   /** Settles when the worker has stopped (after `stop()` or a shutdown signal). */
   done: Promise<void>;
@@ -60,7 +63,7 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
     connection,
     namespace: options.target.namespace,
     taskQueue: options.taskQueue,
-    dataDir: options.dataDir,
+    store: options.store,
     metrics,
     maxConcurrentBatches: options.maxConcurrentBatches,
     plugins: [installTracing(options.logger, 'crawlflow-worker').plugin],
@@ -79,6 +82,7 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
   });
   return {
     workerId: crawlWorker.workerId,
+    store: crawlWorker.store,
     metricsUrl: endpoint?.url,
     done,
     stop: async () => {

@@ -14,13 +14,22 @@ export interface WorkerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export function spawnWorker(options: { address: string; taskQueue: string; dataDir: string; metricsAddress?: string; logFile: string }): WorkerProcess {
+export function spawnWorker(options: {
+  address: string;
+  taskQueue: string;
+  dataDir: string;
+  /** A postgres:// frontier store; SQLite files under dataDir without one. */
+  storeUrl?: string;
+  metricsAddress?: string;
+  logFile: string;
+}): WorkerProcess {
   const child = spawn(process.execPath, [CLI, 'worker', '--metrics-address', options.metricsAddress ?? 'off'], {
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: options.address,
       CRAWLFLOW_TASK_QUEUE: options.taskQueue,
       CRAWLFLOW_DATA_DIR: options.dataDir,
+      CRAWLFLOW_STORE_URL: options.storeUrl ?? '',
       CRAWLFLOW_LOG_LEVEL: 'info',
     },
     stdio: ['ignore', 'ignore', 'pipe'],

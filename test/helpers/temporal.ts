@@ -16,7 +16,9 @@ import { freeLoopbackPort, installRuntime } from '../../src/workers/runtime';
 import { createLogger } from '../../src/observability/logger';
 import { CrawlMetrics } from '../../src/observability/metrics';
 import { startCrawl, type CrawlHandle } from '../../src/client/crawl-client';
-import { crawlStorePath, SqliteFrontierStore } from '../../src/store/sqlite-store';
+import { withCrawlStore } from '../../src/results/export-jsonl';
+import type { StoreConfig } from '../../src/store/store-url';
+import { startTestPostgres } from './postgres';
 import type { CrawlInput } from '../../src/shared/crawl-config';
 import type { PageRecord } from '../../src/store/frontier-store';
 import type { CrawlSummary } from '../../src/shared/crawl-types';
@@ -25,6 +27,14 @@ export interface TestTemporal {
   server: DevServer;
   client: Client;
   dataDir: string;
+  /** Where this environment's workers keep crawl stores: `dataDir`, or a PostgreSQL URL. */
+  store: StoreConfig;
+  /**
+   * The data dir of one more worker process: with SQLite the shared one (workers on one
+   * machine share the file); with PostgreSQL a fresh one, so workers share nothing but the
+   * database, as on separate machines.
+   */
+  workerDataDir(): string;
   address: string;
   /** Starts an in-process worker on `taskQueue`; it is stopped by `close()` if not before. */
   startWorker(taskQueue: string, metrics?: CrawlMetrics): Promise<RunningWorker>;
@@ -42,9 +52,17 @@ export function quietRuntime(): Promise<unknown> {
   return installRuntime(createLogger('test-sdk', 'warn'), { sdkMetrics: false });
 }
 
-export async function startTestTemporal(options: { dynamicConfig?: Record<string, string | number | boolean>; webUi?: boolean } = {}): Promise<TestTemporal> {
+/** The frontier stores integration tests run against: each multi-worker scenario runs on both. */
+export const STORE_KINDS = ['sqlite', 'postgres'] as const;
+export type StoreKind = (typeof STORE_KINDS)[number];
+
+export async function startTestTemporal(
+  options: { dynamicConfig?: Record<string, string | number | boolean>; webUi?: boolean; store?: StoreKind; postgresSettings?: string[] } = {},
+): Promise<TestTemporal> {
   await quietRuntime();
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-test-'));
+  const postgres = options.store === 'postgres' ? await startTestPostgres({ settings: options.postgresSettings }) : undefined;
+  const machineDirs: string[] = [];
   const server = await startDevServer({
     port: await freeLoopbackPort(),
     uiPort: await freeLoopbackPort(),
@@ -56,10 +74,18 @@ export async function startTestTemporal(options: { dynamicConfig?: Record<string
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const workers: RunningWorker[] = [];
+  const store = { dataDir, storeUrl: postgres?.url };
   return {
     server,
     client,
     dataDir,
+    store,
+    workerDataDir() {
+      if (!postgres) return dataDir;
+      const dir = mkdtempSync(join(tmpdir(), 'crawlflow-machine-'));
+      machineDirs.push(dir);
+      return dir;
+    },
     address: server.address,
     async startWorker(taskQueue, metrics = new CrawlMetrics()) {
       const nativeConnection = await NativeConnection.connect({ address: server.address });
@@ -67,7 +93,7 @@ export async function startTestTemporal(options: { dynamicConfig?: Record<string
         connection: nativeConnection,
         namespace: 'default',
         taskQueue,
-        dataDir,
+        store,
         metrics,
       });
       const done = worker.run().finally(() => nativeConnection.close());
@@ -86,7 +112,8 @@ export async function startTestTemporal(options: { dynamicConfig?: Record<string
       await Promise.all(workers.map((worker) => worker.stop()));
       await connection.close();
       await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await postgres?.close();
+      for (const dir of [dataDir, ...machineDirs]) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -97,15 +124,13 @@ export function uniqueQueue(prefix: string): string {
   return `${prefix}-${process.pid}-${queueCounter}`;
 }
 
-export async function readRecords(dataDir: string, crawlId: string): Promise<PageRecord[]> {
-  const store = new SqliteFrontierStore(crawlStorePath(dataDir, crawlId));
-  try {
+/** A crawl's records, from SQLite files under a data dir or from wherever `store` says. */
+export async function readRecords(where: string | StoreConfig, crawlId: string): Promise<PageRecord[]> {
+  return withCrawlStore(typeof where === 'string' ? { dataDir: where } : where, crawlId, async (store) => {
     const records: PageRecord[] = [];
     for await (const record of store.records()) records.push(record);
     return records;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 export async function runCrawlToEnd(
@@ -116,7 +141,7 @@ export async function runCrawlToEnd(
 ): Promise<{ summary: CrawlSummary; records: PageRecord[]; handle: CrawlHandle }> {
   const handle = await startCrawl(env.client, crawlId, input, taskQueue);
   const summary = await handle.result();
-  return { summary, records: await readRecords(env.dataDir, crawlId), handle };
+  return { summary, records: await readRecords(env.store, crawlId), handle };
 }
 
 /** Event type names (EVENT_TYPE_TIMER_STARTED, ...) of this run's history. */
@@ -135,7 +160,7 @@ export async function startMeteredWorkerHost(name: string, taskQueue: string): P
   const host = await startWorkerHost({
     target: { connectionOptions: { address: env.address }, namespace: 'default', embedded: false, uiUrl: undefined, close: async () => undefined },
     taskQueue,
-    dataDir: env.dataDir,
+    store: env.store,
     metricsAddress: `127.0.0.1:${await freeLoopbackPort()}`,
     logger: createLogger(name, 'warn'),
   });

@@ -1,0 +1,180 @@
+/**
+ * One PostgreSQL database holding the frontier of every crawl: a connection pool shared by all
+ * crawls of a process, the schema (created and migrated at startup, once, even when several
+ * workers start at the same moment), and the crawl-name -> key table.
+ *
+ * All tables live in the `crawlflow` schema and are keyed by a small integer per crawl, not by
+ * a schema per crawl: crawl IDs are user text, a schema per crawl would multiply catalog
+ * entries and migrations by the number of crawls, and an integer key keeps every index narrow.
+ */
+import { Pool, types, type PoolClient } from 'pg';
+
+export const QUEUED = 0;
+export const CLAIMED = 1;
+export const DONE = 2;
+
+/**
+ * Schema versions, applied in order; each runs once per database. Never edit an applied one:
+ * add the next. URLs are unique per crawl by their MD5 (a 16-byte uuid), since a URL can be
+ * longer than a btree entry may be (maxUrlLength goes up to 64 KiB).
+ */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE crawlflow.crawls (
+     id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     name text NOT NULL UNIQUE,
+     version bigint NOT NULL DEFAULT 0,
+     created_at timestamptz NOT NULL DEFAULT now()
+   );
+   CREATE TABLE crawlflow.urls (
+     crawl integer NOT NULL REFERENCES crawlflow.crawls (id) ON DELETE CASCADE,
+     id bigint GENERATED ALWAYS AS IDENTITY,
+     url text NOT NULL,
+     url_hash uuid GENERATED ALWAYS AS (md5(url)::uuid) STORED,
+     host text NOT NULL,
+     depth integer NOT NULL,
+     attempts integer NOT NULL DEFAULT 0,
+     state smallint NOT NULL DEFAULT ${QUEUED},
+     batch_id text,
+     status integer,
+     error text,
+     skipped text,
+     title text,
+     links text,
+     fetched_at text,
+     final_url text,
+     content_type text,
+     bytes bigint NOT NULL DEFAULT 0,
+     canonical text,
+     noindex boolean NOT NULL DEFAULT false,
+     PRIMARY KEY (crawl, id)
+   );
+   CREATE UNIQUE INDEX urls_seen ON crawlflow.urls (crawl, url_hash);
+   CREATE INDEX urls_queue ON crawlflow.urls (crawl, host, id) WHERE state = ${QUEUED};
+   CREATE INDEX urls_by_batch ON crawlflow.urls (crawl, batch_id) WHERE batch_id IS NOT NULL;
+   CREATE TABLE crawlflow.hosts (
+     crawl integer NOT NULL REFERENCES crawlflow.crawls (id) ON DELETE CASCADE,
+     host text NOT NULL,
+     queued integer NOT NULL DEFAULT 0,
+     taken integer NOT NULL DEFAULT 0,
+     next_request_at bigint NOT NULL DEFAULT 0,
+     robots_status integer,
+     robots_body text,
+     robots_fetched_at bigint,
+     PRIMARY KEY (crawl, host)
+   );
+   CREATE INDEX hosts_backlog ON crawlflow.hosts (crawl, queued) WHERE queued > 0;`,
+];
+
+/** Any number that is ours alone: the advisory lock that serializes migrations across processes. */
+const MIGRATION_LOCK = 0x63726177; // "craw"
+
+/** Errors after which a transaction is simply run again: deadlock and serialization failure. */
+const RETRYABLE = new Set(['40P01', '40001']);
+const MAX_ATTEMPTS = 5;
+
+export class StoreUnavailableError extends Error {
+  readonly code = 'store-unavailable';
+}
+
+/** bigint columns (versions, epoch milliseconds, byte sums) as numbers: exact up to 2^53. */
+const numericTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === types.builtins.INT8 ? (value: string) => Number(value) : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
+};
+
+export class PostgresDatabase {
+  private readonly pool: Pool;
+  private migrated: Promise<void> | undefined;
+
+  constructor(
+    url: string,
+    /** The URL without its password, for errors. */
+    private readonly redacted: string,
+    poolMax: number,
+  ) {
+    this.pool = new Pool({ connectionString: url, max: poolMax, types: numericTypes, application_name: 'crawlflow' });
+    // An idle client losing its connection (a server restart) must not crash the process;
+    // the pool drops it and the next query opens a new one.
+    this.pool.on('error', () => undefined);
+  }
+
+  /** Creates or migrates the schema once per process; safe when many processes start at once. */
+  ready(): Promise<void> {
+    this.migrated ??= this.migrate().catch((err: unknown) => {
+      this.migrated = undefined;
+      throw new StoreUnavailableError(`frontier store ${this.redacted}: ${(err as Error).message}`, { cause: err });
+    });
+    return this.migrated;
+  }
+
+  private async migrate(): Promise<void> {
+    await this.transaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS crawlflow;
+        CREATE TABLE IF NOT EXISTS crawlflow.migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const { rows } = await client.query<{ applied: number }>('SELECT coalesce(max(version), 0) AS applied FROM crawlflow.migrations');
+      for (let version = rows[0].applied + 1; version <= MIGRATIONS.length; version += 1) {
+        await client.query(MIGRATIONS[version - 1]);
+        await client.query('INSERT INTO crawlflow.migrations (version) VALUES ($1)', [version]);
+      }
+    });
+  }
+
+  /** The key of a crawl's rows, registering the crawl on first use. */
+  async crawlKey(name: string): Promise<number> {
+    await this.ready();
+    // DO UPDATE (not DO NOTHING) so RETURNING yields the key when another process registered it first.
+    const { rows } = await this.pool.query<{ id: number }>(
+      'INSERT INTO crawlflow.crawls (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id',
+      [name],
+    );
+    return rows[0].id;
+  }
+
+  /** The key of a crawl that has rows, or undefined. */
+  async existingCrawlKey(name: string): Promise<number | undefined> {
+    await this.ready();
+    const { rows } = await this.pool.query<{ id: number }>('SELECT id FROM crawlflow.crawls WHERE name = $1', [name]);
+    return rows[0]?.id;
+  }
+
+  /** One statement, its own transaction; run again after a deadlock. */
+  async query<R extends object>(sql: string, params: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
+    return this.retrying(async () => {
+      const result = await this.pool.query<R>(sql, params);
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+    });
+  }
+
+  /** `work` in one READ COMMITTED transaction on one connection; run again after a deadlock. */
+  async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.retrying(async () => {
+      const client = await this.pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    });
+  }
+
+  private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let n = 1; ; n += 1) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (n >= MAX_ATTEMPTS || !RETRYABLE.has((err as { code?: string }).code ?? '')) throw err;
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,308 @@
+/**
+ * The frontier of one crawl in a PostgreSQL database shared by workers on many machines, with
+ * the guarantees of the SQLite store (see frontier-store.ts), kept by the database rather than
+ * by a single writer:
+ * - the seen-set is a unique index, and new URLs go in with INSERT ... ON CONFLICT DO NOTHING;
+ * - a claim locks its host's row (SELECT ... FOR UPDATE), so claims of one host are serialized
+ *   and the per-host cap counts exactly; the queued rows themselves are taken with
+ *   FOR UPDATE SKIP LOCKED, so a claim never waits on another transaction's rows;
+ * - every change to the queue bumps the crawl's version in the same transaction, as its last
+ *   lock, so versions order snapshots and lock order is always urls -> hosts -> crawls.
+ *
+ * The per-page path is one statement each: `complete` (record + new links + host counts +
+ * version) and `reserveRequestSlot`. Several changes are one statement with data-modifying
+ * CTEs; each CTE feeds the next, which fixes the order in which their locks are taken.
+ */
+import {
+  HOST_PAGE_CAP,
+  type BatchTotals,
+  type ClaimedUrl,
+  type CrawlTotals,
+  type FrontierEntry,
+  type FrontierSnapshot,
+  type FrontierStore,
+  type PageRecord,
+  type RobotsRecord,
+  type SlotReservation,
+} from './frontier-store';
+import { CLAIMED, DONE, QUEUED, type PostgresDatabase } from './postgres-database';
+import { toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
+
+/** Records read per round trip by `records()`. */
+const RECORDS_PAGE = 1_000;
+
+/** Selects one URL of crawl $1 by its text in $n, through the unique hash index. */
+const byUrl = (n: number) => `url_hash = md5($${n})::uuid AND url = $${n}`;
+
+/**
+ * CTEs that add the entries $2 (urls), $3 (hosts), $4 (depths) to crawl $1 unless seen, in
+ * the given order, and count them on their hosts (in host order, so concurrent enqueues lock
+ * host rows in one order). `gate` may hold back the insert (a WHERE on the entries).
+ */
+const insertEntries = (gate: string) => `
+  added AS (
+    INSERT INTO crawlflow.urls (crawl, url, host, depth)
+    SELECT $1, e.url, e.host, e.depth FROM unnest($2::text[], $3::text[], $4::int[]) WITH ORDINALITY AS e (url, host, depth, n)
+    ${gate}
+    ORDER BY e.n
+    ON CONFLICT (crawl, url_hash) DO NOTHING
+    RETURNING host),
+  per_host AS (SELECT host, count(*)::int AS n FROM added GROUP BY host),
+  counted AS (
+    INSERT INTO crawlflow.hosts (crawl, host, queued) SELECT $1, host, n FROM per_host ORDER BY host
+    ON CONFLICT (crawl, host) DO UPDATE SET queued = hosts.queued + excluded.queued
+    RETURNING 1)`;
+
+/** The last step of every queue change: bump the crawl's version once the `changed` CTE has run. */
+const bumpVersionAfter = (changed: string, returning: string) => `
+  UPDATE crawlflow.crawls SET version = version + 1
+  WHERE id = $1 AND EXISTS (SELECT 1 FROM ${changed})
+  RETURNING ${returning}`;
+
+const ENQUEUE = `WITH ${insertEntries('')} ${bumpVersionAfter('counted', '(SELECT sum(n) FROM per_host)::int AS added')}`;
+
+const COMPLETE = `
+  WITH done AS (
+    UPDATE crawlflow.urls SET state = ${DONE}, status = $7, error = $8, skipped = $9, title = $10, links = $11, fetched_at = $12,
+      final_url = $13, content_type = $14, bytes = $15, canonical = $16, noindex = $17
+    WHERE crawl = $1 AND ${byUrl(5)} AND batch_id = $6 AND state = ${CLAIMED}
+    RETURNING 1),
+  ${insertEntries('WHERE EXISTS (SELECT 1 FROM done)')}
+  ${bumpVersionAfter('counted', '(SELECT sum(n) FROM per_host)::int AS added')}`;
+
+/**
+ * Puts claimed URLs matching `filter` back in the queue; $2 and $3 name a URL whose attempt
+ * count becomes $4 (a retried URL keeps its count). A URL claimed to be fetched gives its
+ * place under the host cap back.
+ */
+const requeue = (filter: string) => `
+  WITH old AS (
+    SELECT id, skipped FROM crawlflow.urls WHERE crawl = $1 AND ${filter} AND state = ${CLAIMED} ORDER BY id FOR UPDATE),
+  back AS (
+    UPDATE crawlflow.urls u SET state = ${QUEUED}, batch_id = NULL, skipped = NULL,
+      attempts = CASE WHEN u.url = $3 THEN $4 ELSE u.attempts END
+    FROM old WHERE u.crawl = $1 AND u.id = old.id
+    RETURNING u.host, old.skipped),
+  per_host AS (SELECT host, count(*)::int AS n, (count(*) FILTER (WHERE skipped IS NULL))::int AS taken FROM back GROUP BY host),
+  counted AS (
+    UPDATE crawlflow.hosts h SET queued = h.queued + p.n, taken = h.taken - p.taken
+    FROM (SELECT * FROM per_host ORDER BY host) p WHERE h.crawl = $1 AND h.host = p.host
+    RETURNING 1)
+  ${bumpVersionAfter('counted', '(SELECT sum(n) FROM per_host)::int AS released')}`;
+
+const RELEASE = requeue('batch_id = $2');
+// $2 is unused (null), so both variants take the same parameters; batch_id IS NOT NULL lets the batch index serve.
+const RELEASE_ALL = requeue('batch_id IS NOT NULL AND $2::text IS NULL');
+
+const CLAIM_QUEUED = `
+  WITH picked AS (
+    SELECT id, row_number() OVER (ORDER BY id) AS n FROM (
+      SELECT id FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND state = ${QUEUED} ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED) q),
+  claimed AS (
+    UPDATE crawlflow.urls u SET state = ${CLAIMED}, batch_id = $3, skipped = CASE WHEN picked.n <= $5 THEN NULL ELSE '${HOST_PAGE_CAP}' END
+    FROM picked WHERE u.crawl = $1 AND u.id = picked.id
+    RETURNING u.id, u.url, u.depth, u.attempts, u.skipped),
+  counted AS (
+    UPDATE crawlflow.hosts SET queued = queued - (SELECT count(*) FROM claimed),
+      taken = taken + (SELECT count(*) FROM claimed WHERE skipped IS NULL)
+    WHERE crawl = $1 AND host = $2 AND EXISTS (SELECT 1 FROM claimed)
+    RETURNING 1),
+  bumped AS (${bumpVersionAfter('counted', '1')})
+  SELECT id, url, depth, attempts, skipped FROM claimed ORDER BY id`;
+
+/** Reserves the next slot when it is within $5 ms of now ($3), spacing slots by $4 ms. */
+const RESERVE_SLOT = `
+  UPDATE crawlflow.hosts SET next_request_at = greatest($3::bigint, next_request_at) + $4
+  WHERE crawl = $1 AND host = $2 AND greatest($3::bigint, next_request_at) - $3 <= $5
+  RETURNING next_request_at - $4 AS start`;
+
+const SNAPSHOT = `
+  SELECT c.version,
+    (SELECT coalesce(sum(queued), 0)::int FROM crawlflow.hosts WHERE crawl = $1 AND queued > 0) AS queued,
+    (SELECT coalesce(json_agg(json_build_object('host', b.host, 'queued', b.queued) ORDER BY b.queued DESC, b.host COLLATE "C"), '[]')
+       FROM (SELECT host, queued FROM crawlflow.hosts WHERE crawl = $1 AND queued > 0 ORDER BY queued DESC, host COLLATE "C" LIMIT $2) b) AS hosts
+  FROM crawlflow.crawls c WHERE c.id = $1`;
+
+const RECORD_COLUMNS =
+  'id, url, depth, status, error, skipped, title, links, fetched_at, final_url, content_type, bytes, canonical, noindex::int AS noindex';
+
+export class PostgresFrontierStore implements FrontierStore {
+  private key: Promise<number> | undefined;
+
+  /** `key`: the crawl's key when it is known to exist (see PostgresDatabase.existingCrawlKey). */
+  constructor(
+    private readonly db: PostgresDatabase,
+    private readonly crawlId: string,
+    key?: number,
+  ) {
+    if (key !== undefined) this.key = Promise.resolve(key);
+  }
+
+  private crawl(): Promise<number> {
+    this.key ??= this.db.crawlKey(this.crawlId).catch((err: unknown) => {
+      this.key = undefined;
+      throw err;
+    });
+    return this.key;
+  }
+
+  private async run<R extends object>(sql: string, params: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
+    return this.db.query<R>(sql, [await this.crawl(), ...params]);
+  }
+
+  async enqueue(entries: readonly FrontierEntry[]): Promise<number> {
+    if (entries.length === 0) return 0;
+    const { rows } = await this.run<{ added: number }>(ENQUEUE, columnsOf(entries));
+    return rows[0]?.added ?? 0;
+  }
+
+  async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER): Promise<ClaimedUrl[]> {
+    const crawl = await this.crawl();
+    return this.db.transaction(async (client) => {
+      // The host's row lock serializes claims of this host across workers: the cap is counted under it.
+      const host_ = await client.query<{ taken: number }>('SELECT taken FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE', [crawl, host]);
+      const mine = await client.query<ClaimRow & { state: number }>(
+        'SELECT url, depth, attempts, skipped, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 ORDER BY id',
+        [crawl, batchId],
+      );
+      const own = mine.rows.filter((row) => row.state === CLAIMED);
+      const room = limit - mine.rows.length;
+      if (room <= 0 || host_.rows.length === 0) return own.map(toClaimed);
+      const capRoom = Math.max(0, maxPagesPerHost - host_.rows[0].taken);
+      const fresh = await client.query<ClaimRow>(CLAIM_QUEUED, [crawl, host, batchId, room, capRoom]);
+      return [...own, ...fresh.rows].map(toClaimed);
+    });
+  }
+
+  async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {
+    const { rows } = await this.run<{ added: number }>(COMPLETE, [
+      ...columnsOf(discovered),
+      record.url,
+      batchId,
+      record.status,
+      record.error,
+      record.skipped,
+      record.title,
+      JSON.stringify(record.links),
+      record.fetchedAt,
+      record.finalUrl,
+      record.contentType,
+      record.bytes,
+      record.canonical,
+      record.noindex,
+    ]);
+    return rows[0]?.added ?? 0;
+  }
+
+  async release(batchId: string, retried?: { url: string; attempts: number }): Promise<number> {
+    const { rows } = await this.run<{ released: number }>(RELEASE, [batchId, retried?.url ?? null, retried?.attempts ?? 0]);
+    return rows[0]?.released ?? 0;
+  }
+
+  async abandon(batchId: string, error: string, at: string): Promise<number> {
+    // A URL claimed only to be skipped keeps that record: it was never going to be fetched.
+    const { rowCount } = await this.run(
+      `UPDATE crawlflow.urls SET state = ${DONE}, error = CASE WHEN skipped IS NULL THEN $3 END, fetched_at = $4
+       WHERE crawl = $1 AND batch_id = $2 AND state = ${CLAIMED}`,
+      [batchId, error, at],
+    );
+    return rowCount;
+  }
+
+  async releaseAll(): Promise<number> {
+    const { rows } = await this.run<{ released: number }>(RELEASE_ALL, [null, null, 0]);
+    return rows[0]?.released ?? 0;
+  }
+
+  async reserveRequestSlot(host: string, gapMs: number, maxWaitMs: number, now: number): Promise<SlotReservation> {
+    if (gapMs > 0) {
+      const { rows } = await this.run<{ start: number }>(RESERVE_SLOT, [host, now, gapMs, maxWaitMs]);
+      if (rows.length === 1) return { waitMs: rows[0].start - now };
+    }
+    // Too far out (or nothing to reserve): next_request_at only ever grows, so a fresh read
+    // is at least as late as what the reservation saw.
+    const { rows } = await this.run<{ next_request_at: number }>('SELECT next_request_at FROM crawlflow.hosts WHERE crawl = $1 AND host = $2', [host]);
+    if (rows.length === 0 && gapMs > 0) {
+      await this.run('INSERT INTO crawlflow.hosts (crawl, host) VALUES ($1, $2) ON CONFLICT DO NOTHING', [host]);
+      return this.reserveRequestSlot(host, gapMs, maxWaitMs, now);
+    }
+    const start = Math.max(now, rows[0]?.next_request_at ?? 0);
+    return start - now > maxWaitMs ? { deferUntil: start } : { waitMs: start - now };
+  }
+
+  async deferHost(host: string, until: number): Promise<void> {
+    await this.run(
+      `INSERT INTO crawlflow.hosts (crawl, host, next_request_at) VALUES ($1, $2, $3)
+       ON CONFLICT (crawl, host) DO UPDATE SET next_request_at = greatest(hosts.next_request_at, excluded.next_request_at)`,
+      [host, until],
+    );
+  }
+
+  async robots(host: string): Promise<RobotsRecord | undefined> {
+    const { rows } = await this.run<{ robots_status: number | null; robots_body: string | null; robots_fetched_at: number }>(
+      'SELECT robots_status, robots_body, robots_fetched_at FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 AND robots_fetched_at IS NOT NULL',
+      [host],
+    );
+    const row = rows[0];
+    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at };
+  }
+
+  async saveRobots(host: string, record: RobotsRecord): Promise<void> {
+    await this.run(
+      `INSERT INTO crawlflow.hosts (crawl, host, robots_status, robots_body, robots_fetched_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (crawl, host) DO UPDATE SET robots_status = excluded.robots_status, robots_body = excluded.robots_body,
+         robots_fetched_at = excluded.robots_fetched_at`,
+      [host, record.status, record.body, record.fetchedAt],
+    );
+  }
+
+  async snapshot(maxHosts: number): Promise<FrontierSnapshot> {
+    const { rows } = await this.run<FrontierSnapshot>(SNAPSHOT, [maxHosts]);
+    return rows[0];
+  }
+
+  async batchTotals(batchId: string): Promise<BatchTotals> {
+    const { rows } = await this.run<BatchTotals>(
+      `SELECT count(*)::int AS processed, count(status)::int AS fetched, count(error)::int AS errors, count(skipped)::int AS skipped,
+         coalesce(sum(bytes), 0)::bigint AS bytes
+       FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND state = ${DONE}`,
+      [batchId],
+    );
+    return rows[0];
+  }
+
+  async totals(): Promise<CrawlTotals> {
+    const { rows } = await this.run<CrawlTotals>(
+      `SELECT (count(*) FILTER (WHERE state = ${DONE}))::int AS processed,
+         (count(status) FILTER (WHERE state = ${DONE}))::int AS fetched,
+         (count(error) FILTER (WHERE state = ${DONE}))::int AS errors,
+         (count(skipped) FILTER (WHERE state = ${DONE}))::int AS skipped,
+         coalesce(sum(bytes), 0)::bigint AS bytes,
+         (count(*) FILTER (WHERE state = ${QUEUED}))::int AS queued,
+         count(*)::int AS discovered
+       FROM crawlflow.urls WHERE crawl = $1`,
+      [],
+    );
+    return rows[0];
+  }
+
+  /** Keyset pages over the primary key: flat memory, and no transaction held open while the caller writes. */
+  async *records(): AsyncGenerator<PageRecord> {
+    for (let after = 0; ; ) {
+      const { rows } = await this.run<UrlRow & { id: number }>(
+        `SELECT ${RECORD_COLUMNS} FROM crawlflow.urls WHERE crawl = $1 AND state = ${DONE} AND id > $2 ORDER BY id LIMIT ${RECORDS_PAGE}`,
+        [after],
+      );
+      for (const row of rows) yield toRecord(row);
+      if (rows.length < RECORDS_PAGE) return;
+      after = rows[rows.length - 1].id;
+    }
+  }
+
+  /** The pool is the database's, shared by every crawl of the process: nothing to close per crawl. */
+  async close(): Promise<void> {}
+}
+
+function columnsOf(entries: readonly FrontierEntry[]): [string[], string[], number[]] {
+  return [entries.map((entry) => entry.url), entries.map((entry) => entry.host), entries.map((entry) => entry.depth)];
+}

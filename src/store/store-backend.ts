@@ -1,0 +1,60 @@
+/**
+ * Opens frontier stores where the configuration says they live (see store-url.ts): SQLite
+ * files under the data dir, or a PostgreSQL database whose one connection pool is shared by
+ * every crawl of the process. Workers and `crawlflow results` both choose here.
+ */
+import { existsSync } from 'node:fs';
+import type { FrontierStore } from './frontier-store';
+import { PostgresDatabase } from './postgres-database';
+import { PostgresFrontierStore } from './postgres-store';
+import { SqliteFrontierStore, crawlStorePath } from './sqlite-store';
+import type { OpenStore } from './store-registry';
+import { describeStore, storeLocation, type StoreConfig } from './store-url';
+
+export class UnknownCrawlError extends Error {
+  readonly code = 'unknown-crawl';
+}
+
+export interface StoreBackend {
+  /** Where stores live, password redacted: for logs. */
+  readonly description: string;
+  /** Opens a crawl's store, creating it on first use (for StoreRegistry). */
+  open: OpenStore;
+  /** Opens the store of a crawl that has one; UnknownCrawlError otherwise. */
+  openExisting(crawlId: string): Promise<FrontierStore>;
+  /** Fails now, with a clear error, if the store cannot be reached (a server database). */
+  check(): Promise<void>;
+  /** Releases what the backend holds (the connection pool); close the stores first. */
+  close(): Promise<void>;
+}
+
+/** Throws StoreUrlError for a bad store URL: call it at startup. */
+export function openStoreBackend(config: StoreConfig): StoreBackend {
+  const location = storeLocation(config);
+  const description = describeStore(location);
+  if (location.kind === 'sqlite') {
+    return {
+      description,
+      open: (crawlId) => new SqliteFrontierStore(crawlStorePath(location.dataDir, crawlId)),
+      openExisting: async (crawlId) => {
+        const file = crawlStorePath(location.dataDir, crawlId);
+        if (!existsSync(file)) throw new UnknownCrawlError(`no results for crawl "${crawlId}" in ${location.dataDir}`);
+        return new SqliteFrontierStore(file);
+      },
+      check: async () => undefined,
+      close: async () => undefined,
+    };
+  }
+  const db = new PostgresDatabase(location.url, location.redacted, location.poolMax);
+  return {
+    description,
+    open: (crawlId) => new PostgresFrontierStore(db, crawlId),
+    openExisting: async (crawlId) => {
+      const key = await db.existingCrawlKey(crawlId);
+      if (key === undefined) throw new UnknownCrawlError(`no results for crawl "${crawlId}" in ${description}`);
+      return new PostgresFrontierStore(db, crawlId, key);
+    },
+    check: () => db.ready(),
+    close: () => db.close(),
+  };
+}

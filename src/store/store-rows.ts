@@ -1,0 +1,52 @@
+/**
+ * Rows as both frontier stores read them back, and their conversion to the interface's
+ * shapes: one mapping, so the SQLite file and the server database return identical records.
+ */
+import type { ClaimedUrl, PageRecord } from './frontier-store';
+
+export interface ClaimRow {
+  url: string;
+  depth: number;
+  attempts: number;
+  skipped: string | null;
+}
+
+export function toClaimed({ url, depth, attempts, skipped }: ClaimRow): ClaimedUrl {
+  return skipped === null ? { url, depth, attempts } : { url, depth, attempts, skipped };
+}
+
+export interface UrlRow {
+  url: string;
+  depth: number;
+  status: number | null;
+  error: string | null;
+  skipped: string | null;
+  title: string | null;
+  /** The page's links as a JSON array. */
+  links: string | null;
+  fetched_at: string | null;
+  final_url: string | null;
+  content_type: string | null;
+  bytes: number;
+  canonical: string | null;
+  /** 1 or 0. */
+  noindex: number;
+}
+
+export function toRecord(row: UrlRow): PageRecord {
+  return {
+    url: row.url,
+    depth: row.depth,
+    status: row.status,
+    error: row.error,
+    skipped: row.skipped,
+    title: row.title,
+    links: row.links ? (JSON.parse(row.links) as string[]) : [],
+    fetchedAt: row.fetched_at ?? '',
+    finalUrl: row.final_url,
+    contentType: row.content_type,
+    bytes: row.bytes,
+    canonical: row.canonical,
+    noindex: row.noindex === 1,
+  };
+}
