@@ -49,6 +49,8 @@ describe('parseCrawlConfig', () => {
       maxRetryAfterMs: 3_600_000,
       maxPagesPerHost: 100_000,
       allowPrivateNetwork: false,
+      extract: {},
+      storeBodies: false,
     });
     assert.equal(config.deadline, undefined, 'no deadline unless given');
   });

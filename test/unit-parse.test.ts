@@ -167,6 +167,9 @@ describe('fetchedOutcome', () => {
       redirectBlocked: null,
       robotsHeader: null,
       html: body,
+      body: body === null ? null : Buffer.from(body),
+      headers: {},
+      requestHeaders: {},
       ...overrides,
     };
   }

@@ -19,6 +19,9 @@ after(() => {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
 
+/** The change totals of a crawl that is not a recrawl. */
+const NO_CHANGES = { new: 0, changed: 0, unchanged: 0, gone: 0 };
+
 function tempStoreFile(): string {
   const dir = mkdtempSync(join(tmpdir(), 'crawlflow-unit-store-'));
   tempDirs.push(dir);
@@ -44,6 +47,12 @@ function pageRecord(url: string, overrides: Partial<PageRecord> = {}): PageRecor
     bytes: 100,
     canonical: null,
     noindex: false,
+    fields: {},
+    etag: null,
+    lastModified: null,
+    contentHash: null,
+    change: null,
+    bodyRef: null,
     ...overrides,
   };
 }
@@ -310,7 +319,7 @@ describe('SqliteFrontierStore batch semantics', () => {
       await store.complete('b1', pageRecord(urlA(3), { status: null, skipped: 'robots', bytes: 0 }), []);
       await store.claim('b2', A, 1);
       await store.complete('b2', pageRecord(urlA(4), { status: 503, error: null, bytes: 5 }), []);
-      assert.deepEqual(await store.totals(), { processed: 5, fetched: 3, errors: 1, skipped: 1, bytes: 1_025, queued: 2, discovered: 7 });
+      assert.deepEqual(await store.totals(), { processed: 5, fetched: 3, errors: 1, skipped: 1, bytes: 1_025, queued: 2, discovered: 7, changes: NO_CHANGES });
       assert.deepEqual(await store.batchTotals('b1'), { processed: 4, fetched: 2, errors: 1, skipped: 1, bytes: 1_020 });
       assert.deepEqual(await store.batchTotals('b2'), { processed: 1, fetched: 1, errors: 0, skipped: 0, bytes: 5 });
       assert.deepEqual(await store.batchTotals('none'), { processed: 0, fetched: 0, errors: 0, skipped: 0, bytes: 0 });
@@ -395,7 +404,7 @@ describe('SqliteFrontierStore batch semantics', () => {
         assert.equal(records.get(urlA(1))?.error, 'batch-failed');
         assert.equal(records.get(urlA(4))?.error, null, 'a URL claimed only to be skipped stays skipped');
         assert.equal(records.get(urlA(4))?.skipped, HOST_PAGE_CAP);
-        assert.deepEqual(await store.totals(), { processed: 6, fetched: 1, errors: 2, skipped: 3, bytes: 200, queued: 0, discovered: 6 });
+        assert.deepEqual(await store.totals(), { processed: 6, fetched: 1, errors: 2, skipped: 3, bytes: 200, queued: 0, discovered: 6, changes: NO_CHANGES });
       } finally {
         await store.close();
       }
@@ -471,7 +480,8 @@ describe('two SqliteFrontierStore instances on one file', () => {
         for (const item of claimed) {
           (item.skipped ? skipped : fetched).push(item.url);
           await store.complete(batchId, { url: item.url, depth: item.depth, status: item.skipped ? null : 200, error: null, skipped: item.skipped ?? null,
-            title: workerData.name, links: [], fetchedAt: '', finalUrl: null, contentType: null, bytes: 1, canonical: null, noindex: false }, []);
+            title: workerData.name, links: [], fetchedAt: '', finalUrl: null, contentType: null, bytes: 1, canonical: null, noindex: false,
+            fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null }, []);
         }
       }
       await store.close();
@@ -507,7 +517,7 @@ describe('two SqliteFrontierStore instances on one file', () => {
       assert.equal(records.length, total);
       const leftSet = new Set(left);
       assert.ok(records.every((record) => record.title === (leftSet.has(record.url) ? 'left' : 'right')), 'each record written by its claimer');
-      assert.deepEqual(await check.totals(), { processed: total, fetched: total, errors: 0, skipped: 0, bytes: total, queued: 0, discovered: total });
+      assert.deepEqual(await check.totals(), { processed: total, fetched: total, errors: 0, skipped: 0, bytes: total, queued: 0, discovered: total, changes: NO_CHANGES });
     } finally {
       await check.close();
     }
@@ -528,7 +538,7 @@ describe('two SqliteFrontierStore instances on one file', () => {
     assert.equal(new Set([...fetched, ...skipped]).size, total, 'every URL handed out exactly once');
     const check = new SqliteFrontierStore(file);
     try {
-      assert.deepEqual(await check.totals(), { processed: total, fetched: cap, errors: 0, skipped: total - cap, bytes: total, queued: 0, discovered: total });
+      assert.deepEqual(await check.totals(), { processed: total, fetched: cap, errors: 0, skipped: total - cap, bytes: total, queued: 0, discovered: total, changes: NO_CHANGES });
     } finally {
       await check.close();
     }

@@ -3,6 +3,7 @@ import type { BatchRef, BatchTotals, CrawlTotals, FrontierSnapshot, SeedFrontier
 import { normalizeUrl } from '../policy/normalize-url';
 import type { FrontierEntry } from '../store/frontier-store';
 import type { StoreRegistry } from '../store/store-registry';
+import { markGone } from '../recrawl/mark-gone';
 
 const SNAPSHOT_HOSTS = 200;
 
@@ -39,10 +40,16 @@ export function createLifecycleActivities(stores: StoreRegistry) {
       });
     },
 
-    /** The crawl has stopped: claimed URLs go back to the queue, and the totals are read. */
-    finishCrawl({ crawlId }: { crawlId: string }): Promise<CrawlTotals> {
+    /**
+     * The crawl has stopped: claimed URLs go back to the queue, and the totals are read. A
+     * recrawl that reached everything it could records the previous crawl's unreached URLs as gone.
+     */
+    finishCrawl({ crawlId, recrawlOf }: { crawlId: string; recrawlOf?: string }): Promise<CrawlTotals> {
       return stores.use(crawlId, async (store) => {
         await store.releaseAll();
+        if (recrawlOf !== undefined && (await store.totals()).queued === 0) {
+          await stores.use(recrawlOf, (previous) => markGone(previous, store, new Date().toISOString()));
+        }
         return store.totals();
       });
     },

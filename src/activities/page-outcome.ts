@@ -1,13 +1,18 @@
 /**
  * Turns a fetch (or its failure) into the page record and the links to enqueue. Pure: crawl
  * policy (scope, depth, nofollow) is applied here, the store and network are not touched.
+ * In a recrawl it also compares with the previous crawl's record: a 304 takes that record's
+ * content and links, so the recrawl still reaches every page behind an unchanged one.
  */
+import { createHash } from 'node:crypto';
 import type { CrawlConfig } from '../shared/crawl-config';
 import type { FrontierEntry, PageRecord } from '../store/frontier-store';
 import type { FetchedPage } from '../fetch/fetch-page';
 import type { FetchErrorCode } from '../fetch/errors';
 import type { ScopePredicate } from '../policy/scope';
 import { HtmlTooDeepError, parseHtmlPage, type ParsedPage } from '../parse/html-page';
+import type { Extractor } from '../parse/extract-fields';
+import { changeOf } from '../recrawl/change';
 
 /** Why a link found on a page was not followed (bounded set: a metric label). */
 export type DropReason = 'nofollow' | 'max-depth' | 'out-of-scope';
@@ -17,6 +22,15 @@ export interface PageOutcome {
   discovered: FrontierEntry[];
   /** Links found but not followed, by reason. */
   dropped?: Partial<Record<DropReason, number>>;
+  /** The response whose body is worth storing (`storeBodies`): fetched, HTML, and not unchanged. */
+  response?: FetchedPage;
+}
+
+/** What a page's outcome depends on besides the fetch: set up once per crawl, plus the URL's previous record. */
+export interface OutcomeContext {
+  extractor?: Extractor;
+  /** Present in a recrawl; `previous` is the earlier crawl's record of the URL, if it had one. */
+  recrawl?: { previous: PageRecord | undefined };
 }
 
 interface Claimed {
@@ -39,7 +53,47 @@ function emptyRecord(item: Claimed): PageRecord {
     bytes: 0,
     canonical: null,
     noindex: false,
+    fields: {},
+    etag: null,
+    lastModified: null,
+    contentHash: null,
+    change: null,
+    bodyRef: null,
   };
+}
+
+function singleHeader(page: FetchedPage, name: string): string | null {
+  const value = page.headers[name];
+  return (Array.isArray(value) ? value[0] : value) ?? null;
+}
+
+/** The links of a page to enqueue, after nofollow, depth and scope. */
+function follow(links: readonly string[], nofollow: boolean, item: Claimed, config: CrawlConfig, inScope: ScopePredicate): Omit<PageOutcome, 'record'> {
+  const depth = item.depth + 1;
+  if (nofollow) return { discovered: [], dropped: { nofollow: links.length } };
+  if (depth > config.maxDepth) return { discovered: [], dropped: { 'max-depth': links.length } };
+  const discovered: FrontierEntry[] = [];
+  for (const link of links) {
+    const url = new URL(link);
+    if (inScope(url)) discovered.push({ url: link, host: url.host, depth });
+  }
+  return { discovered, dropped: { 'out-of-scope': links.length - discovered.length } };
+}
+
+/** A 304 to our conditional request: the previous record's content stands, its links are followed again. */
+function revalidatedOutcome(item: Claimed, page: FetchedPage, previous: PageRecord, config: CrawlConfig, inScope: ScopePredicate): PageOutcome {
+  const record: PageRecord = {
+    ...previous,
+    depth: item.depth,
+    status: page.status,
+    fetchedAt: new Date().toISOString(),
+    bytes: page.bytes,
+    etag: singleHeader(page, 'etag') ?? previous.etag,
+    lastModified: singleHeader(page, 'last-modified') ?? previous.lastModified,
+    change: 'unchanged',
+    bodyRef: null,
+  };
+  return { record, ...follow(previous.links, false, item, config, inScope) };
 }
 
 export function skippedOutcome(item: Claimed, reason: string): PageOutcome {
@@ -50,34 +104,44 @@ export function failedOutcome(item: Claimed, error: FetchErrorCode, status: numb
   return { record: { ...emptyRecord(item), error, status }, discovered: [] };
 }
 
-export function fetchedOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, inScope: ScopePredicate): PageOutcome {
+/** A recrawl's record that was not fetched (skipped, failed) still says how it compares. */
+export function withChange(outcome: PageOutcome, context: OutcomeContext): PageOutcome {
+  if (context.recrawl === undefined) return outcome;
+  return { ...outcome, record: { ...outcome.record, change: changeOf(context.recrawl.previous, outcome.record) } };
+}
+
+export function fetchedOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, inScope: ScopePredicate, context: OutcomeContext = {}): PageOutcome {
+  const previous = context.recrawl?.previous;
+  if (page.status === 304 && previous !== undefined) return revalidatedOutcome(item, page, previous, config, inScope);
+  const outcome = pageOutcome(item, page, config, inScope, context.extractor);
+  if (context.recrawl === undefined) return outcome;
+  const change = changeOf(previous, outcome.record);
+  return { ...outcome, record: { ...outcome.record, change }, response: change === 'unchanged' ? undefined : outcome.response };
+}
+
+function pageOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, inScope: ScopePredicate, extractor: Extractor | undefined): PageOutcome {
   const record: PageRecord = {
     ...emptyRecord(item),
     status: page.status,
     finalUrl: page.finalUrl === item.url ? null : page.finalUrl,
     contentType: page.contentType,
     bytes: page.bytes,
+    etag: singleHeader(page, 'etag'),
+    lastModified: singleHeader(page, 'last-modified'),
   };
   if (page.redirectBlocked !== null) {
     return { record: { ...record, skipped: 'redirect-out-of-scope', links: [page.redirectBlocked] }, discovered: [] };
   }
-  if (page.html === null) return { record, discovered: [] };
+  if (page.html === null || page.body === null) return { record, discovered: [] };
+  const contentHash = createHash('sha256').update(page.body).digest('hex');
 
   let parsed: ParsedPage;
   try {
-    parsed = parseHtmlPage(page.html, page.finalUrl, page.robotsHeader, { maxLinks: config.maxLinksPerPage, maxUrlLength: config.maxUrlLength });
+    parsed = parseHtmlPage(page.html, page.finalUrl, page.robotsHeader, { maxLinks: config.maxLinksPerPage, maxUrlLength: config.maxUrlLength, extractor });
   } catch (err) {
-    if (err instanceof HtmlTooDeepError) return { record: { ...record, error: 'bad-content' }, discovered: [] };
+    if (err instanceof HtmlTooDeepError) return { record: { ...record, error: 'bad-content', contentHash }, discovered: [] };
     throw err;
   }
-  const pageRecord = { ...record, title: parsed.title, links: parsed.links, canonical: parsed.canonical, noindex: parsed.noindex };
-  const depth = item.depth + 1;
-  if (parsed.nofollow) return { record: pageRecord, discovered: [], dropped: { nofollow: parsed.links.length } };
-  if (depth > config.maxDepth) return { record: pageRecord, discovered: [], dropped: { 'max-depth': parsed.links.length } };
-  const discovered: FrontierEntry[] = [];
-  for (const link of parsed.links) {
-    const url = new URL(link);
-    if (inScope(url)) discovered.push({ url: link, host: url.host, depth });
-  }
-  return { record: pageRecord, discovered, dropped: { 'out-of-scope': parsed.links.length - discovered.length } };
+  const pageRecord = { ...record, title: parsed.title, links: parsed.links, canonical: parsed.canonical, noindex: parsed.noindex, fields: parsed.fields, contentHash };
+  return { record: pageRecord, ...follow(parsed.links, parsed.nofollow, item, config, inScope), response: page };
 }

@@ -21,6 +21,9 @@ export interface CrawlFlags {
   batchSize?: number;
   maxPagesPerHost?: number;
   allowPrivateNetwork?: boolean;
+  storeBodies?: boolean;
+  recrawlOf?: string;
+  extract?: Record<string, string>;
 }
 
 /** Config field -> the flag that sets it, so errors name what the user typed. */
@@ -37,12 +40,21 @@ const FLAG_OF: Record<string, string> = {
   userAgent: '--user-agent',
   batchSize: '--batch-size',
   maxPagesPerHost: '--max-pages-per-host',
+  recrawlOf: '--recrawl-of',
+  extract: '--extract',
 };
 
 /** Commander's parser for integer flags (its error names the flag). */
 export function integer(value: string): number {
   if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError('must be an integer.');
   return Number(value);
+}
+
+/** `--extract name=selector` (repeatable): the compact form of one `extract` field. */
+function extractField(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new InvalidArgumentError('must be name=selector, e.g. title=h1 or image="img.hero @src".');
+  return { ...previous, [value.slice(0, at).trim()]: value.slice(at + 1) };
 }
 
 export function addCrawlOptions(command: Command): Command {
@@ -60,7 +72,10 @@ export function addCrawlOptions(command: Command): Command {
     .option('--user-agent <ua>', 'User-Agent header')
     .option('--batch-size <n>', 'URLs per batch activity (default 50)', integer)
     .option('--max-pages-per-host <n>', 'URLs per host at most (default 100000)', integer)
-    .option('--allow-private-network', 'also fetch private, loopback and link-local addresses');
+    .option('--allow-private-network', 'also fetch private, loopback and link-local addresses')
+    .option('--extract <name=selector>', 'a field to extract from every page (repeatable): name=css-selector, or name=css-selector @attribute', extractField)
+    .option('--store-bodies', 'keep the bodies of fetched HTML pages as WARC records (for `results --format warc`)')
+    .option('--recrawl-of <crawl-id>', 'compare with an earlier crawl: conditional requests, new/changed/unchanged/gone per URL');
 }
 
 /** The crawl input of a `--config` file: a JSON object, read as is (the schema validates it). */
@@ -98,6 +113,9 @@ function fieldsFromFlags(seeds: string[], flags: CrawlFlags): Record<string, unk
     batchSize: flags.batchSize,
     maxPagesPerHost: flags.maxPagesPerHost,
     allowPrivateNetwork: flags.allowPrivateNetwork,
+    storeBodies: flags.storeBodies,
+    recrawlOf: flags.recrawlOf,
+    extract: flags.extract,
   };
   for (const key of Object.keys(fields)) if (fields[key] === undefined) delete fields[key];
   return fields;
@@ -142,6 +160,7 @@ export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlReque
       const top = field.split('.')[0];
       if (!(top in fromFlags) && flags.config !== undefined) return `${flags.config}: ${field}`;
       if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"`;
+      if (top === 'extract' && field !== top) return `--extract ${field.slice(top.length + 1)}`;
       return FLAG_OF[top] ?? field;
     },
   );

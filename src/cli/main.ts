@@ -7,13 +7,16 @@ import { Command, CommanderError, Option } from 'commander';
 import { resolve } from 'node:path';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
+import { NoStoredBodiesError } from '../results/export-warc';
+import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
 import { ENV } from '../shared/names';
 import { startSyntheticSite } from '../sites/synthetic-site';
 import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target';
 import { startWorkerHost } from '../workers/worker-host';
 import { commonOptions, print, withClient, type CommonFlags } from './command-kit';
 import { logger, traced, tracing } from './cli-context';
-import { addControlCommands } from './control-commands';
+import { addControlCommands, formatOption } from './control-commands';
+import { checkContentOptions } from './content-options';
 import { addCrawlOptions, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
 import { runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
@@ -26,12 +29,13 @@ const EXIT_INTERRUPTED = 130;
 interface CrawlCommandFlags extends CrawlFlags, CommonFlags {
   id?: string;
   out?: string;
+  format: ExportFormat;
   json?: boolean;
   progress: boolean;
   metricsAddress?: string;
 }
 
-function reportRun(run: CrawlRun, out: string, json: boolean | undefined): void {
+function reportRun(run: CrawlRun & { recrawl: boolean }, out: string, format: ExportFormat, json: boolean | undefined): void {
   if (json) {
     print(JSON.stringify({ ...run.summary, out, lines: run.lines, uiUrl: run.uiUrl ?? null }));
     return;
@@ -41,20 +45,23 @@ function reportRun(run: CrawlRun, out: string, json: boolean | undefined): void 
   print(`crawl ${crawlId}: ${status}`);
   print(`  ${totals.processed} URLs (${totals.fetched} fetched, ${totals.errors} errors, ${totals.skipped} skipped) in ${seconds.toFixed(1)} s, ${(totals.processed / seconds).toFixed(1)} URLs/s`);
   print(`  ${totals.queued} left in the frontier, ${totals.discovered} discovered`);
-  print(`  ${run.lines} lines written to ${out}`);
+  if (run.recrawl) print(`  compared with the earlier crawl: ${Object.entries(totals.changes).map(([kind, n]) => `${n} ${kind}`).join(', ')}`);
+  print(`  ${run.lines} ${EXPORT_UNITS[format]} written to ${out}`);
   if (run.uiUrl) print(`  history: ${run.uiUrl}`);
 }
 
 async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<void> {
   const { input, config } = crawlRequestFrom(seeds, flags);
   const crawlId = flags.id ?? newCrawlId();
-  const out = resolve(flags.out ?? `${crawlId}.jsonl`);
+  checkContentOptions(config, crawlId, flags.format, flags.dataDir);
+  const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
   const run = await traced('crawlflow crawl', () =>
     runCrawl({
       crawlId,
       input,
       config,
       out,
+      format: flags.format,
       progress: flags.progress && process.stderr.isTTY === true && !flags.json,
       taskQueue: flags.taskQueue,
       dataDir: flags.dataDir,
@@ -63,7 +70,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
       clientPlugins: [tracing.plugin],
     }),
   );
-  reportRun(run, out, flags.json);
+  reportRun({ ...run, recrawl: config.recrawlOf !== undefined }, out, flags.format, flags.json);
 }
 
 function buildProgram(): Command {
@@ -82,7 +89,8 @@ function buildProgram(): Command {
       .description('crawl to the end and write one JSON line per URL')
       .argument('[seed-url...]', 'where the crawl starts (or `seeds` in --config)'),
   )
-    .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
+    .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
+    .addOption(formatOption())
     .option('--no-progress', 'no progress bar')
     .option('--metrics-address <host:port>', 'serve the in-process worker\'s /metrics here')
     .action(crawlCommand);
@@ -93,7 +101,8 @@ function buildProgram(): Command {
       .description('serve a synthetic site on loopback and crawl it (no network needed)'),
   )
     .option('--pages <n>', 'pages on the synthetic site', (v) => Number(v), 500)
-    .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
+    .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
+    .addOption(formatOption())
     .option('--no-progress', 'no progress bar')
     .action(async (flags: CrawlCommandFlags & { pages: number }) => {
       const site = await startSyntheticSite({ pages: flags.pages });
@@ -163,7 +172,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_INTERRUPTED;
     }
-    if (err instanceof NoTemporalServerError || err instanceof UnknownCrawlError) {
+    if (err instanceof NoTemporalServerError || err instanceof UnknownCrawlError || err instanceof NoStoredBodiesError) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_FAILURE;
     }

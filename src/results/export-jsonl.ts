@@ -1,13 +1,10 @@
 /**
  * Writes a crawl's page records as JSON Lines, one line per URL the crawl decided about.
- * Written to a temporary file and renamed, so an interrupted export never leaves a
- * half-written file where a complete one is expected.
  */
-import { createWriteStream, existsSync, renameSync } from 'node:fs';
-import { once } from 'node:events';
-import { finished } from 'node:stream/promises';
+import { existsSync } from 'node:fs';
 import { SqliteFrontierStore, crawlStorePath } from '../store/sqlite-store';
 import type { PageRecord } from '../store/frontier-store';
+import { writeAtomically, writeChunk } from './atomic-file';
 
 export class UnknownCrawlError extends Error {
   readonly code = 'unknown-crawl';
@@ -25,19 +22,16 @@ export function toJsonLine(record: PageRecord): string {
 
 export async function exportJsonl(dataDir: string, crawlId: string, outFile: string): Promise<number> {
   const store = openCrawlStore(dataDir, crawlId);
-  const partial = `${outFile}.partial`;
-  const out = createWriteStream(partial);
-  let lines = 0;
   try {
-    for await (const record of store.records()) {
-      if (!out.write(toJsonLine(record))) await once(out, 'drain');
-      lines += 1;
-    }
-    out.end();
-    await finished(out);
+    return await writeAtomically(outFile, async (out) => {
+      let lines = 0;
+      for await (const record of store.records()) {
+        await writeChunk(out, toJsonLine(record));
+        lines += 1;
+      }
+      return lines;
+    });
   } finally {
     await store.close();
   }
-  renameSync(partial, outFile);
-  return lines;
 }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { toMilliseconds } from './duration';
+import { contentFields } from './content-config';
 
 function parsedUrl(value: string): URL | undefined {
   try {
@@ -85,6 +86,8 @@ export const crawlConfigSchema = z
      * address allows that address only.
      */
     allowPrivateNetwork: z.boolean().default(false),
+    /** Extraction, body storage and incremental recrawl: see content-config.ts. */
+    ...contentFields,
   })
   .strict();
 

@@ -9,6 +9,7 @@ import { RobotsCache } from '../fetch/robots';
 import { UndiciTransport } from '../fetch/transport';
 import type { CrawlMetrics } from '../observability/metrics';
 import { StoreRegistry } from '../store/store-registry';
+import { FileBodyStore } from '../bodies/body-store';
 import { crawlStorePath, SqliteFrontierStore } from '../store/sqlite-store';
 
 export interface CrawlWorkerOptions {
@@ -47,6 +48,7 @@ export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<Cr
     robots: new RobotsCache(transport, CONNECT_TIMEOUT_MS * 2),
     metrics: options.metrics,
     workerId,
+    bodies: new FileBodyStore(options.dataDir),
   });
   const worker = await Worker.create({
     connection: options.connection,

@@ -1,0 +1,130 @@
+/**
+ * WARC/1.1 records (ISO 28500:2017), each as its own gzip member, which is how `.warc.gz`
+ * files are laid out: a reader can seek to any record, and files concatenate into a valid file.
+ *
+ * The crawler decompresses bodies as it reads them, so a response record holds the decoded
+ * body: its HTTP headers say so honestly, the way warcio and pywb do it, by renaming the
+ * headers that described the wire form (`Content-Encoding`, `Transfer-Encoding`,
+ * `Content-Length`) to `X-Archive-Orig-*` and giving the real `Content-Length`. undici hands
+ * over neither the HTTP version nor the reason phrase nor the header names' case: the status
+ * line is written as `HTTP/1.1 <status> <standard reason>`, header names in lower case.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import { gzipSync } from 'node:zlib';
+
+const CRLF = '\r\n';
+/** Headers that described the body as it was on the wire, not as it is stored. */
+const WIRE_HEADERS = new Set(['content-encoding', 'transfer-encoding', 'content-length']);
+
+export type HttpHeaders = Record<string, string | string[] | undefined>;
+
+/** What a stored page is made of (a subset of the fetch result, so tests can build one). */
+export interface HttpExchange {
+  url: string;
+  status: number;
+  headers: HttpHeaders;
+  requestHeaders: Record<string, string>;
+  /** The decoded body. */
+  body: Buffer;
+}
+
+const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** RFC 4648 base32, the encoding WARC digests use by convention (`sha1:` + 32 characters). */
+export function base32(bytes: Buffer): string {
+  let out = '';
+  let bits = 0;
+  let value = 0;
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += BASE32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += BASE32[(value << (5 - bits)) & 31];
+  return out.padEnd(Math.ceil(out.length / 8) * 8, '=');
+}
+
+export const sha1Digest = (bytes: Buffer): string => `sha1:${base32(createHash('sha1').update(bytes).digest())}`;
+
+/** WARC-Date: UTC, second precision (what most readers expect even of WARC/1.1). */
+const warcDate = (date: Date): string => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+const recordId = (): string => `<urn:uuid:${randomUUID()}>`;
+
+interface RecordSpec {
+  type: 'warcinfo' | 'request' | 'response';
+  id: string;
+  date: Date;
+  contentType: string;
+  block: Buffer;
+  extra: Record<string, string | undefined>;
+}
+
+function record({ type, id, date, contentType, block, extra }: RecordSpec): Buffer {
+  const fields: Record<string, string | undefined> = {
+    'WARC-Type': type,
+    'WARC-Record-ID': id,
+    'WARC-Date': warcDate(date),
+    ...extra,
+    'WARC-Block-Digest': sha1Digest(block),
+    'Content-Type': contentType,
+    'Content-Length': String(block.length),
+  };
+  const head = Object.entries(fields)
+    .filter((entry): entry is [string, string] => entry[1] !== undefined)
+    .map(([name, value]) => `${name}: ${value}${CRLF}`)
+    .join('');
+  return Buffer.concat([Buffer.from(`WARC/1.1${CRLF}${head}${CRLF}`), block, Buffer.from(CRLF + CRLF)]);
+}
+
+function headerLines(headers: HttpHeaders, rename: (name: string) => string): string {
+  let lines = '';
+  for (const [name, value] of Object.entries(headers)) {
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) lines += `${rename(name)}: ${one}${CRLF}`;
+  }
+  return lines;
+}
+
+function responseBlock(exchange: HttpExchange): Buffer {
+  const statusLine = `HTTP/1.1 ${exchange.status} ${STATUS_CODES[exchange.status] ?? 'Unknown'}${CRLF}`;
+  const headers = headerLines(exchange.headers, (name) => (WIRE_HEADERS.has(name.toLowerCase()) ? `x-archive-orig-${name}` : name));
+  return Buffer.concat([Buffer.from(`${statusLine}${headers}content-length: ${exchange.body.length}${CRLF}${CRLF}`, 'latin1'), exchange.body]);
+}
+
+function requestBlock(exchange: HttpExchange): Buffer {
+  const url = new URL(exchange.url);
+  const headers = headerLines({ host: url.host, ...exchange.requestHeaders }, (name) => name);
+  return Buffer.from(`GET ${url.pathname}${url.search} HTTP/1.1${CRLF}${headers}${CRLF}`, 'latin1');
+}
+
+/** A page as two gzip members: its `request` record, then its `response` record. */
+export function exchangeRecords(exchange: HttpExchange, date: Date): Buffer {
+  const responseId = recordId();
+  const response = record({
+    type: 'response',
+    id: responseId,
+    date,
+    contentType: 'application/http; msgtype=response',
+    block: responseBlock(exchange),
+    extra: { 'WARC-Target-URI': exchange.url, 'WARC-Payload-Digest': sha1Digest(exchange.body) },
+  });
+  const request = record({
+    type: 'request',
+    id: recordId(),
+    date,
+    contentType: 'application/http; msgtype=request',
+    block: requestBlock(exchange),
+    extra: { 'WARC-Target-URI': exchange.url, 'WARC-Concurrent-To': responseId },
+  });
+  return Buffer.concat([gzipSync(request), gzipSync(response)]);
+}
+
+/** The `warcinfo` record that opens an exported file, as one gzip member. */
+export function warcinfoRecord(filename: string, fields: Record<string, string>, date = new Date()): Buffer {
+  const block = Buffer.from(Object.entries(fields).map(([name, value]) => `${name}: ${value}${CRLF}`).join(''));
+  return gzipSync(record({ type: 'warcinfo', id: recordId(), date, contentType: 'application/warc-fields', block, extra: { 'WARC-Filename': filename } }));
+}
