@@ -75,9 +75,13 @@ const field = z.preprocess(expandCompact, fieldObject);
 
 export type ExtractField = z.output<typeof fieldObject>;
 
-export const extractSchema = z
-  .record(z.string().regex(FIELD_NAME, 'field names are letters, digits, _ and -, starting with a letter or _ (at most 64)'), field)
-  .refine((fields) => Object.keys(fields).length <= MAX_FIELDS, `at most ${MAX_FIELDS} fields`);
+export const extractSchema = z.record(z.string(), field).superRefine((fields, ctx) => {
+  const names = Object.keys(fields);
+  if (names.length > MAX_FIELDS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_FIELDS} fields` });
+  for (const name of names.filter((candidate) => !FIELD_NAME.test(candidate))) {
+    ctx.addIssue({ code: 'custom', path: [name], message: 'field names are letters, digits, _ and -, starting with a letter or _ (at most 64)' });
+  }
+});
 
 /** A crawl ID as the CLI and Temporal accept it (it names the previous crawl's store). */
 const crawlId = z.string().min(1).max(256);
