@@ -17,21 +17,23 @@ export function conditionalHeaders(previous: PageRecord | undefined): Record<str
 /** A 304 stands for the status it revalidated, so a recrawl of a recrawl compares like with like. */
 const effectiveStatus = (status: number | null): number | null => (status === 304 ? 200 : status);
 
-const wasLive = (record: PageRecord): boolean => {
+const isLive = (record: PageRecord): boolean => {
   const status = effectiveStatus(record.status);
   return status !== null && status >= 200 && status < 400;
 };
 
 /**
- * - no previous record (or it was gone): `new`
+ * - no previous record, or one that was gone and is back: `new` (still gone: `unchanged`)
  * - 304, or the same status, hash, error and skip reason: `unchanged`
  * - a page that was live and now answers 404/410: `gone`
  * - anything else: `changed`
  */
 export function changeOf(previous: PageRecord | undefined, current: PageRecord): ChangeKind {
-  if (previous === undefined || previous.change === 'gone') return 'new';
+  if (previous === undefined) return 'new';
+  // Gone last time: back now is new, still not there is no change.
+  if (previous.change === 'gone') return isLive(current) ? 'new' : 'unchanged';
   if (current.status === 304) return 'unchanged';
-  if (wasLive(previous) && GONE_STATUSES.has(current.status ?? 0)) return 'gone';
+  if (isLive(previous) && GONE_STATUSES.has(current.status ?? 0)) return 'gone';
   const same =
     effectiveStatus(previous.status) === current.status &&
     previous.contentHash === current.contentHash &&
