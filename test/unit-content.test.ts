@@ -23,6 +23,10 @@ import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
 import type { PageRecord } from '../src/store/frontier-store';
 import { exportCsv } from '../src/results/export-csv';
 import { exportJsonl } from '../src/results/export-jsonl';
+import { fetchedOutcome } from '../src/activities/page-outcome';
+import type { FetchedPage } from '../src/fetch/fetch-page';
+import { buildScope } from '../src/policy/scope';
+import { changeOf, conditionalHeaders } from '../src/recrawl/change';
 import { warcioCheck, warcioRecords } from './helpers/warcio';
 import { csvRecords } from './helpers/csv';
 
@@ -259,5 +263,53 @@ describe('CSV export', () => {
     const jsonl = join(dataDir, 'out.jsonl');
     assert.equal(await exportJsonl(dataDir, 'csv-crawl', jsonl), 2);
     assert.deepEqual(readFileSync(jsonl, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as PageRecord), records);
+  });
+});
+
+describe('recrawl outcomes', () => {
+  const config = parseCrawlConfig({ seeds: [SEED], maxDepth: 2 });
+  const inScope = buildScope(config.scope, config.seeds);
+  const page = (status: number, html: string | null, headers: Record<string, string> = {}): FetchedPage => ({
+    finalUrl: SEED, status, contentType: 'text/html', bytes: html?.length ?? 0, retryAfterMs: null, redirectBlocked: null, robotsHeader: null,
+    headers, requestHeaders: {}, html, body: html === null ? null : Buffer.from(html),
+  });
+  const LINKS = '<title>T</title><a href="/a">a</a><a href="http://elsewhere.test/">x</a>';
+  const previous = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS, { etag: '"v1"' }), config, inScope).record;
+
+  it('a 304 keeps the previous content and follows its in-scope links, within maxDepth', () => {
+    const outcome = fetchedOutcome({ url: SEED, depth: 1 }, page(304, null), config, inScope, { recrawl: { previous } });
+    assert.equal(outcome.record.change, 'unchanged');
+    assert.equal(outcome.record.status, 304);
+    assert.equal(outcome.record.title, 'T');
+    assert.equal(outcome.record.etag, '"v1"');
+    assert.equal(outcome.response, undefined, 'nothing to store');
+    assert.deepEqual(outcome.discovered, [{ url: 'http://site.test/a', host: 'site.test', depth: 2 }]);
+    assert.deepEqual(fetchedOutcome({ url: SEED, depth: 2 }, page(304, null), config, inScope, { recrawl: { previous } }).discovered, []);
+  });
+
+  it('the same body is unchanged and not offered for storage; another body is changed and is', () => {
+    const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, inScope, { recrawl: { previous } });
+    assert.equal(same.record.change, 'unchanged');
+    assert.equal(same.response, undefined);
+    const other = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `${LINKS}!`), config, inScope, { recrawl: { previous } });
+    assert.equal(other.record.change, 'changed');
+    assert.ok(other.response);
+    assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, inScope, { recrawl: { previous: undefined } }).record.change, 'new');
+    assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(410, null), config, inScope, { recrawl: { previous } }).record.change, 'gone');
+  });
+
+  it('a nofollow page keeps no validators, so a recrawl reads it again instead of following its links on a 304', () => {
+    const nofollow = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `<meta name="robots" content="nofollow">${LINKS}`, { etag: '"n"', 'last-modified': 'x' }), config, inScope);
+    assert.equal(nofollow.record.etag, null);
+    assert.equal(nofollow.record.lastModified, null);
+    assert.deepEqual(conditionalHeaders(nofollow.record), {});
+    assert.deepEqual(conditionalHeaders(previous), { 'if-none-match': '"v1"' });
+  });
+
+  it('change kinds of records that were not fetched, and of URLs gone before', () => {
+    const gone = { ...previous, status: null, change: 'gone' as const };
+    assert.equal(changeOf(gone, { ...previous, status: 200 }), 'new', 'back again');
+    assert.equal(changeOf(gone, { ...previous, status: 404 }), 'unchanged', 'still gone');
+    assert.equal(changeOf(previous, { ...previous, status: null, error: 'timeout', contentHash: null }), 'changed');
   });
 });

@@ -143,5 +143,8 @@ function pageOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, inSc
     throw err;
   }
   const pageRecord = { ...record, title: parsed.title, links: parsed.links, canonical: parsed.canonical, noindex: parsed.noindex, fields: parsed.fields, contentHash };
+  // A 304 follows the previous record's links, and records do not keep nofollow: a nofollow
+  // page keeps no validators, so a recrawl always reads it and honours its directives again.
+  if (parsed.nofollow) Object.assign(pageRecord, { etag: null, lastModified: null });
   return { record: pageRecord, ...follow(parsed.links, parsed.nofollow, item, config, inScope), response: page };
 }
