@@ -235,6 +235,20 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
     assert.match(noBodies.stderr, /crawlflow: crawl "content-3" stored no page bodies: a WARC export needs a crawl run with storeBodies \(--store-bodies\)/);
   });
 
+  it('a recrawl of a crawl that has no records fails at once, naming recrawlOf', async () => {
+    site.requests.length = 0;
+    await execFileAsync(temporalBinaryPath(), [
+      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,
+      '--workflow-id', 'content-typo', '--input', JSON.stringify({ seeds: [site.url('/')], recrawlOf: 'content-l' }),
+    ]);
+    await assert.rejects(env.client.workflow.getHandle('content-typo').result(), (err: unknown) => {
+      assert.ok(err instanceof WorkflowFailedError);
+      assert.match(String((err.cause?.cause as Error | undefined)?.message), /invalid crawl config: recrawlOf: crawl "content-l" has no records to compare with/);
+      return true;
+    });
+    assert.equal(site.requests.length, 0, 'nothing fetched');
+  });
+
   it('an extract selector that does not compile fails the workflow at once, naming the field', async () => {
     await execFileAsync(temporalBinaryPath(), [
       'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,

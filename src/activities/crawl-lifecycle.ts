@@ -4,6 +4,7 @@ import { normalizeUrl } from '../policy/normalize-url';
 import type { FrontierEntry } from '../store/frontier-store';
 import type { StoreRegistry } from '../store/store-registry';
 import { markGone } from '../recrawl/mark-gone';
+import { checkPreviousCrawl } from '../recrawl/previous-crawl';
 
 const SNAPSHOT_HOSTS = 200;
 
@@ -17,7 +18,8 @@ function seedEntries(seeds: readonly string[]): FrontierEntry[] {
 export function createLifecycleActivities(stores: StoreRegistry) {
   return {
     /** Idempotent: seeds already in the frontier are not added again. */
-    seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
+    async seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
+      if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
       return stores.use(crawlId, async (store) => {
         await store.enqueue(seedEntries(config.seeds));
         return store.snapshot(SNAPSHOT_HOSTS);
