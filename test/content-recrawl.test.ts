@@ -185,6 +185,7 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
     const csv = await cli(['results', 'content-2', '--format', 'csv', '--out', csvFile]);
     assert.equal(csv.code, 0, csv.stderr);
     assert.match(csv.stdout, /8 rows written/);
+    assert.match(csv.stdout, /compared with the earlier crawl: 1 new, 2 changed, 3 unchanged, 2 gone/);
     const { header, rows } = csvRecords(readFileSync(csvFile, 'utf8'), parse);
     assert.deepEqual(header.filter((column) => column.startsWith('fields.')), ['fields.heading', 'fields.hero', 'fields.tags', 'fields.summary']);
     const fieldNames = ['heading', 'hero', 'tags', 'summary'];

@@ -6,6 +6,7 @@ import { Option, type Command } from 'commander';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { resolve } from 'node:path';
 import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
+import { storedChangeSummary } from '../results/change-summary';
 import { defaultOutFile, EXPORT_FORMATS, EXPORT_UNITS, exportResults, type ExportFormat } from '../results/export-results';
 import { parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, frontierQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
@@ -100,5 +101,7 @@ export function addControlCommands(program: Command): void {
       const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
       const count = await exportResults(flags.format, flags.dataDir, crawlId, out);
       print(`${count} ${EXPORT_UNITS[flags.format]} written to ${out}`);
+      const changes = await storedChangeSummary(flags.dataDir, crawlId);
+      if (changes !== undefined) print(changes);
     });
 }

@@ -9,6 +9,7 @@ import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { NoStoredBodiesError } from '../results/export-warc';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
+import { describeChanges } from '../results/change-summary';
 import { ENV } from '../shared/names';
 import { startSyntheticSite } from '../sites/synthetic-site';
 import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target';
@@ -45,7 +46,7 @@ function reportRun(run: CrawlRun & { recrawl: boolean }, out: string, format: Ex
   print(`crawl ${crawlId}: ${status}`);
   print(`  ${totals.processed} URLs (${totals.fetched} fetched, ${totals.errors} errors, ${totals.skipped} skipped) in ${seconds.toFixed(1)} s, ${(totals.processed / seconds).toFixed(1)} URLs/s`);
   print(`  ${totals.queued} left in the frontier, ${totals.discovered} discovered`);
-  if (run.recrawl) print(`  compared with the earlier crawl: ${Object.entries(totals.changes).map(([kind, n]) => `${n} ${kind}`).join(', ')}`);
+  if (run.recrawl) print(`  ${describeChanges(totals.changes)}`);
   print(`  ${run.lines} ${EXPORT_UNITS[format]} written to ${out}`);
   if (run.uiUrl) print(`  history: ${run.uiUrl}`);
 }
