@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import Database from 'better-sqlite3';
 import { load } from 'cheerio';
 import { parse } from 'csv-parse/sync';
 import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
@@ -311,5 +312,59 @@ describe('recrawl outcomes', () => {
     assert.equal(changeOf(gone, { ...previous, status: 200 }), 'new', 'back again');
     assert.equal(changeOf(gone, { ...previous, status: 404 }), 'unchanged', 'still gone');
     assert.equal(changeOf(previous, { ...previous, status: null, error: 'timeout', contentHash: null }), 'changed');
+  });
+});
+
+describe('store: record(url), recordGone and the content columns', () => {
+  const record = (url: string, overrides: Partial<PageRecord> = {}): PageRecord => ({
+    url, depth: 0, status: 200, error: null, skipped: null, title: 't', links: [], fetchedAt: '2026-01-01T00:00:00.000Z', finalUrl: null,
+    contentType: 'text/html', bytes: 1, canonical: null, noindex: false, fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null,
+    ...overrides,
+  });
+  const A = 'http://site.test/a';
+  const B = 'http://site.test/b';
+  const C = 'http://site.test/c';
+
+  it('record(url) returns finished records only; recordGone adds URLs not seen, counted apart', async () => {
+    const store = new SqliteFrontierStore(crawlStorePath(tempDir(), 'gone'));
+    try {
+      await store.enqueue([A, B].map((url) => ({ url, host: 'site.test', depth: 0 })));
+      await store.claim('b1', 'site.test', 1);
+      await store.complete('b1', record(A, { etag: '"e"', contentHash: 'h', fields: { x: ['1'] }, change: 'changed', bodyRef: 'f#0+1' }), []);
+      assert.deepEqual(await store.record(A), record(A, { etag: '"e"', contentHash: 'h', fields: { x: ['1'] }, change: 'changed', bodyRef: 'f#0+1' }));
+      assert.equal(await store.record(B), undefined, 'queued, not finished');
+      assert.equal(await store.recordGone([A, B, C].map((url) => ({ url, host: 'site.test', depth: 1 })), '2026-02-02T00:00:00.000Z'), 1, 'only the unseen URL');
+      assert.equal(await store.recordGone([{ url: C, host: 'site.test', depth: 1 }], 'later'), 0, 'a retry adds nothing');
+      assert.equal(await store.record(C), undefined, 'a gone URL has no fetched record');
+      const records: PageRecord[] = [];
+      for await (const one of store.records()) records.push(one);
+      assert.deepEqual(records.map((one) => [one.url, one.change, one.status]), [[A, 'changed', 200], [C, 'gone', null]]);
+      const totals = await store.totals();
+      assert.deepEqual([totals.processed, totals.discovered, totals.queued], [1, 2, 1], 'gone is neither processed nor discovered');
+      assert.deepEqual(totals.changes, { new: 0, changed: 1, unchanged: 0, gone: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a store file from before the content columns is migrated when opened', async () => {
+    const file = crawlStorePath(tempDir(), 'old');
+    const old = new SqliteFrontierStore(file);
+    await old.enqueue([{ url: A, host: 'site.test', depth: 0 }, { url: B, host: 'site.test', depth: 0 }]);
+    await old.claim('b1', 'site.test', 2);
+    await old.complete('b1', record(A), []);
+    await old.close();
+    const raw = new Database(file);
+    for (const column of ['fields', 'etag', 'last_modified', 'content_hash', 'change', 'body_ref']) raw.exec(`ALTER TABLE urls DROP COLUMN ${column}`);
+    raw.close();
+
+    const reopened = new SqliteFrontierStore(file);
+    try {
+      assert.deepEqual(await reopened.record(A), record(A), 'old rows read with empty content fields');
+      assert.equal(await reopened.complete('b1', record(B, { etag: '"new"', fields: { f: 'v' } }), []), 0);
+      assert.deepEqual(await reopened.record(B), record(B, { etag: '"new"', fields: { f: 'v' } }));
+    } finally {
+      await reopened.close();
+    }
   });
 });
