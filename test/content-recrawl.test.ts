@@ -176,7 +176,18 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
         .map((record) => pathOf(record.headers['warc-target-uri'])),
     );
     assert.deepEqual(storedUris.sort(), ['/', '/added', '/edited']);
-    for (const path of ['/etag', '/plain', '/etag/child', '/removed', '/unlinked']) assert.equal(records.get(path)?.bodyRef, null, path);
+    for (const path of ['/removed', '/unlinked']) assert.equal(records.get(path)?.bodyRef, null, path);
+    // Unchanged pages are kept as revisits of the first crawl's captures: headers, no body.
+    const bodies = new FileBodyStore(env.dataDir);
+    for (const [path, profile] of [['/etag', 'server-not-modified'], ['/plain', 'identical-payload-digest'], ['/etag/child', 'identical-payload-digest']]) {
+      const stored = readWarcRecords(await bodies.read('content-2', records.get(path)?.bodyRef ?? ''));
+      assert.deepEqual(stored.map((record) => record.headers['warc-type']), ['request', 'revisit'], path);
+      const revisit = stored[1];
+      assert.equal(revisit.headers['warc-profile'], `http://netpreserve.org/warc/1.1/revisit/${profile}`);
+      assert.equal(revisit.headers['warc-refers-to-target-uri'], site.url(path));
+      assert.equal(revisit.headers['warc-refers-to-date'], byPath(first.records).get(path)?.fetchedAt.replace(/\.\d{3}Z$/, 'Z'));
+      assert.equal(revisit.block.indexOf('\r\n\r\n') + 4, revisit.block.length, `${path}: no body stored again`);
+    }
   });
 
   it('`crawlflow results` exports CSV (parsed back to the records) and a WARC file that warcio checks record by record', async () => {
@@ -191,21 +202,22 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
     const fieldNames = ['heading', 'hero', 'tags', 'summary'];
     assert.deepEqual(rows, records.map((record) => ({ ...record, fields: Object.fromEntries(fieldNames.map((name) => [name, record.fields[name] ?? null])) })));
 
-    for (const [crawlId, served, expected] of [
-      ['content-1', servedV1, Object.keys(V1)],
-      ['content-2', site.served, ['/', '/edited', '/added']],
+    for (const [crawlId, served, expected, revisited] of [
+      ['content-1', servedV1, Object.keys(V1), []],
+      ['content-2', site.served, ['/', '/edited', '/added'], ['/etag', '/plain', '/etag/child']],
     ] as const) {
       const warcFile = join(env.dataDir, `${crawlId}.warc.gz`);
       const warc = await cli(['results', crawlId, '--format', 'warc', '--out', warcFile]);
       assert.equal(warc.code, 0, warc.stderr);
-      assert.match(warc.stdout, new RegExp(`${expected.length} pages written`));
+      assert.match(warc.stdout, new RegExp(`${expected.length + revisited.length} pages written`));
       const check = await warcioCheck(warcFile);
       assert.doesNotMatch(check, /fail/i, check);
       const warcRecords = await warcioRecords(warcFile);
       assert.equal(warcRecords[0].type, 'warcinfo');
       const responses = warcRecords.filter((record) => record.type === 'response');
       const requests = warcRecords.filter((record) => record.type === 'request');
-      assert.equal(warcRecords.length, 1 + 2 * expected.length, 'warcinfo, then a request and a response per page');
+      assert.equal(warcRecords.length, 1 + 2 * (expected.length + revisited.length), 'warcinfo, then a request and a response or revisit per page');
+      assert.deepEqual(warcRecords.filter((record) => record.type === 'revisit').map((record) => pathOf(record.uri ?? '')).sort(), [...revisited].sort());
       assert.deepEqual(responses.map((record) => pathOf(record.uri ?? '')).sort(), [...expected].sort());
       for (const response of responses) {
         const path = pathOf(response.uri ?? '');

@@ -17,7 +17,7 @@ import { parse } from 'csv-parse/sync';
 import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
 import { compileExtractor, MAX_PAGE_FIELD_CHARS } from '../src/parse/extract-fields';
 import { parseHtmlPage } from '../src/parse/html-page';
-import { base32, exchangeRecords, sha1Digest, warcinfoRecord, type HttpExchange } from '../src/warc/warc-record';
+import { base32, exchangeRecords, revisitRecords, REVISIT_PROFILES, sha1Digest, warcinfoRecord, type HttpExchange } from '../src/warc/warc-record';
 import { readStoredResponse, readWarcRecords } from '../src/warc/warc-reader';
 import { BadBodyRefError, FileBodyStore } from '../src/bodies/body-store';
 import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
@@ -199,11 +199,24 @@ describe('WARC records', () => {
   it('Python warcio reads and checks every record of a file of them', async () => {
     const file = join(tempDir(), 'unit.warc.gz');
     const pages = [exchange(), exchange({ url: 'http://site.test/b', status: 404, headers: {}, body: Buffer.from('gone') }), exchange({ url: 'http://site.test/empty', body: Buffer.alloc(0) })];
-    writeFileSync(file, Buffer.concat([warcinfoRecord('unit.warc.gz', { software: 'crawlflow' }), ...pages.map((page) => exchangeRecords(page, new Date()))]));
+    const earlier = { uri: 'http://site.test/page?q=1', date: new Date('2026-01-01T00:00:00Z') };
+    writeFileSync(
+      file,
+      Buffer.concat([
+        warcinfoRecord('unit.warc.gz', { software: 'crawlflow' }),
+        ...pages.map((page) => exchangeRecords(page, new Date())),
+        revisitRecords(exchange({ status: 304, body: Buffer.alloc(0) }), earlier, new Date()),
+        revisitRecords(exchange(), earlier, new Date()),
+      ]),
+    );
     const check = await warcioCheck(file);
-    assert.doesNotMatch(check, /digest (failed|present but not checked)/i, check);
+    assert.doesNotMatch(check, /fail/i, check);
+    assert.equal(check.match(/digest pass/g)?.length, 1 + 2 * pages.length + 2, 'every record but the revisits is checked');
     const records = await warcioRecords(file);
-    assert.deepEqual(records.map((record) => record.type), ['warcinfo', 'request', 'response', 'request', 'response', 'request', 'response']);
+    assert.deepEqual(records.map((record) => record.type), ['warcinfo', ...pages.flatMap(() => ['request', 'response']), 'request', 'revisit', 'request', 'revisit']);
+    const [notModified, identical] = records.filter((record) => record.type === 'revisit');
+    assert.deepEqual([notModified.profile, notModified.status, notModified.refersToUri, notModified.payloadLength], [REVISIT_PROFILES.notModified, '304', earlier.uri, 0]);
+    assert.deepEqual([identical.profile, identical.payloadDigest, identical.payloadLength], [REVISIT_PROFILES.identicalPayload, sha1Digest(exchange().body), 0]);
     const responses = records.filter((record) => record.type === 'response');
     assert.deepEqual(responses.map((record) => [record.uri, record.status]), pages.map((page) => [page.url, String(page.status)]));
     for (const [i, record] of responses.entries()) {
@@ -283,18 +296,20 @@ describe('recrawl outcomes', () => {
     assert.equal(outcome.record.status, 304);
     assert.equal(outcome.record.title, 'T');
     assert.equal(outcome.record.etag, '"v1"');
-    assert.equal(outcome.response, undefined, 'nothing to store');
+    assert.deepEqual(outcome.capture?.earlier, { uri: SEED, date: new Date(previous.fetchedAt) }, 'stored as a revisit of the earlier capture');
+    assert.equal(outcome.capture?.exchange.body.length, 0);
     assert.deepEqual(outcome.discovered, [{ url: 'http://site.test/a', host: 'site.test', depth: 2 }]);
     assert.deepEqual(fetchedOutcome({ url: SEED, depth: 2 }, page(304, null), config, inScope, { recrawl: { previous } }).discovered, []);
   });
 
-  it('the same body is unchanged and not offered for storage; another body is changed and is', () => {
+  it('the same body is unchanged and stored as a revisit; another body is changed and stored whole', () => {
     const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, inScope, { recrawl: { previous } });
     assert.equal(same.record.change, 'unchanged');
-    assert.equal(same.response, undefined);
+    assert.ok(same.capture?.earlier);
     const other = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `${LINKS}!`), config, inScope, { recrawl: { previous } });
     assert.equal(other.record.change, 'changed');
-    assert.ok(other.response);
+    assert.equal(other.capture?.earlier, undefined);
+    assert.deepEqual(other.capture?.exchange.body, Buffer.from(`${LINKS}!`));
     assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, inScope, { recrawl: { previous: undefined } }).record.change, 'new');
     assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(410, null), config, inScope, { recrawl: { previous } }).record.change, 'gone');
   });

@@ -22,7 +22,7 @@ import { buildScope, type ScopePredicate } from '../policy/scope';
 import { statusClass } from '../observability/metrics';
 import { compileExtractor, type Extractor } from '../parse/extract-fields';
 import { conditionalHeaders } from '../recrawl/change';
-import { exchangeRecords } from '../warc/warc-record';
+import { captureRecords } from '../warc/warc-record';
 import { failedOutcome, fetchedOutcome, skippedOutcome, withChange, type OutcomeContext, type PageOutcome } from './page-outcome';
 import type { ActivityDeps } from './deps';
 
@@ -200,10 +200,8 @@ export function createCrawlBatch(deps: ActivityDeps) {
           metrics.hostDeferrals.inc();
           break;
         }
-        const { record, discovered, dropped, response } = result.outcome;
-        if (bodyWriter && response?.body) {
-          record.bodyRef = await bodyWriter.append(exchangeRecords({ ...response, url: response.finalUrl, body: response.body }, new Date(record.fetchedAt)));
-        }
+        const { record, discovered, dropped, capture } = result.outcome;
+        if (bodyWriter && capture) record.bodyRef = await bodyWriter.append(captureRecords(capture, new Date(record.fetchedAt)));
         const added = await store.complete(input.batchId, record, discovered);
         countDropped(dropped, discovered.length - added);
         const outcome = record.error ? 'error' : record.skipped ? 'skipped' : 'fetched';

@@ -13,6 +13,7 @@ import type { ScopePredicate } from '../policy/scope';
 import { HtmlTooDeepError, parseHtmlPage, type ParsedPage } from '../parse/html-page';
 import type { Extractor } from '../parse/extract-fields';
 import { changeOf } from '../recrawl/change';
+import type { Capture } from '../warc/warc-record';
 
 /** Why a link found on a page was not followed (bounded set: a metric label). */
 export type DropReason = 'nofollow' | 'max-depth' | 'out-of-scope';
@@ -22,8 +23,11 @@ export interface PageOutcome {
   discovered: FrontierEntry[];
   /** Links found but not followed, by reason. */
   dropped?: Partial<Record<DropReason, number>>;
-  /** The response whose body is worth storing (`storeBodies`): fetched, HTML, and not unchanged. */
-  response?: FetchedPage;
+  /**
+   * What `storeBodies` keeps of an HTML page: its response, or for an unchanged page in a
+   * recrawl only its headers, as a revisit of the earlier capture (the body is not stored again).
+   */
+  capture?: Capture;
 }
 
 /** What a page's outcome depends on besides the fetch: set up once per crawl, plus the URL's previous record. */
@@ -62,6 +66,13 @@ function emptyRecord(item: Claimed): PageRecord {
   };
 }
 
+const NO_BODY = Buffer.alloc(0);
+
+function capture(page: FetchedPage, previous?: PageRecord): Capture {
+  const exchange = { url: page.finalUrl, status: page.status, headers: page.headers, requestHeaders: page.requestHeaders, body: page.body ?? NO_BODY };
+  return previous === undefined ? { exchange } : { exchange, earlier: { uri: previous.finalUrl ?? previous.url, date: new Date(previous.fetchedAt) } };
+}
+
 function singleHeader(page: FetchedPage, name: string): string | null {
   const value = page.headers[name];
   return (Array.isArray(value) ? value[0] : value) ?? null;
@@ -93,7 +104,7 @@ function revalidatedOutcome(item: Claimed, page: FetchedPage, previous: PageReco
     change: 'unchanged',
     bodyRef: null,
   };
-  return { record, ...follow(previous.links, false, item, config, inScope) };
+  return { record, ...follow(previous.links, false, item, config, inScope), capture: capture(page, previous) };
 }
 
 export function skippedOutcome(item: Claimed, reason: string): PageOutcome {
@@ -116,7 +127,8 @@ export function fetchedOutcome(item: Claimed, page: FetchedPage, config: CrawlCo
   const outcome = pageOutcome(item, page, config, inScope, context.extractor);
   if (context.recrawl === undefined) return outcome;
   const change = changeOf(previous, outcome.record);
-  return { ...outcome, record: { ...outcome.record, change }, response: change === 'unchanged' ? undefined : outcome.response };
+  const revisit = change === 'unchanged' && outcome.capture !== undefined && previous !== undefined;
+  return { ...outcome, record: { ...outcome.record, change }, capture: revisit ? capture(page, previous) : outcome.capture };
 }
 
 function pageOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, inScope: ScopePredicate, extractor: Extractor | undefined): PageOutcome {
@@ -146,5 +158,5 @@ function pageOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, inSc
   // A 304 follows the previous record's links, and records do not keep nofollow: a nofollow
   // page keeps no validators, so a recrawl always reads it and honours its directives again.
   if (parsed.nofollow) Object.assign(pageRecord, { etag: null, lastModified: null });
-  return { record: pageRecord, ...follow(parsed.links, parsed.nofollow, item, config, inScope), response: page };
+  return { record: pageRecord, ...follow(parsed.links, parsed.nofollow, item, config, inScope), capture: capture(page) };
 }

@@ -56,7 +56,7 @@ const warcDate = (date: Date): string => date.toISOString().replace(/\.\d{3}Z$/,
 const recordId = (): string => `<urn:uuid:${randomUUID()}>`;
 
 interface RecordSpec {
-  type: 'warcinfo' | 'request' | 'response';
+  type: 'warcinfo' | 'request' | 'response' | 'revisit';
   id: string;
   date: Date;
   contentType: string;
@@ -89,10 +89,11 @@ function headerLines(headers: HttpHeaders, rename: (name: string) => string): st
   return lines;
 }
 
-function responseBlock(exchange: HttpExchange): Buffer {
+/** The status line and headers of a response whose stored body is `exchange.body`. */
+function responseHead(exchange: HttpExchange): Buffer {
   const statusLine = `HTTP/1.1 ${exchange.status} ${STATUS_CODES[exchange.status] ?? 'Unknown'}${CRLF}`;
   const headers = headerLines(exchange.headers, (name) => (WIRE_HEADERS.has(name.toLowerCase()) ? `x-archive-orig-${name}` : name));
-  return Buffer.concat([Buffer.from(`${statusLine}${headers}content-length: ${exchange.body.length}${CRLF}${CRLF}`, 'latin1'), exchange.body]);
+  return Buffer.from(`${statusLine}${headers}content-length: ${exchange.body.length}${CRLF}${CRLF}`, 'latin1');
 }
 
 function requestBlock(exchange: HttpExchange): Buffer {
@@ -101,17 +102,9 @@ function requestBlock(exchange: HttpExchange): Buffer {
   return Buffer.from(`GET ${url.pathname}${url.search} HTTP/1.1${CRLF}${headers}${CRLF}`, 'latin1');
 }
 
-/** A page as two gzip members: its `request` record, then its `response` record. */
-export function exchangeRecords(exchange: HttpExchange, date: Date): Buffer {
+/** The `request` record, then the record of the response, each as its own gzip member. */
+function withRequest(exchange: HttpExchange, date: Date, response: Omit<RecordSpec, 'id' | 'date' | 'contentType'>): Buffer {
   const responseId = recordId();
-  const response = record({
-    type: 'response',
-    id: responseId,
-    date,
-    contentType: 'application/http; msgtype=response',
-    block: responseBlock(exchange),
-    extra: { 'WARC-Target-URI': exchange.url, 'WARC-Payload-Digest': sha1Digest(exchange.body) },
-  });
   const request = record({
     type: 'request',
     id: recordId(),
@@ -120,7 +113,60 @@ export function exchangeRecords(exchange: HttpExchange, date: Date): Buffer {
     block: requestBlock(exchange),
     extra: { 'WARC-Target-URI': exchange.url, 'WARC-Concurrent-To': responseId },
   });
-  return Buffer.concat([gzipSync(request), gzipSync(response)]);
+  const main = record({ ...response, id: responseId, date, contentType: 'application/http; msgtype=response' });
+  return Buffer.concat([gzipSync(request), gzipSync(main)]);
+}
+
+/** A page as two gzip members: its `request` record, then its `response` record. */
+export function exchangeRecords(exchange: HttpExchange, date: Date): Buffer {
+  return withRequest(exchange, date, {
+    type: 'response',
+    block: Buffer.concat([responseHead(exchange), exchange.body]),
+    extra: { 'WARC-Target-URI': exchange.url, 'WARC-Payload-Digest': sha1Digest(exchange.body) },
+  });
+}
+
+/** The earlier capture a revisit record points to. */
+export interface EarlierCapture {
+  uri: string;
+  date: Date;
+}
+
+export const REVISIT_PROFILES = {
+  notModified: 'http://netpreserve.org/warc/1.1/revisit/server-not-modified',
+  identicalPayload: 'http://netpreserve.org/warc/1.1/revisit/identical-payload-digest',
+} as const;
+
+/**
+ * An unchanged page in a recrawl, the way archiving crawlers deduplicate: a `request` and a
+ * `revisit` record holding the response's status line and headers but no body, pointing to
+ * the earlier capture. A 304 is `server-not-modified`; a 200 whose body is the same is
+ * `identical-payload-digest`, with the digest of that body.
+ */
+export function revisitRecords(exchange: HttpExchange, earlier: EarlierCapture, date: Date): Buffer {
+  const notModified = exchange.status === 304;
+  return withRequest(exchange, date, {
+    type: 'revisit',
+    block: responseHead(exchange),
+    extra: {
+      'WARC-Target-URI': exchange.url,
+      'WARC-Profile': notModified ? REVISIT_PROFILES.notModified : REVISIT_PROFILES.identicalPayload,
+      'WARC-Refers-To-Target-URI': earlier.uri,
+      'WARC-Refers-To-Date': warcDate(earlier.date),
+      'WARC-Payload-Digest': notModified ? undefined : sha1Digest(exchange.body),
+    },
+  });
+}
+
+/** What a crawl stores of one page: the exchange, and for an unchanged page the capture it repeats. */
+export interface Capture {
+  exchange: HttpExchange;
+  earlier?: EarlierCapture;
+}
+
+/** The records of a capture: a response, or a revisit of the earlier capture. */
+export function captureRecords({ exchange, earlier }: Capture, date: Date): Buffer {
+  return earlier === undefined ? exchangeRecords(exchange, date) : revisitRecords(exchange, earlier, date);
 }
 
 /** The `warcinfo` record that opens an exported file, as one gzip member. */

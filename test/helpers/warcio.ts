@@ -40,6 +40,8 @@ export interface WarcioRecord {
   id: string;
   concurrentTo: string | null;
   payloadDigest: string | null;
+  profile: string | null;
+  refersToUri: string | null;
   status: string | null;
   headers: Array<[string, string]>;
   /** sha256 (hex) of the payload as warcio decodes it. */
@@ -60,7 +62,9 @@ with open(sys.argv[1], 'rb') as f:
             'id': r.rec_headers.get_header('WARC-Record-ID'),
             'concurrentTo': r.rec_headers.get_header('WARC-Concurrent-To'),
             'payloadDigest': r.rec_headers.get_header('WARC-Payload-Digest'),
-            'status': h.get_statuscode() if h is not None and r.rec_type == 'response' else None,
+            'profile': r.rec_headers.get_header('WARC-Profile'),
+            'refersToUri': r.rec_headers.get_header('WARC-Refers-To-Target-URI'),
+            'status': h.get_statuscode() if h is not None and r.rec_type in ('response', 'revisit') else None,
             'headers': h.headers if h is not None else [],
             'payloadSha256': hashlib.sha256(payload).hexdigest(),
             'payloadLength': len(payload),
