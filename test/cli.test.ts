@@ -17,6 +17,7 @@ import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-s
 import { temporalBinaryPath } from '../src/temporal/project-paths';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { startCrawl } from '../src/client/crawl-client';
+import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import type { PageRecord } from '../src/store/frontier-store';
@@ -44,7 +45,7 @@ function configFile(name: string, content: object | string): string {
 describe('invalid input', () => {
   // Nothing listens on port 1: a command that tried to start a workflow would fail differently.
   const env = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
-  const cases: Array<[string, string[], RegExp]> = [
+  const cases: UsageCase[] = [
     ['a bad seed URL', ['crawl', 'not-a-url'], /seed "not-a-url": must be an absolute http\(s\) URL/],
     ['a negative limit', ['crawl', 'http://127.0.0.1:9/', '--max-pages', '-5'], /--max-pages: .*>=\s*1/],
     ['a non-numeric limit', ['crawl', 'http://127.0.0.1:9/', '--concurrency', 'many'], /--concurrency.*must be an integer/],
@@ -58,14 +59,7 @@ describe('invalid input', () => {
     ['a config file that is not JSON', ['crawl', '--config', configFile('broken.json', '{ "seeds": [')], /--config .*broken\.json: not valid JSON/],
     ['a missing config file', ['crawl', '--config', '/nonexistent/crawl.json'], /--config \/nonexistent\/crawl\.json: cannot read it \(ENOENT\)/],
   ];
-  for (const [name, args, message] of cases) {
-    it(`rejects ${name} with exit code 2 and a one-line message`, async () => {
-      const result = await runCli(args, env);
-      assert.equal(result.code, 2, result.stderr);
-      assert.match(result.stderr, message);
-      assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${result.stderr}`);
-    });
-  }
+  itRejectsEach(cases, env);
 });
 
 describe('quick start: embedded dev server', () => {

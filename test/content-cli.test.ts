@@ -14,6 +14,7 @@ import { parse } from 'csv-parse/sync';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { ChangingSite } from './helpers/changing-site';
 import { csvRecords } from './helpers/csv';
+import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { runCli } from './helpers/processes';
 import { warcioCheck, warcioRecords } from './helpers/warcio';
 
@@ -30,7 +31,7 @@ describe('invalid content options', () => {
   // Nothing listens on port 1: a command that tried to start a workflow would fail differently.
   const env = { TEMPORAL_ADDRESS: '127.0.0.1:1', CRAWLFLOW_DATA_DIR: dir };
   const seed = 'http://127.0.0.1:9/';
-  const cases: Array<[string, string[], RegExp]> = [
+  const cases: UsageCase[] = [
     ['a selector that does not compile', ['crawl', seed, '--extract', 'title=a[href'], /^crawlflow: --extract title\.selector: invalid CSS selector "a\[href": /],
     ['--extract without a name', ['crawl', seed, '--extract', 'h1'], /--extract.*must be name=selector/],
     ['a bad field name', ['crawl', seed, '--extract', '9lives=h1'], /--extract 9lives: field names are/],
@@ -41,14 +42,7 @@ describe('invalid content options', () => {
     ['--recrawl-of the crawl itself', ['crawl', seed, '--id', 'same', '--recrawl-of', 'same'], /--recrawl-of: must name an earlier crawl, not this one/],
     ['results in an unknown format', ['results', 'some-crawl', '--format', 'xml'], /option '--format <format>' argument 'xml' is invalid/],
   ];
-  for (const [name, args, message] of cases) {
-    it(`rejects ${name} with exit code 2 and a one-line message`, async () => {
-      const result = await runCli(args, env);
-      assert.equal(result.code, 2, result.stderr);
-      assert.match(result.stderr, message);
-      assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${result.stderr}`);
-    });
-  }
+  itRejectsEach(cases, env);
 });
 
 describe('quick start with content options', () => {
