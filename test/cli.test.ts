@@ -17,6 +17,7 @@ import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-s
 import { temporalBinaryPath } from '../src/temporal/project-paths';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { startCrawl } from '../src/client/crawl-client';
+import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import type { PageRecord } from '../src/store/frontier-store';
@@ -44,7 +45,7 @@ function configFile(name: string, content: object | string): string {
 describe('invalid input', () => {
   // Nothing listens on port 1: a command that tried to start a workflow would fail differently.
   const env = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
-  const cases: Array<[string, string[], RegExp]> = [
+  const cases: UsageCase[] = [
     ['a bad seed URL', ['crawl', 'not-a-url'], /seed "not-a-url": must be an absolute http\(s\) URL/],
     ['a negative limit', ['crawl', 'http://127.0.0.1:9/', '--max-pages', '-5'], /--max-pages: .*>=\s*1/],
     ['a non-numeric limit', ['crawl', 'http://127.0.0.1:9/', '--concurrency', 'many'], /--concurrency.*must be an integer/],
@@ -67,21 +68,9 @@ describe('invalid input', () => {
     ],
     ['a store URL of another database (password never echoed)', ['worker', '--store', 'mysql://u:topsecret@db/x'], /^crawlflow: --store .*mysql:\/\/u:redacted@db\/x: unsupported scheme "mysql:"; expected postgres:\/\/\n$/],
     ['a store URL without a database', ['results', 'some-crawl', '--store', 'postgres://u:topsecret@db'], /--store .*: no database name/],
-    ['a bad store URL from the environment', ['crawl', 'http://127.0.0.1:9/', '--env-store'], /CRAWLFLOW_STORE_URL\) \(unparsable URL\): not a URL/],
+    ['a bad store URL from the environment', ['crawl', 'http://127.0.0.1:9/'], /CRAWLFLOW_STORE_URL\) \(unparsable URL\): not a URL/, { CRAWLFLOW_STORE_URL: 'topsecret but no URL' }],
   ];
-  for (const [name, args, message] of cases) {
-    it(`rejects ${name} with exit code 2 and a one-line message`, async () => {
-      const fromEnv = args.includes('--env-store');
-      const result = await runCli(
-        args.filter((arg) => arg !== '--env-store'),
-        fromEnv ? { ...env, CRAWLFLOW_STORE_URL: 'topsecret but no URL' } : env,
-      );
-      assert.equal(result.code, 2, result.stderr);
-      assert.match(result.stderr, message);
-      assert.ok(!result.stderr.includes('topsecret'), 'a store password is never echoed');
-      assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${result.stderr}`);
-    });
-  }
+  itRejectsEach(cases, env);
 });
 
 describe('quick start: embedded dev server', () => {

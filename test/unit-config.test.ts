@@ -56,6 +56,8 @@ describe('parseCrawlConfig', () => {
       respectCanonical: true,
       allowedContentTypes: ['text/html', 'application/xhtml+xml'],
       sitemaps: { urls: [], fromRobots: false, maxUrls: 50_000, maxFiles: 100, maxIndexDepth: 2 },
+      extract: {},
+      storeBodies: false,
     });
     assert.equal(config.deadline, undefined, 'no deadline unless given');
   });

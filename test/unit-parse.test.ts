@@ -166,6 +166,9 @@ describe('fetchedOutcome', () => {
       redirectBlocked: null,
       robotsHeader: null,
       html: body,
+      body: body === null ? null : Buffer.from(body),
+      headers: {},
+      requestHeaders: {},
       ...overrides,
     };
   }

@@ -19,7 +19,10 @@ import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '
 import { AddressGuard } from '../fetch/address-guard';
 import { fetchPage, type FetchedPage, type FetchPolicy } from '../fetch/fetch-page';
 import { statusClass } from '../observability/metrics';
-import { buildPagePolicy, failedOutcome, fetchedOutcome, skippedOutcome, type PageOutcome, type PagePolicy } from './page-outcome';
+import { compileExtractor, type Extractor } from '../parse/extract-fields';
+import { conditionalHeaders } from '../recrawl/change';
+import { captureRecords } from '../warc/warc-record';
+import { buildPagePolicy, failedOutcome, fetchedOutcome, skippedOutcome, withChange, type OutcomeContext, type PageOutcome, type PagePolicy } from './page-outcome';
 import type { ActivityDeps } from './deps';
 
 /** Waits longer than this are handed back to the workflow as durable timers. */
@@ -35,6 +38,7 @@ type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: numb
 interface CrawlPolicy {
   page: PagePolicy;
   guard: AddressGuard;
+  extractor: Extractor | undefined;
 }
 
 function throwIfCancelled(signal: AbortSignal): void {
@@ -52,7 +56,7 @@ async function cancellableSleep(ms: number, signal: AbortSignal): Promise<void> 
 }
 
 export function createCrawlBatch(deps: ActivityDeps) {
-  const { stores, transport, robots, metrics, workerId } = deps;
+  const { stores, transport, robots, metrics, workerId, bodies } = deps;
   const queueGauge = metrics.queueLength.labels(workerId);
   /** One policy per crawl, rebuilt when seeds are added (they join the scope and the trusted seed addresses). */
   const policies = new Map<string, CrawlPolicy & { seeds: number }>();
@@ -60,16 +64,21 @@ export function createCrawlBatch(deps: ActivityDeps) {
   function policyFor(crawlId: string, config: CrawlConfig): CrawlPolicy {
     let policy = policies.get(crawlId);
     if (policy?.seeds !== config.seeds.length) {
-      policy = { page: buildPagePolicy(config), guard: AddressGuard.forCrawl(config), seeds: config.seeds.length };
+      policy = {
+        page: buildPagePolicy(config),
+        guard: AddressGuard.forCrawl(config),
+        extractor: compileExtractor(config.extract),
+        seeds: config.seeds.length,
+      };
       policies.set(crawlId, policy);
     }
     return policy;
   }
 
-  async function attemptFetch(url: string, policy: FetchPolicy, signal: AbortSignal): Promise<Attempt> {
+  async function attemptFetch(url: string, policy: FetchPolicy, signal: AbortSignal, headers: Record<string, string>): Promise<Attempt> {
     const stopTimer = metrics.taskDuration.startTimer({ type: 'fetch' });
     try {
-      const page = await fetchPage(transport, url, policy, signal);
+      const page = await fetchPage(transport, url, policy, signal, headers);
       stopTimer({ status: statusClass(page.status) });
       return { page };
     } catch (err) {
@@ -85,16 +94,21 @@ export function createCrawlBatch(deps: ActivityDeps) {
     input: CrawlBatchInput,
     store: FrontierStore,
     item: ClaimedUrl,
-    { page: pagePolicy, guard }: CrawlPolicy,
+    { page: pagePolicy, guard, extractor }: CrawlPolicy,
     signal: AbortSignal,
   ): Promise<UrlResult> {
     const { config, host, crawlId } = input;
-    if (item.skipped !== undefined) return { outcome: skippedOutcome(item, item.skipped) }; // over the host's page cap
+    // A recrawl reads the earlier crawl's record of the URL: validators, hash, links.
+    const context: OutcomeContext = {
+      extractor,
+      recrawl: config.recrawlOf === undefined ? undefined : { previous: await stores.use(config.recrawlOf, (previous) => previous.record(item.url)) },
+    };
+    if (item.skipped !== undefined) return { outcome: withChange(skippedOutcome(item, item.skipped), context) }; // over the host's page cap
     let gapMs = config.delayMs;
     if (config.respectRobots) {
       const origin = new URL(item.url).origin;
       const rules = await robots.rules(store, `${crawlId}\n${host}`, origin, { userAgent: config.userAgent, guard }, signal);
-      if (!rules.isAllowed(item.url)) return { outcome: skippedOutcome(item, 'robots') };
+      if (!rules.isAllowed(item.url)) return { outcome: withChange(skippedOutcome(item, 'robots'), context) };
       if (rules.crawlDelayMs !== null) gapMs = Math.max(gapMs, Math.min(rules.crawlDelayMs, config.maxCrawlDelayMs));
     }
     const policy: FetchPolicy = {
@@ -115,7 +129,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
       // wait, not added to it, so requests start at their slots whatever the store's latency.
       await cancellableSleep(reservedAt + slot.waitMs - Date.now(), signal);
 
-      const attempt = await attemptFetch(item.url, policy, signal);
+      const attempt = await attemptFetch(item.url, policy, signal, conditionalHeaders(context.recrawl?.previous));
       attempts += 1;
       const status = 'page' in attempt ? attempt.page.status : null;
       const error = 'error' in attempt ? attempt.error : null;
@@ -130,8 +144,8 @@ export function createCrawlBatch(deps: ActivityDeps) {
         }
         continue;
       }
-      if ('error' in attempt) return { outcome: failedOutcome(item, attempt.error) };
-      return { outcome: fetchedOutcome(item, attempt.page, config, pagePolicy) };
+      if ('error' in attempt) return { outcome: withChange(failedOutcome(item, attempt.error), context) };
+      return { outcome: fetchedOutcome(item, attempt.page, config, pagePolicy, context) };
     }
   }
 
@@ -169,6 +183,8 @@ export function createCrawlBatch(deps: ActivityDeps) {
     }
 
     const claimed = await store.claim(input.batchId, input.host, input.limit, input.config.maxPagesPerHost);
+    // Each attempt writes its own file: what a failed attempt wrote is never referenced.
+    const bodyWriter = input.config.storeBodies ? bodies.writer(input.crawlId, input.batchId, context.info.attempt) : undefined;
     const policy = policyFor(input.crawlId, input.config);
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
     const ticker = setInterval(() => context.heartbeat(progress), HEARTBEAT_TICK_MS);
@@ -187,7 +203,8 @@ export function createCrawlBatch(deps: ActivityDeps) {
           metrics.hostDeferrals.inc();
           break;
         }
-        const { record, discovered, dropped } = result.outcome;
+        const { record, discovered, dropped, capture } = result.outcome;
+        if (bodyWriter && capture) record.bodyRef = await bodyWriter.append(captureRecords(capture, new Date(record.fetchedAt)));
         const added = await store.complete(input.batchId, record, discovered);
         countDropped(dropped, discovered.length - added);
         const outcome = record.error ? 'error' : record.skipped ? 'skipped' : 'fetched';
@@ -206,6 +223,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
     } finally {
       clearInterval(ticker);
       queueGauge.dec(pending);
+      await bodyWriter?.close();
     }
     const totals = await store.batchTotals(input.batchId);
     const frontier = await store.snapshot(SNAPSHOT_HOSTS);

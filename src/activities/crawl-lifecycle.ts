@@ -4,6 +4,8 @@ import { buildNormalizer } from '../policy/normalize-url';
 import type { CrawlConfig } from '../shared/crawl-config';
 import type { FrontierEntry } from '../store/frontier-store';
 import type { StoreRegistry } from '../store/store-registry';
+import { markGone } from '../recrawl/mark-gone';
+import { checkPreviousCrawl } from '../recrawl/previous-crawl';
 
 const SNAPSHOT_HOSTS = 200;
 
@@ -19,7 +21,8 @@ function seedEntries({ seeds, normalize }: Pick<CrawlConfig, 'seeds' | 'normaliz
 export function createLifecycleActivities(stores: StoreRegistry) {
   return {
     /** Idempotent: seeds already in the frontier are not added again. */
-    seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
+    async seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
+      if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
       return stores.use(crawlId, async (store) => {
         await store.enqueue(seedEntries(config));
         return store.snapshot(SNAPSHOT_HOSTS);
@@ -42,10 +45,16 @@ export function createLifecycleActivities(stores: StoreRegistry) {
       });
     },
 
-    /** The crawl has stopped: claimed URLs go back to the queue, and the totals are read. */
-    finishCrawl({ crawlId }: { crawlId: string }): Promise<CrawlTotals> {
+    /**
+     * The crawl has stopped: claimed URLs go back to the queue, and the totals are read. A
+     * recrawl that reached everything it could records the previous crawl's unreached URLs as gone.
+     */
+    finishCrawl({ crawlId, recrawlOf }: { crawlId: string; recrawlOf?: string }): Promise<CrawlTotals> {
       return stores.use(crawlId, async (store) => {
         await store.releaseAll();
+        if (recrawlOf !== undefined && (await store.totals()).queued === 0) {
+          await stores.use(recrawlOf, (previous) => markGone(previous, store, new Date().toISOString()));
+        }
         return store.totals();
       });
     },

@@ -3,6 +3,7 @@ import type { StoreRegistry } from '../store/store-registry';
 import type { Transport } from '../fetch/transport';
 import type { RobotsCache } from '../fetch/robots';
 import type { CrawlMetrics } from '../observability/metrics';
+import type { BodyStore } from '../bodies/body-store';
 
 export interface ActivityDeps {
   stores: StoreRegistry;
@@ -10,4 +11,6 @@ export interface ActivityDeps {
   robots: RobotsCache;
   metrics: CrawlMetrics;
   workerId: string;
+  /** Where `storeBodies` crawls keep page bodies. */
+  bodies: BodyStore;
 }

@@ -1,7 +1,11 @@
 /**
  * Turns a fetch (or its failure) into the page record and the links to enqueue. Pure: crawl
- * policy (scope, depth, nofollow) is applied here, the store and network are not touched.
+ * policy (scope, include/exclude, depth, nofollow, canonical, content type) is applied here,
+ * the store and network are not touched. In a recrawl it also compares with the previous
+ * crawl's record: a 304 takes that record's content and links, so the recrawl still reaches
+ * every page behind an unchanged one.
  */
+import { createHash } from 'node:crypto';
 import type { CrawlConfig } from '../shared/crawl-config';
 import type { FrontierEntry, PageRecord } from '../store/frontier-store';
 import type { FetchedPage } from '../fetch/fetch-page';
@@ -9,6 +13,9 @@ import type { FetchErrorCode } from '../fetch/errors';
 import { buildUrlPolicy, type AdmitRefusal, type UrlPolicy } from '../policy/url-policy';
 import { buildContentTypeFilter, type ContentTypeFilter } from '../policy/content-type';
 import { HtmlTooDeepError, parseHtmlPage, type ParsedPage } from '../parse/html-page';
+import type { Extractor } from '../parse/extract-fields';
+import { changeOf } from '../recrawl/change';
+import type { Capture } from '../warc/warc-record';
 
 /** Why a link found on a page was not followed (bounded set: a metric label). */
 export type DropReason = 'nofollow' | 'max-depth' | AdmitRefusal;
@@ -33,6 +40,18 @@ export interface PageOutcome {
   discovered: FrontierEntry[];
   /** Links found but not followed, by reason. */
   dropped?: Partial<Record<DropReason, number>>;
+  /**
+   * What `storeBodies` keeps of an HTML page: its response, or for an unchanged page in a
+   * recrawl only its headers, as a revisit of the earlier capture (the body is not stored again).
+   */
+  capture?: Capture;
+}
+
+/** What a page's outcome depends on besides the fetch: set up once per crawl, plus the URL's previous record. */
+export interface OutcomeContext {
+  extractor?: Extractor;
+  /** Present in a recrawl; `previous` is the earlier crawl's record of the URL, if it had one. */
+  recrawl?: { previous: PageRecord | undefined };
 }
 
 interface Claimed {
@@ -55,7 +74,57 @@ function emptyRecord(item: Claimed): PageRecord {
     bytes: 0,
     canonical: null,
     noindex: false,
+    fields: {},
+    etag: null,
+    lastModified: null,
+    contentHash: null,
+    change: null,
+    bodyRef: null,
   };
+}
+
+const NO_BODY = Buffer.alloc(0);
+
+function capture(page: FetchedPage, previous?: PageRecord): Capture {
+  const exchange = { url: page.finalUrl, status: page.status, headers: page.headers, requestHeaders: page.requestHeaders, body: page.body ?? NO_BODY };
+  return previous === undefined ? { exchange } : { exchange, earlier: { uri: previous.finalUrl ?? previous.url, date: new Date(previous.fetchedAt) } };
+}
+
+function singleHeader(page: FetchedPage, name: string): string | null {
+  const value = page.headers[name];
+  return (Array.isArray(value) ? value[0] : value) ?? null;
+}
+
+/** The links of a page to enqueue, after nofollow, depth, scope and include/exclude. */
+function follow(links: readonly string[], nofollow: boolean, item: Claimed, config: CrawlConfig, urls: UrlPolicy): Omit<PageOutcome, 'record'> {
+  const depth = item.depth + 1;
+  if (nofollow) return { discovered: [], dropped: { nofollow: links.length } };
+  if (depth > config.maxDepth) return { discovered: [], dropped: { 'max-depth': links.length } };
+  const discovered: FrontierEntry[] = [];
+  const dropped: Partial<Record<DropReason, number>> = {};
+  for (const link of links) {
+    const url = new URL(link);
+    const refusal = urls.admit(url);
+    if (refusal === null) discovered.push({ url: link, host: url.host, depth });
+    else dropped[refusal] = (dropped[refusal] ?? 0) + 1;
+  }
+  return { discovered, dropped };
+}
+
+/** A 304 to our conditional request: the previous record's content stands, its links are followed again. */
+function revalidatedOutcome(item: Claimed, page: FetchedPage, previous: PageRecord, config: CrawlConfig, urls: UrlPolicy): PageOutcome {
+  const record: PageRecord = {
+    ...previous,
+    depth: item.depth,
+    status: page.status,
+    fetchedAt: new Date().toISOString(),
+    bytes: page.bytes,
+    etag: singleHeader(page, 'etag') ?? previous.etag,
+    lastModified: singleHeader(page, 'last-modified') ?? previous.lastModified,
+    change: 'unchanged',
+    bodyRef: null,
+  };
+  return { record, ...follow(previous.links, false, item, config, urls), capture: capture(page, previous) };
 }
 
 export function skippedOutcome(item: Claimed, reason: string): PageOutcome {
@@ -64,6 +133,12 @@ export function skippedOutcome(item: Claimed, reason: string): PageOutcome {
 
 export function failedOutcome(item: Claimed, error: FetchErrorCode, status: number | null = null): PageOutcome {
   return { record: { ...emptyRecord(item), error, status }, discovered: [] };
+}
+
+/** A recrawl's record that was not fetched (skipped, failed) still says how it compares. */
+export function withChange(outcome: PageOutcome, context: OutcomeContext): PageOutcome {
+  if (context.recrawl === undefined) return outcome;
+  return { ...outcome, record: { ...outcome.record, change: changeOf(context.recrawl.previous, outcome.record) } };
 }
 
 /**
@@ -77,20 +152,33 @@ function canonicalTarget(item: Claimed, page: FetchedPage, canonical: string | n
   return urls.admit(target) === null ? target : null;
 }
 
-export function fetchedOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, policy: PagePolicy): PageOutcome {
+export function fetchedOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, policy: PagePolicy, context: OutcomeContext = {}): PageOutcome {
+  const previous = context.recrawl?.previous;
+  if (page.status === 304 && previous !== undefined) return revalidatedOutcome(item, page, previous, config, policy.urls);
+  const outcome = pageOutcome(item, page, config, policy, context.extractor);
+  if (context.recrawl === undefined) return outcome;
+  const change = changeOf(previous, outcome.record);
+  const revisit = change === 'unchanged' && outcome.capture !== undefined && previous !== undefined;
+  return { ...outcome, record: { ...outcome.record, change }, capture: revisit ? capture(page, previous) : outcome.capture };
+}
+
+function pageOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, policy: PagePolicy, extractor: Extractor | undefined): PageOutcome {
   const record: PageRecord = {
     ...emptyRecord(item),
     status: page.status,
     finalUrl: page.finalUrl === item.url ? null : page.finalUrl,
     contentType: page.contentType,
     bytes: page.bytes,
+    etag: singleHeader(page, 'etag'),
+    lastModified: singleHeader(page, 'last-modified'),
   };
   if (page.redirectBlocked !== null) {
     const refusal = policy.urls.admit(new URL(page.redirectBlocked)) ?? 'out-of-scope';
     return { record: { ...record, skipped: `redirect-${refusal}`, links: [page.redirectBlocked] }, discovered: [] };
   }
   if (page.status < 300 && !policy.acceptsContentType(page.contentType)) return { record: { ...record, skipped: CONTENT_TYPE_SKIP }, discovered: [] };
-  if (page.html === null) return { record, discovered: [] };
+  if (page.html === null || page.body === null) return { record, discovered: [] };
+  const contentHash = createHash('sha256').update(page.body).digest('hex');
 
   let parsed: ParsedPage;
   try {
@@ -98,30 +186,22 @@ export function fetchedOutcome(item: Claimed, page: FetchedPage, config: CrawlCo
       page.html,
       page.finalUrl,
       page.robotsHeader,
-      { maxLinks: config.maxLinksPerPage, maxUrlLength: config.maxUrlLength },
+      { maxLinks: config.maxLinksPerPage, maxUrlLength: config.maxUrlLength, extractor },
       policy.urls.normalize,
     );
   } catch (err) {
-    if (err instanceof HtmlTooDeepError) return { record: { ...record, error: 'bad-content' }, discovered: [] };
+    if (err instanceof HtmlTooDeepError) return { record: { ...record, error: 'bad-content', contentHash }, discovered: [] };
     throw err;
   }
-  const pageRecord = { ...record, title: parsed.title, links: parsed.links, canonical: parsed.canonical, noindex: parsed.noindex };
+  const pageRecord = { ...record, title: parsed.title, links: parsed.links, canonical: parsed.canonical, noindex: parsed.noindex, fields: parsed.fields, contentHash };
+  // A 304 follows the previous record's links, and records do not keep nofollow: a nofollow
+  // page keeps no validators, so a recrawl always reads it and honours its directives again.
+  if (parsed.nofollow) Object.assign(pageRecord, { etag: null, lastModified: null });
   const duplicateOf = config.respectCanonical ? canonicalTarget(item, page, parsed.canonical, policy.urls) : null;
   if (duplicateOf !== null) {
     // The same content under its preferred URL: that URL is crawled in the page's place, at the
     // page's depth, and the page's links are left to it.
-    return { record: { ...pageRecord, skipped: CANONICAL_DUPLICATE }, discovered: [{ url: duplicateOf.href, host: duplicateOf.host, depth: item.depth }] };
+    return { record: { ...pageRecord, skipped: CANONICAL_DUPLICATE }, discovered: [{ url: duplicateOf.href, host: duplicateOf.host, depth: item.depth }], capture: capture(page) };
   }
-  const depth = item.depth + 1;
-  if (parsed.nofollow) return { record: pageRecord, discovered: [], dropped: { nofollow: parsed.links.length } };
-  if (depth > config.maxDepth) return { record: pageRecord, discovered: [], dropped: { 'max-depth': parsed.links.length } };
-  const discovered: FrontierEntry[] = [];
-  const dropped: Partial<Record<DropReason, number>> = {};
-  for (const link of parsed.links) {
-    const url = new URL(link);
-    const refusal = policy.urls.admit(url);
-    if (refusal === null) discovered.push({ url: link, host: url.host, depth });
-    else dropped[refusal] = (dropped[refusal] ?? 0) + 1;
-  }
-  return { record: pageRecord, discovered, dropped };
+  return { record: pageRecord, ...follow(parsed.links, parsed.nofollow, item, config, policy.urls), capture: capture(page) };
 }

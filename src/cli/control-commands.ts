@@ -2,15 +2,21 @@
  * Commands that address a running (or finished) crawl by its ID: each is one Temporal query,
  * signal or update, so the same can be done with `temporal workflow query|signal|update`.
  */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { resolve } from 'node:path';
 import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
-import { exportJsonl } from '../results/export-jsonl';
+import { storedChangeSummary } from '../results/change-summary';
+import { defaultOutFile, EXPORT_FORMATS, EXPORT_UNITS, exportResults, type ExportFormat } from '../results/export-results';
 import { parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, frontierQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
 import { commonOptions, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
 import { integer, UsageError, validating } from './crawl-options';
+
+/** `--format` of `results` and `crawl`: commander rejects other values, naming the flag. */
+export function formatOption(): Option {
+  return new Option('--format <format>', 'output format').choices(EXPORT_FORMATS).default('jsonl');
+}
 
 const LIMIT_FLAGS: Record<string, string> = { concurrency: '--concurrency', perHostConcurrency: '--per-host-concurrency', delayMs: '--delay-ms' };
 
@@ -88,12 +94,15 @@ export function addControlCommands(program: Command): void {
       });
     });
 
-  storeOption(idCommand(program, 'results', "write a crawl's results as JSON Lines"))
-    .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
-    .action(async (crawlId: string, flags: StoreFlags & { out?: string }) => {
+  storeOption(idCommand(program, 'results', "write a crawl's results: JSON Lines, CSV, or a WARC file of its stored bodies"))
+    .addOption(formatOption())
+    .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
+    .action(async (crawlId: string, flags: StoreFlags & { out?: string; format: ExportFormat }) => {
       const store = storeConfigOf(flags);
-      const out = resolve(flags.out ?? `${crawlId}.jsonl`);
-      const lines = await exportJsonl(store, crawlId, out);
-      print(`${lines} lines written to ${out}`);
+      const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
+      const count = await exportResults(flags.format, store, crawlId, out);
+      print(`${count} ${EXPORT_UNITS[flags.format]} written to ${out}`);
+      const changes = await storedChangeSummary(store, crawlId);
+      if (changes !== undefined) print(changes);
     });
 }

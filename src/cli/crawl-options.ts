@@ -31,6 +31,9 @@ export interface CrawlFlags {
   stripParam?: string[];
   sortQuery?: boolean;
   trailingSlash?: string;
+  storeBodies?: boolean;
+  recrawlOf?: string;
+  extract?: Record<string, string>;
 }
 
 /** Config field -> the flag that sets it, so errors name what the user typed. */
@@ -56,12 +59,21 @@ const FLAG_OF: Record<string, string> = {
   'normalize.stripParams': '--strip-param',
   'normalize.sortQuery': '--sort-query',
   'normalize.trailingSlash': '--trailing-slash',
+  recrawlOf: '--recrawl-of',
+  extract: '--extract',
 };
 
 /** Commander's parser for integer flags (its error names the flag). */
 export function integer(value: string): number {
   if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError('must be an integer.');
   return Number(value);
+}
+
+/** `--extract name=selector` (repeatable): the compact form of one `extract` field. */
+function extractField(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new InvalidArgumentError('must be name=selector, e.g. title=h1 or image="img.hero @src".');
+  return { ...previous, [value.slice(0, at).trim()]: value.slice(at + 1) };
 }
 
 export function addCrawlOptions(command: Command): Command {
@@ -88,7 +100,10 @@ export function addCrawlOptions(command: Command): Command {
     .option('--ignore-canonical', 'do not treat pages whose rel=canonical names another URL as duplicates')
     .option('--strip-param <glob>', 'query parameter to drop from URLs, e.g. utm_* (repeatable; replaces the default tracking list)', collect)
     .option('--sort-query', 'sort query parameters by name, so their order does not make URLs distinct')
-    .option('--trailing-slash <rule>', `trailing slashes in paths: ${TRAILING_SLASH_RULES.join('|')} (default keep)`);
+    .option('--trailing-slash <rule>', `trailing slashes in paths: ${TRAILING_SLASH_RULES.join('|')} (default keep)`)
+    .option('--extract <name=selector>', 'a field to extract from every page (repeatable): name=css-selector, or name=css-selector @attribute', extractField)
+    .option('--store-bodies', 'keep the bodies of fetched HTML pages as WARC records (for `results --format warc`)')
+    .option('--recrawl-of <crawl-id>', 'compare with an earlier crawl: conditional requests, new/changed/unchanged/gone per URL');
 }
 
 /** Commander's accumulator for repeatable flags. */
@@ -137,6 +152,9 @@ function fieldsFromFlags(seeds: string[], flags: CrawlFlags): Record<string, unk
     allowedContentTypes: flags.allowedContentType,
     respectCanonical: flags.ignoreCanonical ? false : undefined,
     normalize: definedFields({ stripParams: flags.stripParam, sortQuery: flags.sortQuery, trailingSlash: flags.trailingSlash }),
+    storeBodies: flags.storeBodies,
+    recrawlOf: flags.recrawlOf,
+    extract: flags.extract,
   };
   return definedFields(fields) ?? {};
 }
@@ -201,6 +219,7 @@ export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlReque
       const path = setByFlags.find((flagged) => field === flagged || field.startsWith(`${flagged}.`));
       if (path === undefined && flags.config !== undefined) return `${flags.config}: ${field}`;
       if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"`;
+      if (path?.startsWith('extract.')) return `--extract ${path.slice('extract.'.length)}`;
       return FLAG_OF[path ?? field.split('.')[0]] ?? field;
     },
   );

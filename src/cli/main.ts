@@ -7,6 +7,9 @@ import { Command, CommanderError, Option } from 'commander';
 import { resolve } from 'node:path';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
+import { NoStoredBodiesError } from '../results/export-warc';
+import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
+import { describeChanges } from '../results/change-summary';
 import { ENV } from '../shared/names';
 import { startSyntheticSite } from '../sites/synthetic-site';
 import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target';
@@ -15,7 +18,8 @@ import { commonOptions, print, storeConfigOf, storeOption, withClient, type Stor
 import { StoreUrlError } from '../store/store-url';
 import { StoreUnavailableError } from '../store/postgres-database';
 import { logger, traced, tracing } from './cli-context';
-import { addControlCommands } from './control-commands';
+import { addControlCommands, formatOption } from './control-commands';
+import { checkContentOptions } from './content-options';
 import { addCrawlOptions, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
 import { runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
@@ -28,12 +32,13 @@ const EXIT_INTERRUPTED = 130;
 interface CrawlCommandFlags extends CrawlFlags, StoreFlags {
   id?: string;
   out?: string;
+  format: ExportFormat;
   json?: boolean;
   progress: boolean;
   metricsAddress?: string;
 }
 
-function reportRun(run: CrawlRun, out: string, json: boolean | undefined): void {
+function reportRun(run: CrawlRun & { recrawl: boolean }, out: string, format: ExportFormat, json: boolean | undefined): void {
   if (json) {
     print(JSON.stringify({ ...run.summary, out, lines: run.lines, uiUrl: run.uiUrl ?? null }));
     return;
@@ -43,7 +48,8 @@ function reportRun(run: CrawlRun, out: string, json: boolean | undefined): void 
   print(`crawl ${crawlId}: ${status}`);
   print(`  ${totals.processed} URLs (${totals.fetched} fetched, ${totals.errors} errors, ${totals.skipped} skipped) in ${seconds.toFixed(1)} s, ${(totals.processed / seconds).toFixed(1)} URLs/s`);
   print(`  ${totals.queued} left in the frontier, ${totals.discovered} discovered`);
-  print(`  ${run.lines} lines written to ${out}`);
+  if (run.recrawl) print(`  ${describeChanges(totals.changes)}`);
+  print(`  ${run.lines} ${EXPORT_UNITS[format]} written to ${out}`);
   if (run.uiUrl) print(`  history: ${run.uiUrl}`);
 }
 
@@ -51,13 +57,15 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
   const { input, config } = crawlRequestFrom(seeds, flags);
   const store = storeConfigOf(flags);
   const crawlId = flags.id ?? newCrawlId();
-  const out = resolve(flags.out ?? `${crawlId}.jsonl`);
+  checkContentOptions(config, crawlId, flags.format, store);
+  const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
   const run = await traced('crawlflow crawl', () =>
     runCrawl({
       crawlId,
       input,
       config,
       out,
+      format: flags.format,
       progress: flags.progress && process.stderr.isTTY === true && !flags.json,
       taskQueue: flags.taskQueue,
       dataDir: flags.dataDir,
@@ -67,7 +75,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
       clientPlugins: [tracing.plugin],
     }),
   );
-  reportRun(run, out, flags.json);
+  reportRun({ ...run, recrawl: config.recrawlOf !== undefined }, out, flags.format, flags.json);
 }
 
 function buildProgram(): Command {
@@ -86,7 +94,8 @@ function buildProgram(): Command {
       .description('crawl to the end and write one JSON line per URL')
       .argument('[seed-url...]', 'where the crawl starts (or `seeds` in --config)'),
   ))
-    .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
+    .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
+    .addOption(formatOption())
     .option('--no-progress', 'no progress bar')
     .option('--metrics-address <host:port>', 'serve the in-process worker\'s /metrics here')
     .action(crawlCommand);
@@ -97,7 +106,8 @@ function buildProgram(): Command {
       .description('serve a synthetic site on loopback and crawl it (no network needed)'),
   ))
     .option('--pages <n>', 'pages on the synthetic site', (v) => Number(v), 500)
-    .option('--out <file.jsonl>', 'results file (default <crawl-id>.jsonl)')
+    .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
+    .addOption(formatOption())
     .option('--no-progress', 'no progress bar')
     .action(async (flags: CrawlCommandFlags & { pages: number }) => {
       const site = await startSyntheticSite({ pages: flags.pages });
@@ -168,7 +178,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_INTERRUPTED;
     }
-    if (err instanceof NoTemporalServerError || err instanceof UnknownCrawlError || err instanceof StoreUnavailableError) {
+    if (err instanceof NoTemporalServerError || err instanceof UnknownCrawlError || err instanceof StoreUnavailableError || err instanceof NoStoredBodiesError) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_FAILURE;
     }

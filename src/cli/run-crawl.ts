@@ -8,7 +8,7 @@ import type { Logger } from '../observability/logger';
 import { crawlHandle, startCrawl } from '../client/crawl-client';
 import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
 import { startWorkerHost, type WorkerHost } from '../workers/worker-host';
-import { exportJsonl } from '../results/export-jsonl';
+import { exportResults, type ExportFormat } from '../results/export-results';
 import type { CrawlConfig, CrawlInput } from '../shared/crawl-config';
 import type { CrawlSummary } from '../shared/crawl-types';
 import type { StoreConfig } from '../store/store-url';
@@ -19,6 +19,7 @@ export interface RunCrawlOptions {
   input: CrawlInput;
   config: CrawlConfig;
   out: string;
+  format: ExportFormat;
   progress: boolean;
   taskQueue: string;
   dataDir: string;
@@ -64,7 +65,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
           );
         });
         const summary = await Promise.race([crawlHandle(client, options.crawlId).result(), ...(workerStopped ? [workerStopped] : [])]);
-        const lines = await exportJsonl(options.store, options.crawlId, options.out);
+        const lines = await exportResults(options.format, options.store, options.crawlId, options.out);
         return { summary, lines, uiUrl };
       } finally {
         progress?.stop();

@@ -37,6 +37,10 @@ export interface FetchedResource {
   /** Where an out-of-scope redirect pointed; the hop was not followed. */
   redirectBlocked: string | null;
   robotsHeader: string | null;
+  /** The final response's headers as undici gives them (names lowercased), for WARC records. */
+  headers: TransportResponse['headers'];
+  /** The headers sent with the final request. */
+  requestHeaders: Record<string, string>;
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -85,14 +89,20 @@ async function followRedirects(
   start: URL,
   policy: FetchPolicy,
   signal: AbortSignal,
-): Promise<{ url: URL; response: TransportResponse; blocked: string | null }> {
-  const headers = { 'user-agent': policy.userAgent, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', 'accept-encoding': 'gzip, deflate, br' };
+  extraHeaders: Record<string, string>,
+): Promise<{ url: URL; response: TransportResponse; blocked: string | null; headers: Record<string, string> }> {
+  const headers = {
+    'user-agent': policy.userAgent,
+    accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5',
+    'accept-encoding': 'gzip, deflate, br',
+    ...extraHeaders,
+  };
   const visited = new Set<string>([start.href]);
   let url = start;
   for (let hop = 0; ; hop++) {
     const response = await transport.get(url, headers, signal, policy.guard);
     const location = header(response, 'location');
-    if (!REDIRECT_STATUSES.has(response.status) || location === null) return { url, response, blocked: null };
+    if (!REDIRECT_STATUSES.has(response.status) || location === null) return { url, response, blocked: null, headers };
     discardBody(response.body);
     let target: URL;
     try {
@@ -106,13 +116,13 @@ async function followRedirects(
     }
     if (visited.has(target.href)) throw new FetchError('redirect-loop', `redirect loop at ${target.href}`);
     if (hop >= policy.maxRedirects) throw new FetchError('too-many-redirects', `more than ${policy.maxRedirects} redirects`);
-    if (!policy.allowRedirect(target)) return { url, response, blocked: target.href };
+    if (!policy.allowRedirect(target)) return { url, response, blocked: target.href, headers };
     visited.add(target.href);
     url = target;
   }
 }
 
-export interface FetchedPage extends Omit<FetchedResource, 'body'> {
+export interface FetchedPage extends FetchedResource {
   /** Decoded text when the response is HTML, else null. */
   html: string | null;
 }
@@ -123,11 +133,13 @@ export async function fetchResource(
   policy: FetchPolicy,
   signal: AbortSignal,
   wantsBody: (status: number, contentType: string | null) => boolean,
+  /** Sent on every hop besides the usual ones: a recrawl's If-None-Match / If-Modified-Since. */
+  extraHeaders: Record<string, string> = {},
 ): Promise<FetchedResource> {
   const deadline = AbortSignal.timeout(policy.timeoutMs);
   const combined = AbortSignal.any([signal, deadline]);
   try {
-    const { url, response, blocked } = await followRedirects(transport, new URL(resourceUrl), policy, combined);
+    const { url, response, blocked, headers } = await followRedirects(transport, new URL(resourceUrl), policy, combined, extraHeaders);
     const contentType = header(response, 'content-type');
     const base = {
       finalUrl: url.href,
@@ -136,6 +148,8 @@ export async function fetchResource(
       retryAfterMs: parseRetryAfter(header(response, 'retry-after'), Date.now()),
       redirectBlocked: blocked,
       robotsHeader: headerList(response, 'x-robots-tag'),
+      headers: response.headers,
+      requestHeaders: headers,
     };
     if (blocked !== null || !wantsBody(response.status, contentType)) {
       discardBody(response.body);
@@ -154,12 +168,18 @@ export async function fetchResource(
 const isHtmlPage = (status: number, contentType: string | null): boolean =>
   status < 300 && (contentType === null || HTML_TYPES.test(contentType));
 
-export async function fetchPage(transport: Transport, pageUrl: string, policy: FetchPolicy, signal: AbortSignal): Promise<FetchedPage> {
+export async function fetchPage(
+  transport: Transport,
+  pageUrl: string,
+  policy: FetchPolicy,
+  signal: AbortSignal,
+  extraHeaders: Record<string, string> = {},
+): Promise<FetchedPage> {
   const accepts = policy.acceptsContentType;
   const wantsBody = accepts ? (status: number, contentType: string | null) => isHtmlPage(status, contentType) && accepts(contentType) : isHtmlPage;
-  const { body, ...rest } = await fetchResource(transport, pageUrl, policy, signal, wantsBody);
-  if (body === null) return { ...rest, html: null };
-  const html = decodeHtml(body, rest.contentType ?? undefined);
-  if (looksBinary(body, html)) throw new FetchError('bad-content', 'binary data served as HTML');
-  return { ...rest, html };
+  const resource = await fetchResource(transport, pageUrl, policy, signal, wantsBody, extraHeaders);
+  if (resource.body === null) return { ...resource, html: null };
+  const html = decodeHtml(resource.body, resource.contentType ?? undefined);
+  if (looksBinary(resource.body, html)) throw new FetchError('bad-content', 'binary data served as HTML');
+  return { ...resource, html };
 }

@@ -13,6 +13,7 @@
 import { load } from 'cheerio';
 import { Tokenizer } from 'htmlparser2';
 import { normalizeUrl, type UrlNormalizer } from '../policy/normalize-url';
+import type { ExtractedFields, Extractor } from './extract-fields';
 
 export interface ParsedPage {
   title: string | null;
@@ -20,11 +21,15 @@ export interface ParsedPage {
   canonical: string | null;
   noindex: boolean;
   nofollow: boolean;
+  /** The crawl's extracted fields (empty when it extracts none). */
+  fields: ExtractedFields;
 }
 
 export interface ParseLimits {
   maxLinks: number;
   maxUrlLength: number;
+  /** The crawl's compiled `extract` setting, run on the same document. */
+  extractor?: Extractor;
 }
 
 /** A longer title is cut here: it is a label, and a hostile page could make it megabytes. */
@@ -119,5 +124,6 @@ export function parseHtmlPage(
     canonical: canonical !== undefined && canonical.length <= limits.maxUrlLength ? canonical : null,
     noindex: directives.has('noindex') || directives.has('none'),
     nofollow: directives.has('nofollow') || directives.has('none'),
+    fields: limits.extractor?.($) ?? {},
   };
 }

@@ -8,6 +8,7 @@ import { toMilliseconds } from './duration';
 import { DEFAULT_NORMALIZE_RULES, TRAILING_SLASH_RULES } from '../policy/normalize-url';
 import { compileUrlPattern, InvalidUrlPatternError } from '../policy/url-patterns';
 import { MEDIA_RANGE } from '../policy/content-type';
+import { contentFields } from './content-config';
 
 function parsedUrl(value: string): URL | undefined {
   try {
@@ -147,6 +148,8 @@ export const crawlConfigSchema = z
      */
     allowPrivateNetwork: z.boolean().default(false),
     ...discoveryFields,
+    /** Extraction, body storage and incremental recrawl: see content-config.ts. */
+    ...contentFields,
   })
   .strict();
 

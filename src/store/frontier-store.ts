@@ -47,7 +47,22 @@ export interface PageRecord {
   bytes: number;
   canonical: string | null;
   noindex: boolean;
+  /** Values of the crawl's `extract` fields (empty when it extracts none). */
+  fields: Record<string, string | string[] | null>;
+  /** Validators of the response, sent back by a recrawl as If-None-Match / If-Modified-Since. */
+  etag: string | null;
+  lastModified: string | null;
+  /** sha256 (hex) of the decoded body of an HTML page, which a recrawl compares. */
+  contentHash: string | null;
+  /** How the URL compares with the crawl's `recrawlOf` crawl; null when it is not a recrawl. */
+  change: ChangeKind | null;
+  /** Where the body was stored (`storeBodies`): an opaque reference for the body store. */
+  bodyRef: string | null;
 }
+
+export const CHANGE_KINDS = ['new', 'changed', 'unchanged', 'gone'] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
+export type ChangeTotals = Record<ChangeKind, number>;
 
 export interface HostBacklog {
   host: string;
@@ -75,6 +90,8 @@ export interface BatchTotals {
 export interface CrawlTotals extends BatchTotals {
   queued: number;
   discovered: number;
+  /** Records by change kind (all zero unless the crawl is a recrawl); `gone` ones are not in `processed`. */
+  changes: ChangeTotals;
 }
 
 export type SlotReservation = { waitMs: number } | { deferUntil: number };
@@ -116,5 +133,13 @@ export interface FrontierStore {
   totals(): Promise<CrawlTotals>;
   /** Every record, in the order URLs were first seen; read in pages, so memory stays flat. */
   records(): AsyncIterable<PageRecord>;
+  /** The finished record of one URL (a later crawl's recrawl reads its validators, hash and links). */
+  record(url: string): Promise<PageRecord | undefined>;
+  /**
+   * Records URLs of an earlier crawl that this one never reached as `change: 'gone'`. URLs in
+   * this crawl's seen-set are left alone (atomically: insert-or-ignore), so a retry adds none
+   * twice. Gone records are listed by `records()` but are not counted as processed.
+   */
+  recordGone(entries: readonly FrontierEntry[], at: string): Promise<number>;
   close(): Promise<void>;
 }

@@ -19,11 +19,13 @@ import {
   type RobotsRecord,
   type SlotReservation,
 } from './frontier-store';
-import { toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
+import { RECORD_COLUMNS, toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
 
 const QUEUED = 0;
 const CLAIMED = 1;
 const DONE = 2;
+/** A URL of the previous crawl that a recrawl never reached (`recordGone`): a record, never fetched. */
+const GONE = 3;
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS urls (
@@ -44,7 +46,13 @@ const SCHEMA = `
     content_type TEXT,
     bytes INTEGER NOT NULL DEFAULT 0,
     canonical TEXT,
-    noindex INTEGER NOT NULL DEFAULT 0
+    noindex INTEGER NOT NULL DEFAULT 0,
+    fields TEXT,
+    etag TEXT,
+    last_modified TEXT,
+    content_hash TEXT,
+    change TEXT,
+    body_ref TEXT
   );
   CREATE INDEX IF NOT EXISTS urls_by_host_state ON urls (host, state, id);
   CREATE INDEX IF NOT EXISTS urls_by_batch ON urls (batch_id) WHERE batch_id IS NOT NULL;
@@ -77,6 +85,19 @@ function addTakenColumn(db: Database.Database): void {
   }).immediate();
 }
 
+/** Columns added after the first release (extraction, recrawl, stored bodies), all nullable TEXT. */
+const CONTENT_COLUMNS = ['fields', 'etag', 'last_modified', 'content_hash', 'change', 'body_ref'];
+
+/** Files written before those columns existed get them (NULL in old rows), once, like `addTakenColumn`. */
+function addContentColumns(db: Database.Database): void {
+  db.transaction(() => {
+    const columns = new Set(db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('urls'));
+    for (const column of CONTENT_COLUMNS) if (!columns.has(column)) db.exec(`ALTER TABLE urls ADD COLUMN ${column} TEXT`);
+  }).immediate();
+}
+
+const RECORDS_PAGE = 500;
+
 /** Where a crawl's file lives: crawl IDs are user text, so they are encoded for the file name. */
 export function crawlStorePath(dataDir: string, crawlId: string): string {
   return join(dataDir, 'crawls', `${encodeURIComponent(crawlId)}.sqlite`);
@@ -92,6 +113,7 @@ export class SqliteFrontierStore implements FrontierStore {
   private readonly abandonTx;
   private readonly releaseAllTx;
   private readonly reserveTx;
+  private readonly goneTx;
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -102,6 +124,7 @@ export class SqliteFrontierStore implements FrontierStore {
     this.db.pragma('busy_timeout = 10000');
     this.db.exec(SCHEMA);
     addTakenColumn(this.db);
+    addContentColumns(this.db);
     const db = this.db;
     const s = {
       insertUrl: db.prepare('INSERT INTO urls (url, host, depth) VALUES (?, ?, ?) ON CONFLICT (url) DO NOTHING'),
@@ -122,7 +145,8 @@ export class SqliteFrontierStore implements FrontierStore {
       complete: db.prepare(
         `UPDATE urls SET state = ${DONE}, status = @status, error = @error, skipped = @skipped, title = @title,
            links = @links, fetched_at = @fetchedAt, final_url = @finalUrl, content_type = @contentType,
-           bytes = @bytes, canonical = @canonical, noindex = @noindex
+           bytes = @bytes, canonical = @canonical, noindex = @noindex, fields = @fields, etag = @etag,
+           last_modified = @lastModified, content_hash = @contentHash, change = @change, body_ref = @bodyRef
          WHERE url = @url AND batch_id = @batchId AND state = ${CLAIMED}`,
       ),
       unfinishedByHost: db.prepare(
@@ -167,12 +191,17 @@ export class SqliteFrontierStore implements FrontierStore {
            coalesce(sum(state = ${DONE} AND skipped IS NOT NULL), 0) AS skipped,
            coalesce(sum(bytes), 0) AS bytes,
            coalesce(sum(state = ${QUEUED}), 0) AS queued,
-           count(*) AS discovered
+           coalesce(sum(state <> ${GONE}), 0) AS discovered,
+           coalesce(sum(change = 'new'), 0) AS new,
+           coalesce(sum(change = 'changed'), 0) AS changed,
+           coalesce(sum(change = 'unchanged'), 0) AS unchanged,
+           coalesce(sum(change = 'gone'), 0) AS gone
          FROM urls`,
       ),
-      records: db.prepare(
-        `SELECT url, depth, status, error, skipped, title, links, fetched_at, final_url, content_type, bytes, canonical, noindex
-         FROM urls WHERE state = ${DONE} ORDER BY id`,
+      recordsPage: db.prepare(`SELECT id, ${RECORD_COLUMNS} FROM urls WHERE id > ? AND state IN (${DONE}, ${GONE}) ORDER BY id LIMIT ?`),
+      record: db.prepare(`SELECT ${RECORD_COLUMNS} FROM urls WHERE url = ? AND state = ${DONE}`),
+      insertGone: db.prepare(
+        `INSERT INTO urls (url, host, depth, state, change, fetched_at) VALUES (?, ?, ?, ${GONE}, 'gone', ?) ON CONFLICT (url) DO NOTHING`,
       ),
     };
     this.statements = s;
@@ -218,6 +247,7 @@ export class SqliteFrontierStore implements FrontierStore {
         batchId,
         links: JSON.stringify(record.links),
         noindex: record.noindex ? 1 : 0,
+        fields: Object.keys(record.fields).length > 0 ? JSON.stringify(record.fields) : null,
       }).changes;
       // A URL completed twice (a zombie attempt racing its retry) keeps its first record.
       return written === 1 ? insertEntries(discovered) : 0;
@@ -231,6 +261,11 @@ export class SqliteFrontierStore implements FrontierStore {
     this.releaseAllTx = db.transaction(() => {
       requeueUnfinished(s.claimedByHost.all() as Array<{ host: string; n: number; taken: number }>);
       return s.releaseAll.run().changes;
+    });
+    this.goneTx = db.transaction((entries: readonly FrontierEntry[], at: string) => {
+      let added = 0;
+      for (const entry of entries) added += s.insertGone.run(entry.url, entry.host, entry.depth, at).changes;
+      return added;
     });
     this.reserveTx = db.transaction((host: string, gapMs: number, maxWaitMs: number, now: number): SlotReservation => {
       const next = (s.nextRequestAt.get(host) as number | undefined) ?? 0;
@@ -297,11 +332,30 @@ export class SqliteFrontierStore implements FrontierStore {
   }
 
   async totals(): Promise<CrawlTotals> {
-    return this.statements.totals.get() as CrawlTotals;
+    const { new: added, changed, unchanged, gone, ...totals } = this.statements.totals.get() as Omit<CrawlTotals, 'changes'> & CrawlTotals['changes'];
+    return { ...totals, changes: { new: added, changed, unchanged, gone } };
   }
 
+  /**
+   * Read in pages by id rather than with one open cursor: a cursor would keep the connection
+   * busy between yields, and a worker shares one connection per crawl between activities.
+   */
   async *records(): AsyncGenerator<PageRecord> {
-    for (const row of this.statements.records.iterate() as IterableIterator<UrlRow>) yield toRecord(row);
+    for (let after = 0; ; ) {
+      const rows = this.statements.recordsPage.all(after, RECORDS_PAGE) as Array<UrlRow & { id: number }>;
+      for (const row of rows) yield toRecord(row);
+      if (rows.length < RECORDS_PAGE) return;
+      after = rows[rows.length - 1].id;
+    }
+  }
+
+  async record(url: string): Promise<PageRecord | undefined> {
+    const row = this.statements.record.get(url) as UrlRow | undefined;
+    return row && toRecord(row);
+  }
+
+  async recordGone(entries: readonly FrontierEntry[], at: string): Promise<number> {
+    return this.goneTx.immediate(entries, at);
   }
 
   async close(): Promise<void> {

@@ -2,7 +2,7 @@
  * Rows as both frontier stores read them back, and their conversion to the interface's
  * shapes: one mapping, so the SQLite file and the server database return identical records.
  */
-import type { ClaimedUrl, PageRecord } from './frontier-store';
+import type { ChangeKind, ClaimedUrl, PageRecord } from './frontier-store';
 
 export interface ClaimRow {
   url: string;
@@ -31,7 +31,18 @@ export interface UrlRow {
   canonical: string | null;
   /** 1 or 0. */
   noindex: number;
+  /** Extracted fields as a JSON object, NULL when none. */
+  fields: string | null;
+  etag: string | null;
+  last_modified: string | null;
+  content_hash: string | null;
+  change: ChangeKind | null;
+  body_ref: string | null;
 }
+
+/** The columns `toRecord` reads, in the order both stores select them. */
+export const RECORD_COLUMNS =
+  'url, depth, status, error, skipped, title, links, fetched_at, final_url, content_type, bytes, canonical, noindex, fields, etag, last_modified, content_hash, change, body_ref';
 
 export function toRecord(row: UrlRow): PageRecord {
   return {
@@ -48,5 +59,11 @@ export function toRecord(row: UrlRow): PageRecord {
     bytes: row.bytes,
     canonical: row.canonical,
     noindex: row.noindex === 1,
+    fields: row.fields ? (JSON.parse(row.fields) as PageRecord['fields']) : {},
+    etag: row.etag,
+    lastModified: row.last_modified,
+    contentHash: row.content_hash,
+    change: row.change,
+    bodyRef: row.body_ref,
   };
 }

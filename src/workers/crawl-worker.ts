@@ -12,6 +12,7 @@ import { StoreRegistry } from '../store/store-registry';
 import { prebuiltWorkflowBundle } from './workflow-bundle';
 import { openStoreBackend, type StoreBackend } from '../store/store-backend';
 import type { StoreConfig } from '../store/store-url';
+import { FileBodyStore } from '../bodies/body-store';
 
 export interface CrawlWorkerOptions {
   connection: NativeConnection;
@@ -68,6 +69,7 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
     robots: new RobotsCache(transport, CONNECT_TIMEOUT_MS * 2),
     metrics: options.metrics,
     workerId,
+    bodies: new FileBodyStore(options.store.dataDir),
   });
   const worker = await Worker.create({
     connection: options.connection,

@@ -325,7 +325,8 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
     // Whatever stopped the crawl, batches still cancelling are waited for, then totals read.
     return CancellationScope.nonCancellable(async () => {
       await condition(() => inFlight.size === 0);
-      const totals = await lifecycle.finishCrawl({ crawlId });
+      // recrawlOf is undefined (left out of the payload) for every crawl that is not a recrawl.
+      const totals = await lifecycle.finishCrawl({ crawlId, recrawlOf: config.recrawlOf });
       setCurrentDetails(describeProgress({ ...progress(), ...totals }));
       if (indexed) indexedAttributes(crawlId, config.seeds[0], final, totals.processed);
       log.info('crawl finished', { crawlId, status: final, ...totals });

@@ -33,6 +33,7 @@ import type { BatchResult } from '../../src/shared/crawl-types';
 import type { PageRecord } from '../../src/store/frontier-store';
 import { StoreRegistry } from '../../src/store/store-registry';
 import { crawlStorePath, SqliteFrontierStore } from '../../src/store/sqlite-store';
+import { FileBodyStore } from '../../src/bodies/body-store';
 
 /** Names that resolve to internal addresses; every other `.test` name resolves to 127.0.0.1. */
 export const INTERNAL_NAMES: Readonly<Record<string, readonly string[]>> = {
@@ -349,6 +350,7 @@ export class InProcessCrawler {
       robots: new RobotsCache(transport, 2_000),
       metrics: new CrawlMetrics(),
       workerId: 'hostile-test',
+      bodies: new FileBodyStore(this.dataDir),
     });
   }
 

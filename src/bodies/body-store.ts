@@ -1,0 +1,95 @@
+/**
+ * Where stored page bodies go (`storeBodies`): outside workflow history and outside the
+ * frontier store, as WARC records. A page's record keeps only a reference (`bodyRef`).
+ *
+ * Retries: every batch attempt appends to a file of its own, and a body counts only once the
+ * page's record, which carries the reference, is committed. A record is committed once per
+ * URL, so bytes an interrupted or zombie attempt wrote are never referenced, never exported,
+ * and never duplicate anything.
+ *
+ * The interface is small so a deployment spanning machines can put bodies elsewhere (a
+ * shared volume, an object store) without touching the crawler.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/** Appends one batch attempt's stored pages. */
+export interface BodyWriter {
+  /** Stores `bytes` (whole gzip members) and returns the reference to keep in the page record. */
+  append(bytes: Buffer): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface BodyStore {
+  writer(crawlId: string, batchId: string, attempt: number): BodyWriter;
+  /** The bytes a reference points to. */
+  read(crawlId: string, ref: string): Promise<Buffer>;
+}
+
+export class BadBodyRefError extends Error {
+  readonly code = 'bad-body-ref';
+}
+
+/** `<file>#<offset>+<length>`, the file relative to the crawl's body directory. */
+const REF = /^([^/\\#]+)#(\d+)\+(\d+)$/;
+
+export function parseBodyRef(ref: string): { file: string; offset: number; length: number } {
+  const match = REF.exec(ref);
+  if (!match || match[1] === '..' || match[1] === '.') throw new BadBodyRefError(`not a body reference: ${ref.slice(0, 200)}`);
+  return { file: match[1], offset: Number(match[2]), length: Number(match[3]) };
+}
+
+/** The crawl's body directory: `<data-dir>/crawls/<crawl-id>/warc/`, one `.warc.gz` per batch attempt. */
+export function crawlBodyDir(dataDir: string, crawlId: string): string {
+  return join(dataDir, 'crawls', encodeURIComponent(crawlId), 'warc');
+}
+
+class FileBodyWriter implements BodyWriter {
+  private handle: Promise<{ file: FileHandle; size: number }> | undefined;
+
+  constructor(private readonly path: string) {}
+
+  private opened(): Promise<{ file: FileHandle; size: number }> {
+    this.handle ??= (async () => {
+      mkdirSync(dirname(this.path), { recursive: true });
+      const file = await open(this.path, 'a');
+      return { file, size: (await file.stat()).size };
+    })();
+    return this.handle;
+  }
+
+  async append(bytes: Buffer): Promise<string> {
+    const state = await this.opened();
+    const offset = state.size;
+    await state.file.appendFile(bytes);
+    state.size += bytes.length;
+    return `${basename(this.path)}#${offset}+${bytes.length}`;
+  }
+
+  async close(): Promise<void> {
+    if (this.handle) await (await this.handle).file.close();
+  }
+}
+
+/** Files under the data directory: the embedded deployment, all workers on one machine. */
+export class FileBodyStore implements BodyStore {
+  constructor(private readonly dataDir: string) {}
+
+  writer(crawlId: string, batchId: string, attempt: number): BodyWriter {
+    return new FileBodyWriter(join(crawlBodyDir(this.dataDir, crawlId), `${encodeURIComponent(batchId)}.attempt-${attempt}.warc.gz`));
+  }
+
+  async read(crawlId: string, ref: string): Promise<Buffer> {
+    const { file, offset, length } = parseBodyRef(ref);
+    const handle = await open(join(crawlBodyDir(this.dataDir, crawlId), file), 'r');
+    try {
+      const buffer = Buffer.alloc(length);
+      const { bytesRead } = await handle.read(buffer, 0, length, offset);
+      if (bytesRead !== length) throw new BadBodyRefError(`body reference past the end of ${file}: ${ref}`);
+      return buffer;
+    } finally {
+      await handle.close();
+    }
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Named fields pulled out of a page by CSS selector. The selectors are compiled once per
+ * crawl (`compileExtractor`), then run on the cheerio document the page parser already built,
+ * so extraction costs no second parse.
+ *
+ * Values are bounded: each to its field's `maxChars`, each list to `maxItems`, and a whole
+ * page's values to `MAX_PAGE_FIELD_CHARS`, so a hostile page cannot blow up its record.
+ */
+import type { CheerioAPI } from 'cheerio';
+import type { AnyNode, Element } from 'domhandler';
+import { compile, selectAll, selectOne } from 'css-select';
+import type { ExtractField } from '../shared/content-config';
+
+export type FieldValue = string | string[] | null;
+export type ExtractedFields = Record<string, FieldValue>;
+export type Extractor = ($: CheerioAPI) => ExtractedFields;
+
+/** All of one page's values together, in characters. */
+export const MAX_PAGE_FIELD_CHARS = 1_000_000;
+
+interface CompiledField {
+  name: string;
+  query: ReturnType<typeof compile<AnyNode, Element>>;
+  field: ExtractField;
+}
+
+function valueOf($: CheerioAPI, element: Element, field: ExtractField): string | null {
+  switch (field.type) {
+    case 'text':
+      return $(element).text().replace(/\s+/g, ' ').trim();
+    case 'html':
+      return $(element).html() ?? '';
+    case 'attribute':
+      return element.attribs[field.attribute ?? ''] ?? null;
+  }
+}
+
+/** Builds the extractor of a crawl's `extract` setting; undefined when it names no field. */
+export function compileExtractor(spec: Readonly<Record<string, ExtractField>>): Extractor | undefined {
+  const fields: CompiledField[] = Object.entries(spec).map(([name, field]) => ({ name, field, query: compile<AnyNode, Element>(field.selector) }));
+  if (fields.length === 0) return undefined;
+  return ($) => {
+    const root: AnyNode[] = $.root().toArray();
+    let budget = MAX_PAGE_FIELD_CHARS;
+    const cut = (value: string | null, maxChars: number): string | null => {
+      if (value === null) return null;
+      const kept = value.slice(0, Math.min(maxChars, budget));
+      budget -= kept.length;
+      return kept;
+    };
+    const result: ExtractedFields = {};
+    for (const { name, query, field } of fields) {
+      if (field.list) {
+        const values: string[] = [];
+        for (const element of selectAll<AnyNode, Element>(query, root)) {
+          if (values.length >= field.maxItems || budget <= 0) break;
+          const value = cut(valueOf($, element, field), field.maxChars);
+          if (value !== null) values.push(value);
+        }
+        result[name] = values;
+      } else {
+        const element = selectOne<AnyNode, Element>(query, root);
+        result[name] = element === null ? null : cut(valueOf($, element, field), field.maxChars);
+      }
+    }
+    return result;
+  };
+}

@@ -1,0 +1,14 @@
+/**
+ * A recrawl's earlier crawl must exist and have records: otherwise every URL would silently
+ * count as new. Checked through the store interface when the frontier is seeded, so it holds
+ * for every way a crawl starts (the CLI checks earlier, where it can see the data directory).
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { StoreRegistry } from '../store/store-registry';
+
+export async function checkPreviousCrawl(stores: StoreRegistry, crawlId: string, recrawlOf: string): Promise<void> {
+  const invalid = (reason: string) => ApplicationFailure.nonRetryable(`invalid crawl config: recrawlOf: ${reason}`, 'InvalidCrawlConfig');
+  if (recrawlOf === crawlId) throw invalid('must name an earlier crawl, not this one');
+  const { processed } = await stores.use(recrawlOf, (previous) => previous.totals());
+  if (processed === 0) throw invalid(`crawl "${recrawlOf}" has no records to compare with`);
+}

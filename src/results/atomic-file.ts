@@ -1,0 +1,28 @@
+/**
+ * Writes an export to `<file>.partial` and renames it into place once complete, so an
+ * interrupted export never leaves a half-written file where a complete one is expected.
+ */
+import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+
+/** Writes a chunk, waiting when the stream asks to (so a large export stays at flat memory). */
+export async function writeChunk(out: WriteStream, chunk: string | Buffer): Promise<void> {
+  if (!out.write(chunk)) await once(out, 'drain');
+}
+
+export async function writeAtomically<T>(outFile: string, write: (out: WriteStream) => Promise<T>): Promise<T> {
+  const partial = `${outFile}.partial`;
+  const out = createWriteStream(partial);
+  try {
+    const result = await write(out);
+    out.end();
+    await finished(out);
+    renameSync(partial, outFile);
+    return result;
+  } catch (err) {
+    out.destroy();
+    rmSync(partial, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Writes a crawl's page records as CSV (RFC 4180, via csv-stringify): one header row, then
+ * one row per record. Every value is quoted; a null is an empty unquoted cell and an empty
+ * string a quoted one (`""`), so the two stay apart. Lists (`links`, list fields) are JSON
+ * arrays in their cell, booleans `true`/`false`. Each extracted field is a column
+ * `fields.<name>`, in the order the crawl's records first show them: the export reads the
+ * records twice, once to find the columns and once to write, so memory stays flat.
+ *
+ * Values are written as the pages had them: a spreadsheet may read a cell starting with `=`
+ * as a formula, so open exports of untrusted sites as text.
+ */
+import { stringify } from 'csv-stringify/sync';
+import type { PageRecord } from '../store/frontier-store';
+import { writeAtomically, writeChunk } from './atomic-file';
+import type { StoreConfig } from '../store/store-url';
+import { withCrawlStore } from './export-jsonl';
+
+type Cell = string | null;
+
+/** The record columns, in order; each is a function of the record. */
+const RECORD_COLUMNS: Array<[string, (record: PageRecord) => Cell]> = [
+  ['url', (r) => r.url],
+  ['depth', (r) => String(r.depth)],
+  ['status', (r) => (r.status === null ? null : String(r.status))],
+  ['error', (r) => r.error],
+  ['skipped', (r) => r.skipped],
+  ['change', (r) => r.change],
+  ['title', (r) => r.title],
+  ['fetchedAt', (r) => r.fetchedAt],
+  ['finalUrl', (r) => r.finalUrl],
+  ['contentType', (r) => r.contentType],
+  ['bytes', (r) => String(r.bytes)],
+  ['canonical', (r) => r.canonical],
+  ['noindex', (r) => String(r.noindex)],
+  ['etag', (r) => r.etag],
+  ['lastModified', (r) => r.lastModified],
+  ['contentHash', (r) => r.contentHash],
+  ['bodyRef', (r) => r.bodyRef],
+  ['links', (r) => JSON.stringify(r.links)],
+];
+
+export const FIELD_COLUMN_PREFIX = 'fields.';
+
+const fieldCell = (value: string | string[] | null | undefined): Cell =>
+  value === null || value === undefined ? null : Array.isArray(value) ? JSON.stringify(value) : value;
+
+const row = (cells: Cell[]): string => stringify([cells], { quoted: true, quoted_match: /^$/ });
+
+export function exportCsv(config: StoreConfig, crawlId: string, outFile: string): Promise<number> {
+  return withCrawlStore(config, crawlId, async (store) => {
+    const fieldNames = new Set<string>();
+    for await (const record of store.records()) for (const name of Object.keys(record.fields)) fieldNames.add(name);
+    return writeAtomically(outFile, async (out) => {
+      await writeChunk(out, row([...RECORD_COLUMNS.map(([name]) => name), ...[...fieldNames].map((name) => FIELD_COLUMN_PREFIX + name)]));
+      let rows = 0;
+      for await (const record of store.records()) {
+        await writeChunk(out, row([...RECORD_COLUMNS.map(([, cell]) => cell(record)), ...[...fieldNames].map((name) => fieldCell(record.fields[name]))]));
+        rows += 1;
+      }
+      return rows;
+    });
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * Writes a crawl's stored bodies as one WARC/1.1 file (`.warc.gz`): a `warcinfo` record,
+ * then the `request` and `response` records of every page whose body was stored (a `revisit`
+ * record instead of the response for a recrawl's unchanged page), in the order the crawl
+ * first saw the URLs. The stored records are already gzip members, so they
+ * are copied as they are; only records a page record references are copied, so nothing a
+ * retried batch attempt left behind gets in.
+ */
+import { basename } from 'node:path';
+import { FileBodyStore } from '../bodies/body-store';
+import { warcinfoRecord } from '../warc/warc-record';
+import { writeAtomically, writeChunk } from './atomic-file';
+import type { StoreConfig } from '../store/store-url';
+import { withCrawlStore } from './export-jsonl';
+
+export class NoStoredBodiesError extends Error {
+  readonly code = 'no-stored-bodies';
+}
+
+/** Bodies are files under the data dir of the machine that fetched them: export there. */
+export function exportWarc(config: StoreConfig, crawlId: string, outFile: string): Promise<number> {
+  const bodies = new FileBodyStore(config.dataDir);
+  return withCrawlStore(config, crawlId, (store) =>
+    writeAtomically(outFile, async (out) => {
+      await writeChunk(
+        out,
+        warcinfoRecord(basename(outFile), {
+          software: 'crawlflow',
+          format: 'WARC File Format 1.1',
+          conformsTo: 'http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/',
+          isPartOf: crawlId,
+        }),
+      );
+      let pages = 0;
+      for await (const record of store.records()) {
+        if (record.bodyRef === null) continue;
+        await writeChunk(out, await bodies.read(crawlId, record.bodyRef));
+        pages += 1;
+      }
+      if (pages === 0) {
+        throw new NoStoredBodiesError(`crawl "${crawlId}" stored no page bodies: a WARC export needs a crawl run with storeBodies (--store-bodies)`);
+      }
+      return pages;
+    }),
+  );
+}

@@ -1,0 +1,89 @@
+/**
+ * The content flags of the command line: `--extract`, `--store-bodies`, `--recrawl-of` and
+ * `--format`, through real `crawlflow` processes. Bad values fail with exit code 2 and a
+ * one-line message naming the flag (or the config file and field) before anything starts;
+ * the quick-start path (embedded dev server and worker) crawls with them and writes CSV and
+ * WARC output directly.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { freeLoopbackPort } from '../src/workers/runtime';
+import { ChangingSite } from './helpers/changing-site';
+import { csvRecords } from './helpers/csv';
+import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
+import { runCli } from './helpers/processes';
+import { warcioCheck, warcioRecords } from './helpers/warcio';
+
+const dir = mkdtempSync(join(tmpdir(), 'crawlflow-content-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function configFile(name: string, content: object): string {
+  const file = join(dir, name);
+  writeFileSync(file, JSON.stringify(content));
+  return file;
+}
+
+describe('invalid content options', () => {
+  // Nothing listens on port 1: a command that tried to start a workflow would fail differently.
+  const env = { TEMPORAL_ADDRESS: '127.0.0.1:1', CRAWLFLOW_DATA_DIR: dir };
+  const seed = 'http://127.0.0.1:9/';
+  const cases: UsageCase[] = [
+    ['a selector that does not compile', ['crawl', seed, '--extract', 'title=a[href'], /^crawlflow: --extract title\.selector: invalid CSS selector "a\[href": /],
+    ['--extract without a name', ['crawl', seed, '--extract', 'h1'], /--extract.*must be name=selector/],
+    ['a bad field name', ['crawl', seed, '--extract', '9lives=h1'], /--extract 9lives: field names are/],
+    ['an attribute field without its attribute, in a config file', ['crawl', '--config', configFile('attr.json', { seeds: [seed], extract: { img: { selector: 'img', type: 'attribute' } } })], /attr\.json: extract\.img\.attribute: is required when type is 'attribute'/],
+    ['an unknown --format', ['crawl', seed, '--format', 'xml'], /option '--format <format>' argument 'xml' is invalid/],
+    ['--format warc without --store-bodies', ['crawl', seed, '--format', 'warc'], /--format warc: needs --store-bodies/],
+    ['--recrawl-of a crawl that is not in the data dir', ['crawl', seed, '--recrawl-of', 'no-such-crawl'], /--recrawl-of: no crawl "no-such-crawl" in /],
+    ['--recrawl-of the crawl itself', ['crawl', seed, '--id', 'same', '--recrawl-of', 'same'], /--recrawl-of: must name an earlier crawl, not this one/],
+    ['results in an unknown format', ['results', 'some-crawl', '--format', 'xml'], /option '--format <format>' argument 'xml' is invalid/],
+  ];
+  itRejectsEach(cases, env);
+});
+
+describe('quick start with content options', () => {
+  let site: ChangingSite;
+  let env: NodeJS.ProcessEnv;
+  const page = (title: string, links: string[]) => `<title>${title}</title><h1>${title}</h1>${links.map((link) => `<a href="${link}" class="nav">${link}</a>`).join('')}`;
+  before(async () => {
+    site = await new ChangingSite().start();
+    site.pages = { '/': { html: page('Home', ['/a', '/b']) }, '/a': { html: page('A', []), etag: '"a1"' }, '/b': { html: page('B', []) } };
+    env = {
+      TEMPORAL_ADDRESS: '',
+      CRAWLFLOW_DATA_DIR: dir,
+      CRAWLFLOW_DEV_SERVER_PORT: String(await freeLoopbackPort()),
+      CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeLoopbackPort()),
+    };
+  });
+  after(async () => {
+    await site?.close();
+  });
+
+  it('crawl --extract --store-bodies --format warc, then crawl --recrawl-of --format csv', async () => {
+    const warcFile = join(dir, 'first.warc.gz');
+    const first = await runCli(['crawl', site.url('/'), '--id', 'cli-content-1', '--extract', 'heading=h1', '--extract', 'nav=a.nav @href', '--store-bodies', '--format', 'warc', '--out', warcFile, '--json'], env);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal((JSON.parse(first.stdout) as { lines: number }).lines, 3, 'three pages in the WARC file');
+    await warcioCheck(warcFile);
+    assert.deepEqual(
+      (await warcioRecords(warcFile)).filter((record) => record.type === 'response').map((record) => new URL(record.uri ?? '').pathname).sort(),
+      ['/', '/a', '/b'],
+    );
+
+    delete site.pages['/b'];
+    const csvFile = join(dir, 'second.csv');
+    const second = await runCli(['crawl', site.url('/'), '--id', 'cli-content-2', '--extract', 'heading=h1', '--recrawl-of', 'cli-content-1', '--format', 'csv', '--out', csvFile], env);
+    assert.equal(second.code, 0, second.stderr);
+    assert.match(second.stdout, /compared with the earlier crawl: 0 new, 0 changed, 2 unchanged, 1 gone/);
+    assert.match(second.stdout, /3 rows written to /);
+    const { rows } = csvRecords(readFileSync(csvFile, 'utf8'), parse);
+    assert.deepEqual(
+      rows.map((row) => [new URL(row.url).pathname, row.status, row.change, row.fields.heading]),
+      [['/', 200, 'unchanged', 'Home'], ['/a', 304, 'unchanged', 'A'], ['/b', 404, 'gone', null]],
+    );
+  });
+});

@@ -1,0 +1,276 @@
+/**
+ * Extraction, stored bodies, an incremental recrawl and the exports, end to end through a
+ * real Temporal dev server and the real worker. A loopback site is crawled, then changes (one
+ * page edited, one removed but still linked, one dropped from every link, one added, one
+ * unchanged behind an ETag, one unchanged without validators), then is crawled again as a
+ * recrawl of the first crawl. The site logs every request with its headers, so the tests see
+ * the conditional requests and the 304s; the stored bodies, the CSV and the WARC export
+ * (checked by Python's warcio) are compared with what the site served. A third crawl starts
+ * with `temporal workflow start --input`, like an operator would.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { WorkflowFailedError } from '@temporalio/client';
+import { parse } from 'csv-parse/sync';
+import { crawlBodyDir, FileBodyStore } from '../src/bodies/body-store';
+import { readStoredResponse, readWarcRecords } from '../src/warc/warc-reader';
+import { temporalBinaryPath } from '../src/temporal/project-paths';
+import type { CrawlSummary } from '../src/shared/crawl-types';
+import type { PageRecord } from '../src/store/frontier-store';
+import { ChangingSite, type SitePage } from './helpers/changing-site';
+import { csvRecords } from './helpers/csv';
+import { runCli } from './helpers/processes';
+import { readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { warcioCheck, warcioRecords } from './helpers/warcio';
+
+const execFileAsync = promisify(execFile);
+
+const html = (title: string, body: string, links: string[]): string =>
+  `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>${body}${links.map((link) => `<a href="${link}">${link}</a>`).join('')}</body></html>`;
+
+const V1_DATE = 'Mon, 01 Jun 2026 00:00:00 GMT';
+const V2_DATE = 'Tue, 02 Jun 2026 00:00:00 GMT';
+const unchangedEtag: SitePage = { html: html('Same', '<span class="tag">t</span>', ['/etag/child']), etag: '"etag-1"', gzip: true };
+const unchangedChild: SitePage = { html: html('Child', '', []) };
+const unchangedPlain: SitePage = { html: html('Plain', '', []) };
+
+const V1: Record<string, SitePage> = {
+  '/': { html: html('Home', '<p class="summary">the <b>home</b> page</p>', ['/edited', '/removed', '/etag', '/plain', '/unlinked']), lastModified: V1_DATE },
+  '/edited': { html: html('Edited v1', '<img class="hero" src="/v1.png"><span class="tag">a</span><span class="tag">b</span>', []), etag: '"edited-1"' },
+  '/removed': { html: html('Removed soon', '', []) },
+  '/etag': unchangedEtag,
+  '/etag/child': unchangedChild,
+  '/plain': unchangedPlain,
+  '/unlinked': { html: html('Unlinked soon', '', []) },
+};
+
+const V2: Record<string, SitePage> = {
+  '/': { html: html('Home', '<p class="summary">the <b>new</b> home</p>', ['/edited', '/removed', '/etag', '/plain', '/added']), lastModified: V2_DATE },
+  '/edited': { html: html('Edited v2', '<img class="hero" src="/v2.png">', []), etag: '"edited-2"' },
+  '/etag': unchangedEtag,
+  '/etag/child': unchangedChild,
+  '/plain': unchangedPlain,
+  '/added': { html: html('Added', '', []) },
+};
+
+const EXTRACT = {
+  heading: 'h1',
+  hero: 'img.hero @src',
+  tags: { selector: '.tag', list: true },
+  summary: { selector: 'p.summary', type: 'html' },
+};
+
+const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+describe('extraction, stored bodies and incremental recrawl through Temporal', () => {
+  let env: TestTemporal;
+  let site: ChangingSite;
+  const taskQueue = uniqueQueue('content');
+  let first: { summary: CrawlSummary; records: PageRecord[] };
+  let servedV1: Map<string, Buffer>;
+
+  const pathOf = (url: string): string => new URL(url).pathname;
+  const byPath = (records: PageRecord[]): Map<string, PageRecord> => new Map(records.map((record) => [pathOf(record.url), record]));
+  const cli = (args: string[]) => runCli(args, { TEMPORAL_ADDRESS: '127.0.0.1:1', CRAWLFLOW_DATA_DIR: env.dataDir });
+
+  before(async () => {
+    env = await startTestTemporal();
+    await env.startWorker(taskQueue);
+    site = await new ChangingSite().start();
+  });
+  after(async () => {
+    await site?.close();
+    await env?.close();
+  });
+
+  it('a first crawl extracts the fields of every page and stores every HTML body, compressed', async () => {
+    site.pages = V1;
+    first = await runCrawlToEnd(env, taskQueue, 'content-1', { seeds: [site.url('/')], extract: EXTRACT, storeBodies: true });
+    servedV1 = new Map(site.served);
+    assert.equal(first.summary.status, 'completed');
+    const records = byPath(first.records);
+    assert.deepEqual([...records.keys()].sort(), Object.keys(V1).sort());
+    assert.deepEqual(records.get('/')?.fields, { heading: 'Home', hero: null, tags: [], summary: 'the <b>home</b> page' });
+    assert.deepEqual(records.get('/edited')?.fields, { heading: 'Edited v1', hero: '/v1.png', tags: ['a', 'b'], summary: null });
+    assert.equal(records.get('/edited')?.etag, '"edited-1"');
+    assert.equal(records.get('/')?.lastModified, V1_DATE);
+    assert.equal(records.get('/plain')?.contentHash, sha256(Buffer.from(V1['/plain'].html)));
+    assert.ok(first.records.every((record) => record.change === null), 'not a recrawl: no change kinds');
+    assert.deepEqual(first.summary.totals.changes, { new: 0, changed: 0, unchanged: 0, gone: 0 });
+
+    const bodies = new FileBodyStore(env.dataDir);
+    for (const [path, record] of records) {
+      assert.ok(record.bodyRef, `${path} has a stored body`);
+      const stored = readStoredResponse(await bodies.read('content-1', record.bodyRef));
+      assert.equal(stored.url, record.url);
+      assert.equal(stored.status, 200);
+      assert.deepEqual(stored.body, servedV1.get(path), `${path}: the stored body is what the site sent`);
+    }
+    const gzipped = readStoredResponse(await bodies.read('content-1', records.get('/etag')?.bodyRef ?? ''));
+    assert.deepEqual(gzipped.headers['x-archive-orig-content-encoding'], ['gzip'], 'served gzipped, stored decoded, and the record says so');
+    assert.equal(gzipped.headers['content-encoding'], undefined);
+    for (const file of readdirSync(crawlBodyDir(env.dataDir, 'content-1'))) {
+      assert.match(file, /\.warc\.gz$/);
+      assert.deepEqual([...readFileSync(join(crawlBodyDir(env.dataDir, 'content-1'), file)).subarray(0, 2)], [0x1f, 0x8b], `${file} is gzip`);
+    }
+  });
+
+  it('a recrawl sends validators, gets 304s, follows unchanged pages\' links, and reports new / changed / unchanged / gone', async () => {
+    site.pages = V2;
+    site.requests.length = 0;
+    site.served.clear();
+    const { summary, records: list } = await runCrawlToEnd(env, taskQueue, 'content-2', {
+      seeds: [site.url('/')],
+      extract: EXTRACT,
+      storeBodies: true,
+      recrawlOf: 'content-1',
+    });
+    assert.equal(summary.status, 'completed');
+    const records = byPath(list);
+
+    // What the server saw.
+    const only = (path: string) => {
+      const requests = site.requestsFor(path);
+      assert.equal(requests.length, 1, `${path} fetched once`);
+      return requests[0];
+    };
+    assert.equal(only('/').headers['if-modified-since'], V1_DATE);
+    assert.equal(only('/edited').headers['if-none-match'], '"edited-1"');
+    assert.equal(only('/etag').headers['if-none-match'], '"etag-1"');
+    assert.equal(only('/etag').status, 304);
+    assert.equal(only('/plain').headers['if-none-match'], undefined, 'no validators, no conditional request');
+    assert.equal(only('/plain').headers['if-modified-since'], undefined);
+    assert.equal(only('/etag/child').status, 200, 'reached through the links of a page that answered 304');
+    assert.equal(site.requestsFor('/unlinked').length, 0);
+    assert.deepEqual(
+      site.requests.filter((request) => request.status === 304).map((request) => request.path),
+      ['/etag'],
+    );
+
+    assert.deepEqual(
+      Object.fromEntries([...records].map(([path, record]) => [path, record.change])),
+      { '/': 'changed', '/edited': 'changed', '/removed': 'gone', '/etag': 'unchanged', '/plain': 'unchanged', '/etag/child': 'unchanged', '/added': 'new', '/unlinked': 'gone' },
+    );
+    assert.deepEqual(summary.totals.changes, { new: 1, changed: 2, unchanged: 3, gone: 2 });
+    assert.equal(summary.totals.processed, 7, 'an unreached gone URL is reported, not counted as processed');
+
+    const revalidated = records.get('/etag');
+    assert.equal(revalidated?.status, 304);
+    assert.equal(revalidated?.title, 'Same', 'a 304 keeps the previous content');
+    assert.deepEqual(revalidated?.fields, { heading: 'Same', hero: null, tags: ['t'], summary: null });
+    assert.equal(revalidated?.contentHash, byPath(first.records).get('/etag')?.contentHash);
+    assert.deepEqual(records.get('/edited')?.fields, { heading: 'Edited v2', hero: '/v2.png', tags: [], summary: null });
+    assert.equal(records.get('/removed')?.status, 404);
+    assert.equal(records.get('/unlinked')?.status, null);
+
+    // Unchanged bodies are not stored again: the crawl's body files hold exactly the new and changed pages.
+    const dir = crawlBodyDir(env.dataDir, 'content-2');
+    const storedUris = readdirSync(dir).flatMap((file) =>
+      readWarcRecords(readFileSync(join(dir, file)))
+        .filter((record) => record.headers['warc-type'] === 'response')
+        .map((record) => pathOf(record.headers['warc-target-uri'])),
+    );
+    assert.deepEqual(storedUris.sort(), ['/', '/added', '/edited']);
+    for (const path of ['/removed', '/unlinked']) assert.equal(records.get(path)?.bodyRef, null, path);
+    // Unchanged pages are kept as revisits of the first crawl's captures: headers, no body.
+    const bodies = new FileBodyStore(env.dataDir);
+    for (const [path, profile] of [['/etag', 'server-not-modified'], ['/plain', 'identical-payload-digest'], ['/etag/child', 'identical-payload-digest']]) {
+      const stored = readWarcRecords(await bodies.read('content-2', records.get(path)?.bodyRef ?? ''));
+      assert.deepEqual(stored.map((record) => record.headers['warc-type']), ['request', 'revisit'], path);
+      const revisit = stored[1];
+      assert.equal(revisit.headers['warc-profile'], `http://netpreserve.org/warc/1.1/revisit/${profile}`);
+      assert.equal(revisit.headers['warc-refers-to-target-uri'], site.url(path));
+      assert.equal(revisit.headers['warc-refers-to-date'], byPath(first.records).get(path)?.fetchedAt.replace(/\.\d{3}Z$/, 'Z'));
+      assert.equal(revisit.block.indexOf('\r\n\r\n') + 4, revisit.block.length, `${path}: no body stored again`);
+    }
+  });
+
+  it('`crawlflow results` exports CSV (parsed back to the records) and a WARC file that warcio checks record by record', async () => {
+    const records = await readRecords(env.dataDir, 'content-2');
+    const csvFile = join(env.dataDir, 'content-2.csv');
+    const csv = await cli(['results', 'content-2', '--format', 'csv', '--out', csvFile]);
+    assert.equal(csv.code, 0, csv.stderr);
+    assert.match(csv.stdout, /8 rows written/);
+    assert.match(csv.stdout, /compared with the earlier crawl: 1 new, 2 changed, 3 unchanged, 2 gone/);
+    const { header, rows } = csvRecords(readFileSync(csvFile, 'utf8'), parse);
+    assert.deepEqual(header.filter((column) => column.startsWith('fields.')), ['fields.heading', 'fields.hero', 'fields.tags', 'fields.summary']);
+    const fieldNames = ['heading', 'hero', 'tags', 'summary'];
+    assert.deepEqual(rows, records.map((record) => ({ ...record, fields: Object.fromEntries(fieldNames.map((name) => [name, record.fields[name] ?? null])) })));
+
+    for (const [crawlId, served, expected, revisited] of [
+      ['content-1', servedV1, Object.keys(V1), []],
+      ['content-2', site.served, ['/', '/edited', '/added'], ['/etag', '/plain', '/etag/child']],
+    ] as const) {
+      const warcFile = join(env.dataDir, `${crawlId}.warc.gz`);
+      const warc = await cli(['results', crawlId, '--format', 'warc', '--out', warcFile]);
+      assert.equal(warc.code, 0, warc.stderr);
+      assert.match(warc.stdout, new RegExp(`${expected.length + revisited.length} pages written`));
+      const check = await warcioCheck(warcFile);
+      assert.doesNotMatch(check, /fail/i, check);
+      const warcRecords = await warcioRecords(warcFile);
+      assert.equal(warcRecords[0].type, 'warcinfo');
+      const responses = warcRecords.filter((record) => record.type === 'response');
+      const requests = warcRecords.filter((record) => record.type === 'request');
+      assert.equal(warcRecords.length, 1 + 2 * (expected.length + revisited.length), 'warcinfo, then a request and a response or revisit per page');
+      assert.deepEqual(warcRecords.filter((record) => record.type === 'revisit').map((record) => pathOf(record.uri ?? '')).sort(), [...revisited].sort());
+      assert.deepEqual(responses.map((record) => pathOf(record.uri ?? '')).sort(), [...expected].sort());
+      for (const response of responses) {
+        const path = pathOf(response.uri ?? '');
+        assert.equal(response.status, '200');
+        assert.equal(response.payloadSha256, sha256(served.get(path) ?? Buffer.alloc(0)), `${crawlId} ${path}: payload is what the site sent`);
+        assert.ok(requests.some((request) => request.concurrentTo === response.id), `${path} has its request record`);
+      }
+    }
+  });
+
+  it('a crawl started with `temporal workflow start --input` extracts, recrawls, and finds nothing changed', async () => {
+    const input = { seeds: [site.url('/')], extract: EXTRACT, recrawlOf: 'content-2' };
+    site.requests.length = 0;
+    await execFileAsync(temporalBinaryPath(), [
+      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,
+      '--workflow-id', 'content-3', '--input', JSON.stringify(input),
+    ]);
+    const summary = (await env.client.workflow.getHandle('content-3').result()) as CrawlSummary;
+    assert.deepEqual(summary.totals.changes, { new: 0, changed: 0, unchanged: 7, gone: 0 }, 'the removed page is still gone: unchanged, and not reported again');
+    const records = byPath(await readRecords(env.dataDir, 'content-3'));
+    assert.equal(records.get('/edited')?.status, 304);
+    assert.equal(site.requestsFor('/edited')[0]?.headers['if-none-match'], '"edited-2"');
+    assert.deepEqual(records.get('/edited')?.fields, { heading: 'Edited v2', hero: '/v2.png', tags: [], summary: null });
+    assert.equal(records.get('/unlinked'), undefined);
+
+    const noBodies = await cli(['results', 'content-3', '--format', 'warc', '--out', join(env.dataDir, 'none.warc.gz')]);
+    assert.equal(noBodies.code, 1);
+    assert.match(noBodies.stderr, /crawlflow: crawl "content-3" stored no page bodies: a WARC export needs a crawl run with storeBodies \(--store-bodies\)/);
+  });
+
+  it('a recrawl of a crawl that has no records fails at once, naming recrawlOf', async () => {
+    site.requests.length = 0;
+    await execFileAsync(temporalBinaryPath(), [
+      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,
+      '--workflow-id', 'content-typo', '--input', JSON.stringify({ seeds: [site.url('/')], recrawlOf: 'content-l' }),
+    ]);
+    await assert.rejects(env.client.workflow.getHandle('content-typo').result(), (err: unknown) => {
+      assert.ok(err instanceof WorkflowFailedError);
+      assert.match(String((err.cause?.cause as Error | undefined)?.message), /invalid crawl config: recrawlOf: crawl "content-l" has no records to compare with/);
+      return true;
+    });
+    assert.equal(site.requests.length, 0, 'nothing fetched');
+  });
+
+  it('an extract selector that does not compile fails the workflow at once, naming the field', async () => {
+    await execFileAsync(temporalBinaryPath(), [
+      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,
+      '--workflow-id', 'content-bad', '--input', JSON.stringify({ seeds: [site.url('/')], extract: { price: 'span.price:nosuch' } }),
+    ]);
+    await assert.rejects(env.client.workflow.getHandle('content-bad').result(), (err: unknown) => {
+      assert.ok(err instanceof WorkflowFailedError);
+      assert.match(String(err.cause?.message), /extract\.price\.selector: invalid CSS selector "span\.price:nosuch": Unknown pseudo-class :nosuch/);
+      return true;
+    });
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * Stored bodies and resume-on-retry, at the activity level (the real crawlBatch activity,
+ * store and body store; no Temporal server). A batch's first attempt dies mid-way: it had
+ * claimed its URLs and appended bodies (one whole, one cut off mid-record) without
+ * committing their records. The retry, same batch ID, attempt 2, resumes the claimed URLs.
+ * The WARC export must then hold each page exactly once, and Python's warcio must read every
+ * record of it.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createActivities } from '../src/activities';
+import { crawlBodyDir, FileBodyStore } from '../src/bodies/body-store';
+import { RobotsCache } from '../src/fetch/robots';
+import { CrawlMetrics } from '../src/observability/metrics';
+import { exportWarc } from '../src/results/export-warc';
+import { parseCrawlConfig } from '../src/shared/crawl-config';
+import type { BatchResult } from '../src/shared/crawl-types';
+import { StoreRegistry } from '../src/store/store-registry';
+import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
+import { exchangeRecords } from '../src/warc/warc-record';
+import { ChangingSite } from './helpers/changing-site';
+import { testTransport } from './helpers/hostile-site';
+import { warcioCheck, warcioRecords } from './helpers/warcio';
+
+describe('stored bodies when a batch is retried', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-content-resume-'));
+  const stores = new StoreRegistry((crawlId) => new SqliteFrontierStore(crawlStorePath(dataDir, crawlId)));
+  const { transport } = testTransport();
+  const activities = createActivities({
+    stores,
+    transport,
+    robots: new RobotsCache(transport, 2_000),
+    metrics: new CrawlMetrics(),
+    workerId: 'resume-test',
+    bodies: new FileBodyStore(dataDir),
+  });
+  const site = new ChangingSite();
+  const pages = ['/p0', '/p1', '/p2', '/p3'];
+
+  before(async () => {
+    await site.start();
+    site.pages = {
+      '/': { html: `<title>home</title>${pages.map((path) => `<a href="${path}">${path}</a>`).join('')}` },
+      ...Object.fromEntries(pages.map((path) => [path, { html: `<title>${path}</title><p>${path}</p>` }])),
+    };
+  });
+  after(async () => {
+    await stores.closeAll();
+    await transport.close();
+    await site.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('exports each page once, and nothing the dead attempt wrote', async () => {
+    const crawlId = 'resume';
+    const config = parseCrawlConfig({ seeds: [site.url('/')], storeBodies: true, maxRetries: 0 });
+    const host = new URL(site.url('/')).host;
+    await activities.seedFrontier({ crawlId, config });
+    const first = (await new MockActivityEnvironment().run(activities.crawlBatch, { crawlId, batchId: 'resume/batch-1', host, limit: 1, config })) as BatchResult;
+    assert.equal(first.frontier.queued, pages.length);
+
+    // Attempt 1 of batch 2 claims the pages, appends one whole page and half of another, and dies.
+    const batchId = 'resume/batch-2';
+    const claimed = await stores.use(crawlId, (store) => store.claim(batchId, host, 10));
+    assert.equal(claimed.length, pages.length);
+    const dead = join(crawlBodyDir(dataDir, crawlId), `${encodeURIComponent(batchId)}.attempt-1.warc.gz`);
+    mkdirSync(crawlBodyDir(dataDir, crawlId), { recursive: true });
+    const exchange = (path: string) => ({ url: site.url(path), status: 200, headers: {}, requestHeaders: {}, body: Buffer.from(`stale ${path}`) });
+    appendFileSync(dead, exchangeRecords(exchange('/p0'), new Date()));
+    const half = exchangeRecords(exchange('/p1'), new Date());
+    appendFileSync(dead, half.subarray(0, half.length >> 1));
+
+    // The retry: same batch ID, attempt 2, resumes the claimed pages.
+    const retry = (await new MockActivityEnvironment({ attempt: 2 }).run(activities.crawlBatch, { crawlId, batchId, host, limit: 10, config })) as BatchResult;
+    assert.equal(retry.claimed, pages.length, 'the retry got back the claimed pages');
+    assert.equal(retry.totals.fetched, pages.length);
+    assert.ok(readdirSync(crawlBodyDir(dataDir, crawlId)).includes(`${encodeURIComponent(batchId)}.attempt-2.warc.gz`), 'the retry wrote its own file');
+
+    const file = join(dataDir, 'resume.warc.gz');
+    assert.equal(await exportWarc(dataDir, crawlId, file), 1 + pages.length);
+    await warcioCheck(file);
+    const responses = (await warcioRecords(file)).filter((record) => record.type === 'response');
+    assert.deepEqual(responses.map((record) => new URL(record.uri ?? '').pathname), ['/', ...pages], 'each page once, in discovery order');
+    for (const response of responses) {
+      const path = new URL(response.uri ?? '').pathname;
+      assert.equal(response.payloadSha256, createHash('sha256').update(site.served.get(path) ?? '').digest('hex'), `${path}: what the site served, not the stale copy`);
+    }
+  });
+});

@@ -1,0 +1,385 @@
+/**
+ * Content features without a crawl: the `extract` setting's validation (errors name the
+ * field) and extraction itself, WARC records (digests, honest headers, read back by our
+ * reader and by Python's warcio), the body store's references, and the CSV export parsed
+ * back with a CSV parser.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import Database from 'better-sqlite3';
+import { load } from 'cheerio';
+import { parse } from 'csv-parse/sync';
+import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
+import { compileExtractor, MAX_PAGE_FIELD_CHARS } from '../src/parse/extract-fields';
+import { parseHtmlPage } from '../src/parse/html-page';
+import { base32, exchangeRecords, revisitRecords, REVISIT_PROFILES, sha1Digest, warcinfoRecord, type HttpExchange } from '../src/warc/warc-record';
+import { readStoredResponse, readWarcRecords } from '../src/warc/warc-reader';
+import { BadBodyRefError, FileBodyStore } from '../src/bodies/body-store';
+import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
+import type { PageRecord } from '../src/store/frontier-store';
+import { exportCsv } from '../src/results/export-csv';
+import { exportJsonl } from '../src/results/export-jsonl';
+import { fetchedOutcome } from '../src/activities/page-outcome';
+import type { FetchedPage } from '../src/fetch/fetch-page';
+import { buildScope } from '../src/policy/scope';
+import { changeOf, conditionalHeaders } from '../src/recrawl/change';
+import { warcioCheck, warcioRecords } from './helpers/warcio';
+import { csvRecords } from './helpers/csv';
+
+const SEED = 'http://site.test/';
+const tempDirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'crawlflow-unit-content-'));
+  tempDirs.push(dir);
+  return dir;
+}
+after(() => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function configError(extract: unknown): InvalidCrawlConfigError {
+  try {
+    parseCrawlConfig({ seeds: [SEED], extract });
+  } catch (err) {
+    assert.ok(err instanceof InvalidCrawlConfigError);
+    return err;
+  }
+  assert.fail(`accepted ${JSON.stringify(extract)}`);
+}
+
+describe('extract setting', () => {
+  it('accepts both forms and fills defaults', () => {
+    const { extract } = parseCrawlConfig({
+      seeds: [SEED],
+      extract: { heading: 'h1', image: 'img.hero @src', tags: { selector: '.tag', list: true }, body: { selector: 'main', type: 'html', maxChars: 50 } },
+    });
+    assert.deepEqual(extract, {
+      heading: { selector: 'h1', type: 'text', list: false, maxChars: 1_000, maxItems: 100 },
+      image: { selector: 'img.hero', type: 'attribute', attribute: 'src', list: false, maxChars: 1_000, maxItems: 100 },
+      tags: { selector: '.tag', type: 'text', list: true, maxChars: 1_000, maxItems: 100 },
+      body: { selector: 'main', type: 'html', list: false, maxChars: 50, maxItems: 100 },
+    });
+  });
+
+  it('rejects what cannot work, naming the field', () => {
+    const cases: Array<[unknown, string, RegExp]> = [
+      [{ title: 'a[href' }, 'extract.title.selector', /invalid CSS selector "a\[href": .*terminate/],
+      [{ title: { selector: 'p:nosuch' } }, 'extract.title.selector', /Unknown pseudo-class :nosuch/],
+      [{ title: '   ' }, 'extract.title.selector', /must be a CSS selector/],
+      [{ link: { selector: 'a', type: 'attribute' } }, 'extract.link.attribute', /required when type is 'attribute'/],
+      [{ link: { selector: 'a', attribute: 'href' } }, 'extract.link.attribute', /only allowed when type is 'attribute'/],
+      [{ link: { selector: 'a', type: 'json' } }, 'extract.link.type', /text|attribute|html/],
+      [{ link: { selector: 'a', xpath: '//a' } }, 'extract.link', /unknown field|Unrecognized/],
+      [{ 'bad name': 'h1' }, 'extract.bad name', /field names are/],
+      [{ items: { selector: 'li', list: true, maxItems: 0 } }, 'extract.items.maxItems', />=\s*1/],
+      [Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`f${i}`, 'p'])), 'extract', /at most 50 fields/],
+    ];
+    for (const [extract, field, reason] of cases) {
+      const err = configError(extract);
+      assert.equal(err.field, field, JSON.stringify(extract).slice(0, 80));
+      assert.match(err.reason, reason);
+    }
+  });
+
+  it('rejects an empty recrawlOf and a non-boolean storeBodies', () => {
+    assert.throws(() => parseCrawlConfig({ seeds: [SEED], recrawlOf: '' }), (err: unknown) => err instanceof InvalidCrawlConfigError && err.field === 'recrawlOf');
+    assert.throws(() => parseCrawlConfig({ seeds: [SEED], storeBodies: 'yes' }), (err: unknown) => err instanceof InvalidCrawlConfigError && err.field === 'storeBodies');
+  });
+});
+
+describe('extraction', () => {
+  const PAGE = `<!doctype html><html><head><title>T</title></head><body>
+    <h1>  Hello
+       <b>world</b> </h1><h1>second</h1>
+    <img class="hero" src="/hero.png"><img class="hero">
+    <ul><li class="tag">a</li><li class="tag"> b </li><li class="tag">c</li></ul>
+    <main><p>x &amp; <i>y</i></p></main>
+  </body></html>`;
+  const extract = (spec: unknown, html = PAGE) => {
+    const extractor = compileExtractor(parseCrawlConfig({ seeds: [SEED], extract: spec }).extract);
+    return parseHtmlPage(html, SEED, null, { maxLinks: 10, maxUrlLength: 100, extractor }).fields;
+  };
+
+  it('takes text, attributes and inner HTML of the first match, or of every match for a list', () => {
+    assert.deepEqual(
+      extract({
+        heading: 'h1',
+        headings: { selector: 'h1', list: true },
+        hero: 'img.hero @src',
+        heroes: { selector: 'img.hero', type: 'attribute', attribute: 'src', list: true },
+        tags: { selector: '.tag', list: true, maxItems: 2 },
+        main: { selector: 'main', type: 'html' },
+        missing: 'table',
+        missingList: { selector: 'table', list: true },
+      }),
+      {
+        heading: 'Hello world',
+        headings: ['Hello world', 'second'],
+        hero: '/hero.png',
+        heroes: ['/hero.png'], // the second image has no src: left out of the list
+        tags: ['a', 'b'],
+        main: '<p>x &amp; <i>y</i></p>',
+        missing: null,
+        missingList: [],
+      },
+    );
+  });
+
+  it('no extract setting, no fields', () => {
+    assert.equal(compileExtractor({}), undefined);
+    assert.deepEqual(extract({}), {});
+  });
+
+  it('bounds values: per value, per list and per page', () => {
+    const long = `<p>${'x'.repeat(5_000)}</p>`.repeat(400);
+    const fields = extract({ one: { selector: 'p', maxChars: 10 }, all: { selector: 'p', list: true, maxChars: 100_000, maxItems: 10_000 } }, long);
+    assert.equal(fields.one, 'x'.repeat(10));
+    const all = fields.all as string[];
+    const total = all.reduce((sum, value) => sum + value.length, 0);
+    assert.equal(total + 10, MAX_PAGE_FIELD_CHARS, 'the page budget stops the list');
+    assert.ok(all.length < 400);
+  });
+
+  it('extracts from the one document the page parser builds (links still found)', () => {
+    const extractor = compileExtractor(parseCrawlConfig({ seeds: [SEED], extract: { link: 'a @href' } }).extract);
+    const parsed = parseHtmlPage('<a href="/x">x</a>', SEED, null, { maxLinks: 10, maxUrlLength: 100, extractor });
+    assert.deepEqual(parsed.links, ['http://site.test/x']);
+    assert.deepEqual(parsed.fields, { link: '/x' });
+    // And it is a plain function of a cheerio document.
+    assert.deepEqual(extractor?.(load('<a href="/y">')), { link: '/y' });
+  });
+});
+
+function exchange(overrides: Partial<HttpExchange> = {}): HttpExchange {
+  return {
+    url: 'http://site.test/page?q=1',
+    status: 200,
+    headers: { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'gzip', 'transfer-encoding': 'chunked', 'set-cookie': ['a=1', 'b=2'], etag: '"v1"' },
+    requestHeaders: { 'user-agent': 'crawlflow-test', 'if-none-match': '"v0"' },
+    body: Buffer.from('<title>é</title>'),
+    ...overrides,
+  };
+}
+
+describe('WARC records', () => {
+  it('base32 and sha1 digests match known values', () => {
+    assert.equal(base32(Buffer.from('foobar')), 'MZXW6YTBOI======');
+    assert.equal(sha1Digest(Buffer.alloc(0)), 'sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ');
+  });
+
+  it('a page is a request and a response record, each its own gzip member; the response says its body is decoded', () => {
+    const bytes = exchangeRecords(exchange(), new Date('2026-01-02T03:04:05.678Z'));
+    const records = readWarcRecords(bytes);
+    assert.deepEqual(records.map((record) => record.headers['warc-type']), ['request', 'response']);
+    const [request, response] = records;
+    assert.equal(request.headers['warc-concurrent-to'], response.headers['warc-record-id']);
+    assert.equal(response.headers['warc-date'], '2026-01-02T03:04:05Z');
+    assert.equal(response.headers['warc-target-uri'], 'http://site.test/page?q=1');
+    assert.equal(response.headers['warc-payload-digest'], sha1Digest(exchange().body));
+    assert.match(request.block.toString(), /^GET \/page\?q=1 HTTP\/1\.1\r\nhost: site\.test\r\nuser-agent: crawlflow-test\r\nif-none-match: "v0"\r\n\r\n$/);
+    const stored = readStoredResponse(bytes);
+    assert.equal(stored.status, 200);
+    assert.deepEqual(stored.body, exchange().body);
+    assert.deepEqual(stored.headers['set-cookie'], ['a=1', 'b=2']);
+    assert.equal(stored.headers['content-encoding'], undefined, 'the stored body is not gzipped');
+    assert.deepEqual(stored.headers['x-archive-orig-content-encoding'], ['gzip']);
+    assert.deepEqual(stored.headers['x-archive-orig-transfer-encoding'], ['chunked']);
+    assert.deepEqual(stored.headers['content-length'], [String(exchange().body.length)]);
+    // Two gzip members: the first alone is the request record.
+    const firstMemberEnd = bytes.indexOf(Buffer.from([0x1f, 0x8b]), 2);
+    assert.ok(firstMemberEnd > 0);
+    assert.match(gunzipSync(bytes.subarray(0, firstMemberEnd)).toString(), /^WARC\/1\.1\r\nWARC-Type: request/);
+  });
+
+  it('Python warcio reads and checks every record of a file of them', async () => {
+    const file = join(tempDir(), 'unit.warc.gz');
+    const pages = [exchange(), exchange({ url: 'http://site.test/b', status: 404, headers: {}, body: Buffer.from('gone') }), exchange({ url: 'http://site.test/empty', body: Buffer.alloc(0) })];
+    const earlier = { uri: 'http://site.test/page?q=1', date: new Date('2026-01-01T00:00:00Z') };
+    writeFileSync(
+      file,
+      Buffer.concat([
+        warcinfoRecord('unit.warc.gz', { software: 'crawlflow' }),
+        ...pages.map((page) => exchangeRecords(page, new Date())),
+        revisitRecords(exchange({ status: 304, body: Buffer.alloc(0) }), earlier, new Date()),
+        revisitRecords(exchange(), earlier, new Date()),
+      ]),
+    );
+    const check = await warcioCheck(file);
+    assert.doesNotMatch(check, /fail/i, check);
+    assert.equal(check.match(/digest pass/g)?.length, 1 + 2 * pages.length + 2, 'every record but the revisits is checked');
+    const records = await warcioRecords(file);
+    assert.deepEqual(records.map((record) => record.type), ['warcinfo', ...pages.flatMap(() => ['request', 'response']), 'request', 'revisit', 'request', 'revisit']);
+    const [notModified, identical] = records.filter((record) => record.type === 'revisit');
+    assert.deepEqual([notModified.profile, notModified.status, notModified.refersToUri, notModified.payloadLength], [REVISIT_PROFILES.notModified, '304', earlier.uri, 0]);
+    assert.deepEqual([identical.profile, identical.payloadDigest, identical.payloadLength], [REVISIT_PROFILES.identicalPayload, sha1Digest(exchange().body), 0]);
+    const responses = records.filter((record) => record.type === 'response');
+    assert.deepEqual(responses.map((record) => [record.uri, record.status]), pages.map((page) => [page.url, String(page.status)]));
+    for (const [i, record] of responses.entries()) {
+      assert.equal(record.payloadSha256, createHash('sha256').update(pages[i].body).digest('hex'));
+    }
+  });
+});
+
+describe('body store', () => {
+  it('appends per batch attempt and reads back by reference; bad references are refused', async () => {
+    const dataDir = tempDir();
+    const bodies = new FileBodyStore(dataDir);
+    const first = bodies.writer('crawl/1', 'crawl/1/batch-1', 1);
+    const refA = await first.append(Buffer.from('aaa'));
+    const refB = await first.append(Buffer.from('bbbb'));
+    await first.close();
+    const retry = bodies.writer('crawl/1', 'crawl/1/batch-1', 2);
+    const refC = await retry.append(Buffer.from('cc'));
+    await retry.close();
+    assert.notEqual(refA.split('#')[0], refC.split('#')[0], 'a retried attempt writes its own file');
+    assert.deepEqual(await bodies.read('crawl/1', refA), Buffer.from('aaa'));
+    assert.deepEqual(await bodies.read('crawl/1', refB), Buffer.from('bbbb'));
+    assert.deepEqual(await bodies.read('crawl/1', refC), Buffer.from('cc'));
+    for (const bad of ['../x#0+1', 'a/b#0+1', 'x', `${refA.split('#')[0]}#0+999`]) {
+      await assert.rejects(bodies.read('crawl/1', bad), BadBodyRefError, bad);
+    }
+  });
+});
+
+describe('CSV export', () => {
+  it('every record, every field as a column, parsed back by a CSV parser to the same values', async () => {
+    const dataDir = tempDir();
+    const store = new SqliteFrontierStore(crawlStorePath(dataDir, 'csv-crawl'));
+    const hostile = 'comma, "quote", new\nline, =SUM(A1)';
+    const base: Omit<PageRecord, 'url'> = {
+      depth: 0, status: 200, error: null, skipped: null, title: hostile, links: ['http://site.test/a,b'], fetchedAt: '2026-01-01T00:00:00.000Z',
+      finalUrl: null, contentType: 'text/html', bytes: 10, canonical: null, noindex: true, fields: { heading: hostile, tags: ['x', 'y"z'], empty: '' },
+      etag: '"e,1"', lastModified: null, contentHash: 'ab', change: 'changed', bodyRef: null,
+    };
+    const records: PageRecord[] = [
+      { ...base, url: 'http://site.test/' },
+      { ...base, url: 'http://site.test/other', title: null, status: null, error: 'timeout', noindex: false, fields: { heading: null, extra: 'only here' }, change: null },
+    ];
+    try {
+      await store.enqueue(records.map((record) => ({ url: record.url, host: 'site.test', depth: 0 })));
+      await store.claim('b1', 'site.test', 10);
+      for (const record of records) await store.complete('b1', record, []);
+    } finally {
+      await store.close();
+    }
+    const file = join(dataDir, 'out.csv');
+    assert.equal(await exportCsv(dataDir, 'csv-crawl', file), 2);
+    const { header, rows } = csvRecords(readFileSync(file, 'utf8'), parse);
+    assert.deepEqual(header.slice(-4), ['fields.heading', 'fields.tags', 'fields.empty', 'fields.extra']);
+    const columns = ['heading', 'tags', 'empty', 'extra'];
+    const expected = records.map((record) => ({ ...record, fields: Object.fromEntries(columns.map((name) => [name, record.fields[name] ?? null])) }));
+    assert.deepEqual(rows, expected, 'a field a record lacks is an empty cell');
+    const jsonl = join(dataDir, 'out.jsonl');
+    assert.equal(await exportJsonl(dataDir, 'csv-crawl', jsonl), 2);
+    assert.deepEqual(readFileSync(jsonl, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as PageRecord), records);
+  });
+});
+
+describe('recrawl outcomes', () => {
+  const config = parseCrawlConfig({ seeds: [SEED], maxDepth: 2 });
+  const inScope = buildScope(config.scope, config.seeds);
+  const page = (status: number, html: string | null, headers: Record<string, string> = {}): FetchedPage => ({
+    finalUrl: SEED, status, contentType: 'text/html', bytes: html?.length ?? 0, retryAfterMs: null, redirectBlocked: null, robotsHeader: null,
+    headers, requestHeaders: {}, html, body: html === null ? null : Buffer.from(html),
+  });
+  const LINKS = '<title>T</title><a href="/a">a</a><a href="http://elsewhere.test/">x</a>';
+  const previous = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS, { etag: '"v1"' }), config, inScope).record;
+
+  it('a 304 keeps the previous content and follows its in-scope links, within maxDepth', () => {
+    const outcome = fetchedOutcome({ url: SEED, depth: 1 }, page(304, null), config, inScope, { recrawl: { previous } });
+    assert.equal(outcome.record.change, 'unchanged');
+    assert.equal(outcome.record.status, 304);
+    assert.equal(outcome.record.title, 'T');
+    assert.equal(outcome.record.etag, '"v1"');
+    assert.deepEqual(outcome.capture?.earlier, { uri: SEED, date: new Date(previous.fetchedAt) }, 'stored as a revisit of the earlier capture');
+    assert.equal(outcome.capture?.exchange.body.length, 0);
+    assert.deepEqual(outcome.discovered, [{ url: 'http://site.test/a', host: 'site.test', depth: 2 }]);
+    assert.deepEqual(fetchedOutcome({ url: SEED, depth: 2 }, page(304, null), config, inScope, { recrawl: { previous } }).discovered, []);
+  });
+
+  it('the same body is unchanged and stored as a revisit; another body is changed and stored whole', () => {
+    const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, inScope, { recrawl: { previous } });
+    assert.equal(same.record.change, 'unchanged');
+    assert.ok(same.capture?.earlier);
+    const other = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `${LINKS}!`), config, inScope, { recrawl: { previous } });
+    assert.equal(other.record.change, 'changed');
+    assert.equal(other.capture?.earlier, undefined);
+    assert.deepEqual(other.capture?.exchange.body, Buffer.from(`${LINKS}!`));
+    assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, inScope, { recrawl: { previous: undefined } }).record.change, 'new');
+    assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(410, null), config, inScope, { recrawl: { previous } }).record.change, 'gone');
+  });
+
+  it('a nofollow page keeps no validators, so a recrawl reads it again instead of following its links on a 304', () => {
+    const nofollow = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `<meta name="robots" content="nofollow">${LINKS}`, { etag: '"n"', 'last-modified': 'x' }), config, inScope);
+    assert.equal(nofollow.record.etag, null);
+    assert.equal(nofollow.record.lastModified, null);
+    assert.deepEqual(conditionalHeaders(nofollow.record), {});
+    assert.deepEqual(conditionalHeaders(previous), { 'if-none-match': '"v1"' });
+  });
+
+  it('change kinds of records that were not fetched, and of URLs gone before', () => {
+    const gone = { ...previous, status: null, change: 'gone' as const };
+    assert.equal(changeOf(gone, { ...previous, status: 200 }), 'new', 'back again');
+    assert.equal(changeOf(gone, { ...previous, status: 404 }), 'unchanged', 'still gone');
+    assert.equal(changeOf(previous, { ...previous, status: null, error: 'timeout', contentHash: null }), 'changed');
+  });
+});
+
+describe('store: record(url), recordGone and the content columns', () => {
+  const record = (url: string, overrides: Partial<PageRecord> = {}): PageRecord => ({
+    url, depth: 0, status: 200, error: null, skipped: null, title: 't', links: [], fetchedAt: '2026-01-01T00:00:00.000Z', finalUrl: null,
+    contentType: 'text/html', bytes: 1, canonical: null, noindex: false, fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null,
+    ...overrides,
+  });
+  const A = 'http://site.test/a';
+  const B = 'http://site.test/b';
+  const C = 'http://site.test/c';
+
+  it('record(url) returns finished records only; recordGone adds URLs not seen, counted apart', async () => {
+    const store = new SqliteFrontierStore(crawlStorePath(tempDir(), 'gone'));
+    try {
+      await store.enqueue([A, B].map((url) => ({ url, host: 'site.test', depth: 0 })));
+      await store.claim('b1', 'site.test', 1);
+      await store.complete('b1', record(A, { etag: '"e"', contentHash: 'h', fields: { x: ['1'] }, change: 'changed', bodyRef: 'f#0+1' }), []);
+      assert.deepEqual(await store.record(A), record(A, { etag: '"e"', contentHash: 'h', fields: { x: ['1'] }, change: 'changed', bodyRef: 'f#0+1' }));
+      assert.equal(await store.record(B), undefined, 'queued, not finished');
+      assert.equal(await store.recordGone([A, B, C].map((url) => ({ url, host: 'site.test', depth: 1 })), '2026-02-02T00:00:00.000Z'), 1, 'only the unseen URL');
+      assert.equal(await store.recordGone([{ url: C, host: 'site.test', depth: 1 }], 'later'), 0, 'a retry adds nothing');
+      assert.equal(await store.record(C), undefined, 'a gone URL has no fetched record');
+      const records: PageRecord[] = [];
+      for await (const one of store.records()) records.push(one);
+      assert.deepEqual(records.map((one) => [one.url, one.change, one.status]), [[A, 'changed', 200], [C, 'gone', null]]);
+      const totals = await store.totals();
+      assert.deepEqual([totals.processed, totals.discovered, totals.queued], [1, 2, 1], 'gone is neither processed nor discovered');
+      assert.deepEqual(totals.changes, { new: 0, changed: 1, unchanged: 0, gone: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a store file from before the content columns is migrated when opened', async () => {
+    const file = crawlStorePath(tempDir(), 'old');
+    const old = new SqliteFrontierStore(file);
+    await old.enqueue([{ url: A, host: 'site.test', depth: 0 }, { url: B, host: 'site.test', depth: 0 }]);
+    await old.claim('b1', 'site.test', 2);
+    await old.complete('b1', record(A), []);
+    await old.close();
+    const raw = new Database(file);
+    for (const column of ['fields', 'etag', 'last_modified', 'content_hash', 'change', 'body_ref']) raw.exec(`ALTER TABLE urls DROP COLUMN ${column}`);
+    raw.close();
+
+    const reopened = new SqliteFrontierStore(file);
+    try {
+      assert.deepEqual(await reopened.record(A), record(A), 'old rows read with empty content fields');
+      assert.equal(await reopened.complete('b1', record(B, { etag: '"new"', fields: { f: 'v' } }), []), 0);
+      assert.deepEqual(await reopened.record(B), record(B, { etag: '"new"', fields: { f: 'v' } }));
+    } finally {
+      await reopened.close();
+    }
+  });
+});
