@@ -50,6 +50,8 @@ export function crawlflowCrawlFlags(job: CrawlJob): string[] {
     '--max-depth', '1000',
     '--concurrency', String(job.concurrency),
     '--per-host-concurrency', String(job.concurrency),
+    // One host is the whole site: the per-host cap (default 100,000) must not cut the crawl short.
+    '--max-pages-per-host', String(job.maxPages),
     '--batch-size', String(job.batchSize),
     '--ignore-robots',
     '--allow-private-network',
