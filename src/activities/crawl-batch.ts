@@ -19,6 +19,8 @@ import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '
 import { AddressGuard } from '../fetch/address-guard';
 import { fetchPage, type FetchedPage, type FetchPolicy } from '../fetch/fetch-page';
 import { buildScope, type ScopePredicate } from '../policy/scope';
+import { markRendered, renderMatcher, type UrlMatcher } from '../policy/render-routing';
+import type { Transport } from '../fetch/transport';
 import { statusClass } from '../observability/metrics';
 import { failedOutcome, fetchedOutcome, skippedOutcome, type PageOutcome } from './page-outcome';
 import type { ActivityDeps } from './deps';
@@ -36,7 +38,24 @@ type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: numb
 interface CrawlPolicy {
   inScope: ScopePredicate;
   guard: AddressGuard;
+  /** Which discovered URLs are queued for rendering (`render.match`); null when the crawl renders nothing. */
+  renders: UrlMatcher | null;
 }
+
+/**
+ * How a batch turns a URL into a page: fetched (fetch batches), or fetched and rendered in a
+ * browser (render batches, see render-batch.ts). Everything else about a batch is the same.
+ */
+export interface PageLoader {
+  /** Claims URLs enqueued for rendering (true) or for fetching. */
+  render: boolean;
+  load(url: string, policy: FetchPolicy, config: CrawlConfig, signal: AbortSignal): Promise<FetchedPage>;
+}
+
+export function fetchLoader(transport: Transport): PageLoader {
+  return { render: false, load: (url, policy, _config, signal) => fetchPage(transport, url, policy, signal) };
+}
+
 
 function throwIfCancelled(signal: AbortSignal): void {
   if (signal.aborted) throw signal.reason;
@@ -52,8 +71,8 @@ async function cancellableSleep(ms: number, signal: AbortSignal): Promise<void> 
   }
 }
 
-export function createCrawlBatch(deps: ActivityDeps) {
-  const { stores, transport, robots, metrics, workerId } = deps;
+export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchLoader(deps.transport)) {
+  const { stores, robots, metrics, workerId } = deps;
   const queueGauge = metrics.queueLength.labels(workerId);
   /** One policy per crawl, rebuilt when seeds are added (they join the scope and the trusted seed addresses). */
   const policies = new Map<string, CrawlPolicy & { seeds: number }>();
@@ -61,16 +80,21 @@ export function createCrawlBatch(deps: ActivityDeps) {
   function policyFor(crawlId: string, config: CrawlConfig): CrawlPolicy {
     let policy = policies.get(crawlId);
     if (policy?.seeds !== config.seeds.length) {
-      policy = { inScope: buildScope(config.scope, config.seeds), guard: AddressGuard.forCrawl(config), seeds: config.seeds.length };
+      policy = {
+        inScope: buildScope(config.scope, config.seeds),
+        guard: AddressGuard.forCrawl(config),
+        renders: renderMatcher(config),
+        seeds: config.seeds.length,
+      };
       policies.set(crawlId, policy);
     }
     return policy;
   }
 
-  async function attemptFetch(url: string, policy: FetchPolicy, signal: AbortSignal): Promise<Attempt> {
-    const stopTimer = metrics.taskDuration.startTimer({ type: 'fetch' });
+  async function attemptFetch(url: string, policy: FetchPolicy, config: CrawlConfig, signal: AbortSignal): Promise<Attempt> {
+    const stopTimer = metrics.taskDuration.startTimer({ type: loader.render ? 'render' : 'fetch' });
     try {
-      const page = await fetchPage(transport, url, policy, signal);
+      const page = await loader.load(url, policy, config, signal);
       stopTimer({ status: statusClass(page.status) });
       return { page };
     } catch (err) {
@@ -112,7 +136,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
       metrics.politenessWait.observe(slot.waitMs / 1000);
       await cancellableSleep(slot.waitMs, signal);
 
-      const attempt = await attemptFetch(item.url, policy, signal);
+      const attempt = await attemptFetch(item.url, policy, config, signal);
       attempts += 1;
       const status = 'page' in attempt ? attempt.page.status : null;
       const error = 'error' in attempt ? attempt.error : null;
@@ -165,7 +189,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
       context.log.info('resuming batch from heartbeat', { batchId: input.batchId, processed: resumed.processed, attempt: context.info.attempt });
     }
 
-    const claimed = await store.claim(input.batchId, input.host, input.limit, input.config.maxPagesPerHost);
+    const claimed = await store.claim(input.batchId, input.host, input.limit, input.config.maxPagesPerHost, loader.render);
     const policy = policyFor(input.crawlId, input.config);
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
     const ticker = setInterval(() => context.heartbeat(progress), HEARTBEAT_TICK_MS);
@@ -185,7 +209,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
           break;
         }
         const { record, discovered, dropped } = result.outcome;
-        const added = await store.complete(input.batchId, record, discovered);
+        const added = await store.complete(input.batchId, record, markRendered(discovered, policy.renders));
         countDropped(dropped, discovered.length - added);
         const outcome = record.error ? 'error' : record.skipped ? 'skipped' : 'fetched';
         metrics.pages.inc({ outcome, status_class: statusClass(record.status) });

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
-import { InvalidCrawlConfigError, parseCrawlConfig, SCOPES, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
+import { InvalidCrawlConfigError, parseCrawlConfig, RENDER_WAIT_UNTIL, SCOPES, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
 
 export interface CrawlFlags {
   config?: string;
@@ -21,6 +21,11 @@ export interface CrawlFlags {
   batchSize?: number;
   maxPagesPerHost?: number;
   allowPrivateNetwork?: boolean;
+  render?: string[];
+  renderWaitUntil?: string;
+  renderTimeoutMs?: number;
+  renderTaskQueue?: string;
+  renderMaxConcurrentPages?: number;
 }
 
 /** Config field -> the flag that sets it, so errors name what the user typed. */
@@ -37,6 +42,11 @@ const FLAG_OF: Record<string, string> = {
   userAgent: '--user-agent',
   batchSize: '--batch-size',
   maxPagesPerHost: '--max-pages-per-host',
+  'render.match': '--render',
+  'render.waitUntil': '--render-wait-until',
+  'render.timeoutMs': '--render-timeout-ms',
+  'render.taskQueue': '--render-task-queue',
+  'render.maxConcurrentPages': '--render-max-concurrent-pages',
 };
 
 /** Commander's parser for integer flags (its error names the flag). */
@@ -60,7 +70,25 @@ export function addCrawlOptions(command: Command): Command {
     .option('--user-agent <ua>', 'User-Agent header')
     .option('--batch-size <n>', 'URLs per batch activity (default 50)', integer)
     .option('--max-pages-per-host <n>', 'URLs per host at most (default 100000)', integer)
-    .option('--allow-private-network', 'also fetch private, loopback and link-local addresses');
+    .option('--allow-private-network', 'also fetch private, loopback and link-local addresses')
+    .option('--render <pattern>', 'render URLs matching this glob or /regex/ in headless Chromium (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--render-wait-until <event>', `when a rendered page is done: ${RENDER_WAIT_UNTIL.join('|')} (default load)`)
+    .option('--render-timeout-ms <ms>', 'time to render one page (default 30000)', integer)
+    .option('--render-task-queue <name>', 'task queue of render batches (default crawlflow-render)')
+    .option('--render-max-concurrent-pages <n>', 'pages of this crawl rendered at once (default 2)', integer);
+}
+
+/** The `render` fields the flags set (absent ones left out); undefined when no render flag was given. */
+function renderFieldsFromFlags(flags: CrawlFlags): Record<string, unknown> | undefined {
+  const fields: Record<string, unknown> = {
+    match: flags.render,
+    waitUntil: flags.renderWaitUntil,
+    timeoutMs: flags.renderTimeoutMs,
+    taskQueue: flags.renderTaskQueue,
+    maxConcurrentPages: flags.renderMaxConcurrentPages,
+  };
+  for (const key of Object.keys(fields)) if (fields[key] === undefined) delete fields[key];
+  return Object.keys(fields).length > 0 ? fields : undefined;
 }
 
 /** The crawl input of a `--config` file: a JSON object, read as is (the schema validates it). */
@@ -135,14 +163,22 @@ export interface CrawlRequest {
  */
 export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlRequest {
   const fromFlags = fieldsFromFlags(seeds, flags);
-  const input = { ...(flags.config === undefined ? {} : readConfigFile(flags.config)), ...fromFlags } as CrawlInput;
+  const fromFile = flags.config === undefined ? {} : readConfigFile(flags.config);
+  const renderFlags = renderFieldsFromFlags(flags);
+  // Render flags change single fields of the file's `render`, not the whole object.
+  if (renderFlags) fromFlags.render = { ...(typeof fromFile.render === 'object' ? fromFile.render : {}), ...renderFlags };
+  const input = { ...fromFile, ...fromFlags } as CrawlInput;
+  const setByFlag = (field: string): boolean => {
+    const [top, sub] = field.split('.');
+    return top === 'render' ? renderFlags !== undefined && (sub === undefined || sub in renderFlags) : top in fromFlags;
+  };
   const config = validating(
     () => parseCrawlConfig(input),
     (field) => {
-      const top = field.split('.')[0];
-      if (!(top in fromFlags) && flags.config !== undefined) return `${flags.config}: ${field}`;
+      const [top, sub] = field.split('.');
+      if (!setByFlag(field) && flags.config !== undefined) return `${flags.config}: ${field}`;
       if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"`;
-      return FLAG_OF[top] ?? field;
+      return FLAG_OF[`${top}.${sub}`] ?? FLAG_OF[top] ?? field;
     },
   );
   return { input, config };

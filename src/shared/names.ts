@@ -9,6 +9,8 @@ export const DEFAULT_NAMESPACE = 'default';
 /** Environment variables read by the CLI and workers (besides the SDK's TEMPORAL_*). */
 export const ENV = {
   taskQueue: 'CRAWLFLOW_TASK_QUEUE',
+  renderTaskQueue: 'CRAWLFLOW_RENDER_TASK_QUEUE',
+  renderMetricsAddress: 'CRAWLFLOW_RENDER_METRICS_ADDRESS',
   dataDir: 'CRAWLFLOW_DATA_DIR',
   metricsAddress: 'CRAWLFLOW_METRICS_ADDRESS',
   temporalBinary: 'CRAWLFLOW_TEMPORAL_BIN',
@@ -17,3 +19,6 @@ export const ENV = {
   logLevel: 'CRAWLFLOW_LOG_LEVEL',
   logFormat: 'CRAWLFLOW_LOG_FORMAT',
 } as const;
+
+/** The task queue of render batches (pages rendered in Chromium), polled by render workers only. */
+export const DEFAULT_RENDER_TASK_QUEUE = 'crawlflow-render';

@@ -15,6 +15,7 @@ import {
   type FrontierEntry,
   type FrontierSnapshot,
   type FrontierStore,
+  type HostBacklog,
   type PageRecord,
   type RobotsRecord,
   type SlotReservation,
@@ -43,7 +44,8 @@ const SCHEMA = `
     content_type TEXT,
     bytes INTEGER NOT NULL DEFAULT 0,
     canonical TEXT,
-    noindex INTEGER NOT NULL DEFAULT 0
+    noindex INTEGER NOT NULL DEFAULT 0,
+    render INTEGER NOT NULL DEFAULT 0
   );
   CREATE INDEX IF NOT EXISTS urls_by_host_state ON urls (host, state, id);
   CREATE INDEX IF NOT EXISTS urls_by_batch ON urls (batch_id) WHERE batch_id IS NOT NULL;
@@ -51,6 +53,7 @@ const SCHEMA = `
     host TEXT PRIMARY KEY,
     queued INTEGER NOT NULL DEFAULT 0,
     taken INTEGER NOT NULL DEFAULT 0,
+    render_queued INTEGER NOT NULL DEFAULT 0,
     next_request_at INTEGER NOT NULL DEFAULT 0,
     robots_status INTEGER,
     robots_body TEXT,
@@ -75,6 +78,26 @@ function addTakenColumn(db: Database.Database): void {
     `);
   }).immediate();
 }
+
+/**
+ * Files written before rendering lack `urls.render` and `hosts.render_queued`: every URL of
+ * such a file was queued to be fetched, which is what the defaults say.
+ */
+function addRenderColumns(db: Database.Database): void {
+  db.transaction(() => {
+    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('urls');
+    if (columns.includes('render')) return;
+    db.exec(`
+      ALTER TABLE urls ADD COLUMN render INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE hosts ADD COLUMN render_queued INTEGER NOT NULL DEFAULT 0;
+    `);
+  }).immediate();
+  // Claims select by (host, kind): fetch batches must not step over a host's render backlog.
+  db.exec('CREATE INDEX IF NOT EXISTS urls_by_host_kind_state ON urls (host, render, state, id)');
+}
+
+/** Queued URLs added (or, negative, taken away) per host: all of them, and those to render. */
+type QueuedChange = { n: number; render: number };
 
 interface ClaimRow {
   url: string;
@@ -146,11 +169,13 @@ export class SqliteFrontierStore implements FrontierStore {
     this.db.pragma('busy_timeout = 10000');
     this.db.exec(SCHEMA);
     addTakenColumn(this.db);
+    addRenderColumns(this.db);
     const db = this.db;
     const s = {
-      insertUrl: db.prepare('INSERT INTO urls (url, host, depth) VALUES (?, ?, ?) ON CONFLICT (url) DO NOTHING'),
+      insertUrl: db.prepare('INSERT INTO urls (url, host, depth, render) VALUES (?, ?, ?, ?) ON CONFLICT (url) DO NOTHING'),
       addQueued: db.prepare(
-        'INSERT INTO hosts (host, queued) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET queued = queued + excluded.queued',
+        `INSERT INTO hosts (host, queued, render_queued) VALUES (?, ?, ?)
+         ON CONFLICT (host) DO UPDATE SET queued = queued + excluded.queued, render_queued = render_queued + excluded.render_queued`,
       ),
       bumpVersion: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'version'"),
       version: db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck(),
@@ -158,7 +183,7 @@ export class SqliteFrontierStore implements FrontierStore {
       batchSize: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ?').pluck(),
       claimQueued: db.prepare(
         `UPDATE urls SET state = ${CLAIMED}, batch_id = ?, skipped = ?
-         WHERE id IN (SELECT id FROM urls WHERE host = ? AND state = ${QUEUED} ORDER BY id LIMIT ?)
+         WHERE id IN (SELECT id FROM urls WHERE host = ? AND render = ? AND state = ${QUEUED} ORDER BY id LIMIT ?)
          RETURNING id, url, depth, attempts, skipped`,
       ),
       taken: db.prepare('SELECT taken FROM hosts WHERE host = ?').pluck(),
@@ -170,7 +195,7 @@ export class SqliteFrontierStore implements FrontierStore {
          WHERE url = @url AND batch_id = @batchId AND state = ${CLAIMED}`,
       ),
       unfinishedByHost: db.prepare(
-        `SELECT host, count(*) AS n, sum(skipped IS NULL) AS taken FROM urls WHERE batch_id = ? AND state = ${CLAIMED} GROUP BY host`,
+        `SELECT host, count(*) AS n, sum(render) AS render, sum(skipped IS NULL) AS taken FROM urls WHERE batch_id = ? AND state = ${CLAIMED} GROUP BY host`,
       ),
       setAttempts: db.prepare(`UPDATE urls SET attempts = ? WHERE url = ? AND batch_id = ? AND state = ${CLAIMED}`),
       releaseBatch: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL, skipped = NULL WHERE batch_id = ? AND state = ${CLAIMED}`),
@@ -178,7 +203,9 @@ export class SqliteFrontierStore implements FrontierStore {
       abandonBatch: db.prepare(
         `UPDATE urls SET state = ${DONE}, error = iif(skipped IS NULL, ?, NULL), fetched_at = ? WHERE batch_id = ? AND state = ${CLAIMED}`,
       ),
-      claimedByHost: db.prepare(`SELECT host, count(*) AS n, sum(skipped IS NULL) AS taken FROM urls WHERE state = ${CLAIMED} GROUP BY host`),
+      claimedByHost: db.prepare(
+        `SELECT host, count(*) AS n, sum(render) AS render, sum(skipped IS NULL) AS taken FROM urls WHERE state = ${CLAIMED} GROUP BY host`,
+      ),
       releaseAll: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL, skipped = NULL WHERE state = ${CLAIMED}`),
       nextRequestAt: db.prepare('SELECT next_request_at FROM hosts WHERE host = ?').pluck(),
       setNextRequestAt: db.prepare(
@@ -194,7 +221,7 @@ export class SqliteFrontierStore implements FrontierStore {
          ON CONFLICT (host) DO UPDATE SET robots_status = excluded.robots_status, robots_body = excluded.robots_body,
            robots_fetched_at = excluded.robots_fetched_at`,
       ),
-      backlog: db.prepare('SELECT host, queued FROM hosts WHERE queued > 0 ORDER BY queued DESC, host LIMIT ?'),
+      backlog: db.prepare('SELECT host, queued, render_queued AS rendering FROM hosts WHERE queued > 0 ORDER BY queued DESC, host LIMIT ?'),
       totalQueued: db.prepare('SELECT coalesce(sum(queued), 0) FROM hosts WHERE queued > 0').pluck(),
       batchTotals: db.prepare(
         `SELECT count(*) AS processed,
@@ -221,39 +248,42 @@ export class SqliteFrontierStore implements FrontierStore {
     };
     this.statements = s;
 
-    const addQueuedByHost = (counts: Map<string, number>): void => {
-      for (const [host, n] of counts) s.addQueued.run(host, n);
+    const addQueuedByHost = (counts: Map<string, QueuedChange>): void => {
+      for (const [host, { n, render }] of counts) s.addQueued.run(host, n, render);
       if (counts.size > 0) s.bumpVersion.run();
     };
     const insertEntries = (entries: readonly FrontierEntry[]): number => {
-      const added = new Map<string, number>();
+      const added = new Map<string, QueuedChange>();
+      let total = 0;
       for (const entry of entries) {
-        if (s.insertUrl.run(entry.url, entry.host, entry.depth).changes === 1) {
-          added.set(entry.host, (added.get(entry.host) ?? 0) + 1);
+        const render = entry.render === true ? 1 : 0;
+        if (s.insertUrl.run(entry.url, entry.host, entry.depth, render).changes === 1) {
+          const change = added.get(entry.host) ?? { n: 0, render: 0 };
+          added.set(entry.host, { n: change.n + 1, render: change.render + render });
+          total += 1;
         }
       }
       addQueuedByHost(added);
-      let total = 0;
-      for (const n of added.values()) total += n;
       return total;
     };
-    const requeueUnfinished = (rows: Array<{ host: string; n: number; taken: number }>): void => {
-      addQueuedByHost(new Map(rows.map((row) => [row.host, row.n])));
+    const requeueUnfinished = (rows: Array<{ host: string; n: number; render: number; taken: number }>): void => {
+      addQueuedByHost(new Map(rows.map((row) => [row.host, { n: row.n, render: row.render }])));
       for (const row of rows) s.addTaken.run(-row.taken, row.host);
     };
 
     this.enqueueTx = db.transaction(insertEntries);
-    const claimQueued = (batchId: string, host: string, n: number, skipped: string | null): ClaimRow[] =>
-      n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, n) as Array<ClaimRow & { id: number }>).sort((a, b) => a.id - b.id);
-    this.claimTx = db.transaction((batchId: string, host: string, limit: number, maxPagesPerHost: number): ClaimedUrl[] => {
+    this.claimTx = db.transaction((batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1): ClaimedUrl[] => {
+      const claimQueued = (n: number, skipped: string | null): ClaimRow[] =>
+        n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, render, n) as Array<ClaimRow & { id: number }>).sort((a, b) => a.id - b.id);
       const own = s.ownClaims.all(batchId, CLAIMED) as ClaimRow[];
       const room = limit - (s.batchSize.get(batchId) as number);
       if (room <= 0) return own.map(toClaimed);
       const capRoom = Math.max(0, maxPagesPerHost - ((s.taken.get(host) as number | undefined) ?? 0));
-      const fresh = claimQueued(batchId, host, Math.min(room, capRoom), null);
-      const capped = fresh.length === capRoom ? claimQueued(batchId, host, room - fresh.length, HOST_PAGE_CAP) : [];
+      const fresh = claimQueued(Math.min(room, capRoom), null);
+      const capped = fresh.length === capRoom ? claimQueued(room - fresh.length, HOST_PAGE_CAP) : [];
       if (fresh.length > 0) s.addTaken.run(fresh.length, host);
-      if (fresh.length + capped.length > 0) addQueuedByHost(new Map([[host, -(fresh.length + capped.length)]]));
+      const n = fresh.length + capped.length;
+      if (n > 0) addQueuedByHost(new Map([[host, { n: -n, render: -n * render }]]));
       return [...own, ...fresh, ...capped].map(toClaimed);
     });
     this.completeTx = db.transaction((batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]) => {
@@ -268,12 +298,12 @@ export class SqliteFrontierStore implements FrontierStore {
     });
     this.releaseTx = db.transaction((batchId: string, retried?: { url: string; attempts: number }) => {
       if (retried) s.setAttempts.run(retried.attempts, retried.url, batchId);
-      requeueUnfinished(s.unfinishedByHost.all(batchId) as Array<{ host: string; n: number; taken: number }>);
+      requeueUnfinished(s.unfinishedByHost.all(batchId) as Array<{ host: string; n: number; render: number; taken: number }>);
       return s.releaseBatch.run(batchId).changes;
     });
     this.abandonTx = db.transaction((batchId: string, error: string, at: string) => s.abandonBatch.run(error, at, batchId).changes);
     this.releaseAllTx = db.transaction(() => {
-      requeueUnfinished(s.claimedByHost.all() as Array<{ host: string; n: number; taken: number }>);
+      requeueUnfinished(s.claimedByHost.all() as Array<{ host: string; n: number; render: number; taken: number }>);
       return s.releaseAll.run().changes;
     });
     this.reserveTx = db.transaction((host: string, gapMs: number, maxWaitMs: number, now: number): SlotReservation => {
@@ -289,8 +319,8 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.enqueueTx.immediate(entries);
   }
 
-  async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER): Promise<ClaimedUrl[]> {
-    return this.claimTx.immediate(batchId, host, limit, maxPagesPerHost);
+  async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false): Promise<ClaimedUrl[]> {
+    return this.claimTx.immediate(batchId, host, limit, maxPagesPerHost, render ? 1 : 0);
   }
 
   async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {
@@ -332,7 +362,9 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.db.transaction(() => ({
       version: this.statements.version.get() as number,
       queued: this.statements.totalQueued.get() as number,
-      hosts: this.statements.backlog.all(maxHosts) as FrontierSnapshot['hosts'],
+      hosts: (this.statements.backlog.all(maxHosts) as Array<Required<HostBacklog>>).map(({ host, queued, rendering }) =>
+        rendering > 0 ? { host, queued, rendering } : { host, queued },
+      ),
     }))();
   }
 
