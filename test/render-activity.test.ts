@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../src/activities';
 import { createRenderActivities } from '../src/activities/render-batch';
@@ -25,6 +26,7 @@ import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
 import type { SyntheticSite } from '../src/sites/synthetic-site';
 import { testTransport } from './helpers/hostile-site';
 import { OFFSITE, RENDER_MATCH, requestsOf, startJsSite } from './helpers/js-site';
+import { waitFor } from './helpers/fixtures';
 
 describe('render batch activity (headless Chromium)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-render-'));
@@ -50,9 +52,9 @@ describe('render batch activity (headless Chromium)', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function seeded(seed: string): Promise<{ crawlId: string; config: CrawlConfig; batch: (n: number) => CrawlBatchInput }> {
+  async function seeded(seed: string, match = RENDER_MATCH): Promise<{ crawlId: string; config: CrawlConfig; batch: (n: number) => CrawlBatchInput }> {
     const crawlId = `render-${++crawls}`;
-    const config = parseCrawlConfig({ seeds: [site.origin + seed], maxRetries: 0, render: { match: [RENDER_MATCH] } });
+    const config = parseCrawlConfig({ seeds: [site.origin + seed], maxRetries: 0, render: { match: [match] } });
     await activities.seedFrontier({ crawlId, config });
     const host = new URL(site.origin).host;
     return { crawlId, config, batch: (n) => ({ crawlId, batchId: `${crawlId}/batch-${n}`, host, limit: 10, config }) };
@@ -119,5 +121,20 @@ describe('render batch activity (headless Chromium)', () => {
     assert.deepEqual(record.links, [`${site.origin}/plain/1`], 'no link the script would add');
     assert.equal(requestsOf(site, '/js/static.js') - before, 0);
     assert.equal(requestsOf(site, '/beacon/static'), 0);
+  });
+
+  it('cancellation closes the page: the render stops at once and its pending request is dropped', async () => {
+    const { crawlId, batch } = await seeded('/hang/', '**/hang/**');
+    const env = new MockActivityEnvironment();
+    const running = env.run(renderBatch, batch(1));
+    await waitFor(() => requestsOf(site, '/js/hang.js') === 1, 20_000, 'the page to request its script');
+    const cancelledAt = Date.now();
+    env.cancel();
+    await assert.rejects(running, (err: unknown) => err instanceof CancelledFailure);
+    assert.ok(Date.now() - cancelledAt < 5_000, 'well before render.timeoutMs (30 s)');
+    await waitFor(() => site.requests.some((entry) => entry.path === '/js/hang.js' && entry.aborted), 5_000, 'the script request to be dropped');
+    assert.deepEqual(await records(crawlId), [], 'nothing recorded: the URL goes back to the queue');
+    const { hosts } = await stores.use(crawlId, (store) => store.snapshot(10));
+    assert.deepEqual(hosts, [{ host: new URL(site.origin).host, queued: 1, rendering: 1 }]);
   });
 });

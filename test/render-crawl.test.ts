@@ -24,8 +24,7 @@ import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import type { SyntheticSite } from '../src/sites/synthetic-site';
 import { temporalBinaryPath } from '../src/temporal/project-paths';
 import { createCrawlWorker } from '../src/workers/crawl-worker';
-import { CLI, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
-import { freeLoopbackPort } from '../src/workers/runtime';
+import { CLI, embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { OFFSITE, RENDER_MATCH, requestsOf, startJsSite } from './helpers/js-site';
 
@@ -188,12 +187,7 @@ describe('rendering in the quick start (`crawlflow crawl` with the embedded dev 
   before(async () => {
     site = await startJsSite();
     dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-render-cli-'));
-    env = {
-      TEMPORAL_ADDRESS: '',
-      CRAWLFLOW_DATA_DIR: dataDir,
-      CRAWLFLOW_DEV_SERVER_PORT: String(await freeLoopbackPort()),
-      CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeLoopbackPort()),
-    };
+    env = await embeddedServerEnv(dataDir);
   });
   after(async () => {
     await site?.close();

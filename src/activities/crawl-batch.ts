@@ -56,7 +56,6 @@ export function fetchLoader(transport: Transport): PageLoader {
   return { render: false, load: (url, policy, _config, signal) => fetchPage(transport, url, policy, signal) };
 }
 
-
 function throwIfCancelled(signal: AbortSignal): void {
   if (signal.aborted) throw signal.reason;
 }

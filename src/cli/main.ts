@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { DEFAULT_RENDER_TASK_QUEUE, ENV } from '../shared/names';
-import { DEFAULT_CHROMIUM_PATH } from '../render/chromium-renderer';
+import { assertChromium, ChromiumMissingError, DEFAULT_CHROMIUM_PATH } from '../render/chromium-renderer';
 import { defaultDataDir } from '../temporal/project-paths';
 import { startSyntheticSite } from '../sites/synthetic-site';
 import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target';
@@ -159,7 +159,7 @@ function buildProgram(): Command {
     .option('--chromium <path>', 'the Chromium executable', DEFAULT_CHROMIUM_PATH)
     .action((flags: WorkerFlags & { maxConcurrentPages: number; chromium: string }) => {
       if (flags.maxConcurrentPages < 1) throw new UsageError('--max-concurrent-pages: must be at least 1');
-      return runWorker(flags, { maxConcurrentBatches: flags.maxConcurrentPages, render: { executablePath: flags.chromium } });
+      return runWorker(flags, { maxConcurrentBatches: flags.maxConcurrentPages, render: { executablePath: assertChromium(flags.chromium) } });
     });
 
   addControlCommands(program);
@@ -185,7 +185,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_INTERRUPTED;
     }
-    if (err instanceof NoTemporalServerError || err instanceof UnknownCrawlError) {
+    if (err instanceof NoTemporalServerError || err instanceof UnknownCrawlError || err instanceof ChromiumMissingError) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_FAILURE;
     }

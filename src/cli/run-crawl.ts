@@ -13,6 +13,7 @@ import { exportJsonl } from '../results/export-jsonl';
 import type { CrawlConfig, CrawlInput } from '../shared/crawl-config';
 import type { CrawlSummary } from '../shared/crawl-types';
 import { followProgress } from './progress';
+import { assertChromium } from '../render/chromium-renderer';
 
 export interface RunCrawlOptions {
   crawlId: string;
@@ -43,6 +44,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
   let renderHost: WorkerHost | undefined;
   try {
     if (target.embedded) {
+      if (options.config.render) assertChromium();
       host = await startWorkerHost({
         target,
         taskQueue: options.taskQueue,

@@ -13,6 +13,7 @@
  * miss (WebSockets, WebRTC, prefetches) fails on loopback instead of reaching the network;
  * service workers are blocked and WebSockets answered by a mock that closes at once.
  */
+import { existsSync } from 'node:fs';
 import { chromium, errors, type Browser, type BrowserContext } from 'playwright-core';
 import { FetchError } from '../fetch/errors';
 import { fetchResource, type FetchedPage, type FetchPolicy } from '../fetch/fetch-page';
@@ -37,6 +38,20 @@ const CHROMIUM_ARGS = [
   '--proxy-bypass-list=<-loopback>',
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
 ];
+
+export class ChromiumMissingError extends Error {
+  readonly code = 'chromium-missing';
+  constructor(path: string) {
+    super(`no Chromium at ${path}: install Debian's chromium package, or give the path with --chromium`);
+    this.name = 'ChromiumMissingError';
+  }
+}
+
+/** Fails fast, before any worker starts, when there is no browser to render with. */
+export function assertChromium(path: string = DEFAULT_CHROMIUM_PATH): string {
+  if (!existsSync(path)) throw new ChromiumMissingError(path);
+  return path;
+}
 
 export interface BlockedRequest {
   /** The rendered page. */
@@ -64,16 +79,21 @@ export class ChromiumRenderer {
   private browser: Promise<Browser> | undefined;
   private closed = false;
 
+  private readonly executablePath: string;
+
+  /** Checks that Chromium is there (the browser itself starts with the first page). */
   constructor(
     private readonly transport: Transport,
     private readonly options: ChromiumRendererOptions = {},
-  ) {}
+  ) {
+    this.executablePath = assertChromium(options.executablePath);
+  }
 
   private async browserReady(): Promise<Browser> {
     if (this.closed) throw new Error('the renderer is closed');
     const current = await this.browser?.catch(() => undefined);
     if (current?.isConnected()) return current;
-    this.browser = chromium.launch({ executablePath: this.options.executablePath ?? DEFAULT_CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+    this.browser = chromium.launch({ executablePath: this.executablePath, headless: true, args: CHROMIUM_ARGS });
     return this.browser;
   }
 

@@ -65,33 +65,33 @@ const SCHEMA = `
 `;
 
 /**
- * Files written before the per-host cap lack `hosts.taken`: add it, counted from the rows.
- * In an immediate transaction, so two workers opening one old file migrate it once.
+ * Brings a file written by an older version up to date: runs `migration` when `table` lacks
+ * `column`. In an immediate transaction, so two workers opening one old file migrate it once.
  */
-function addTakenColumn(db: Database.Database): void {
+function addMissingColumn(db: Database.Database, table: string, column: string, migration: string): void {
   db.transaction(() => {
-    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('hosts');
-    if (columns.includes('taken')) return;
-    db.exec(`
-      ALTER TABLE hosts ADD COLUMN taken INTEGER NOT NULL DEFAULT 0;
-      UPDATE hosts SET taken = (SELECT count(*) FROM urls WHERE urls.host = hosts.host AND state <> ${QUEUED} AND skipped IS NOT '${HOST_PAGE_CAP}');
-    `);
+    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(table);
+    if (!columns.includes(column)) db.exec(migration);
   }).immediate();
 }
 
-/**
- * Files written before rendering lack `urls.render` and `hosts.render_queued`: every URL of
- * such a file was queued to be fetched, which is what the defaults say.
- */
-function addRenderColumns(db: Database.Database): void {
-  db.transaction(() => {
-    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('urls');
-    if (columns.includes('render')) return;
-    db.exec(`
-      ALTER TABLE urls ADD COLUMN render INTEGER NOT NULL DEFAULT 0;
-      ALTER TABLE hosts ADD COLUMN render_queued INTEGER NOT NULL DEFAULT 0;
-    `);
-  }).immediate();
+function migrate(db: Database.Database): void {
+  // Files written before the per-host cap lack `hosts.taken`: add it, counted from the rows.
+  addMissingColumn(
+    db,
+    'hosts',
+    'taken',
+    `ALTER TABLE hosts ADD COLUMN taken INTEGER NOT NULL DEFAULT 0;
+     UPDATE hosts SET taken = (SELECT count(*) FROM urls WHERE urls.host = hosts.host AND state <> ${QUEUED} AND skipped IS NOT '${HOST_PAGE_CAP}');`,
+  );
+  // Files written before rendering: every URL in them was queued to be fetched, as the defaults say.
+  addMissingColumn(
+    db,
+    'urls',
+    'render',
+    `ALTER TABLE urls ADD COLUMN render INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE hosts ADD COLUMN render_queued INTEGER NOT NULL DEFAULT 0;`,
+  );
   // Claims select by (host, kind): fetch batches must not step over a host's render backlog.
   db.exec('CREATE INDEX IF NOT EXISTS urls_by_host_kind_state ON urls (host, render, state, id)');
 }
@@ -168,8 +168,7 @@ export class SqliteFrontierStore implements FrontierStore {
     // Several worker processes may share the file: wait for a writer instead of failing.
     this.db.pragma('busy_timeout = 10000');
     this.db.exec(SCHEMA);
-    addTakenColumn(this.db);
-    addRenderColumns(this.db);
+    migrate(this.db);
     const db = this.db;
     const s = {
       insertUrl: db.prepare('INSERT INTO urls (url, host, depth, render) VALUES (?, ?, ?, ?) ON CONFLICT (url) DO NOTHING'),

@@ -9,6 +9,7 @@
  *                     must not do: an off-site script, image and fetch, a WebSocket, a POST
  *   /app/item/N       an inline script adds a link to /plain/item-N
  *   /plain/*          plain pages without links
+ *   /hang/            a page whose script (/js/hang.js) is never answered: it never loads
  *
  * The site's request log (SyntheticSite.requests) tells which scripts ran: a page that was
  * only fetched never requests its scripts.
@@ -58,6 +59,8 @@ export const JS_SITE_ROUTES: Record<string, RouteHandler> = {
   '/js/app.js': script(APP_JS),
   '/app/item/1': page('Item 1', `<script>${addLinks(['/plain/item-1'])}</script>`),
   '/app/item/2': page('Item 2', `<script>${addLinks(['/plain/item-2'])}</script>`),
+  '/hang/': page('Hang', '<script src="/js/hang.js"></script>'),
+  '/js/hang.js': () => undefined,
   '/beacon/app': (_req, res) => res.writeHead(204).end(),
   '/beacon/static': (_req, res) => res.writeHead(204).end(),
   '/beacon/post': (_req, res) => res.writeHead(204).end(),
