@@ -32,7 +32,7 @@ import {
   type CrawlInput,
   type CrawlLimits,
 } from '../shared/crawl-config';
-import type { BatchResult, BatchTotals, CrawlProgress, CrawlStatus, CrawlSummary, FrontierSnapshot, HostState } from '../shared/crawl-types';
+import type { BatchResult, BatchTotals, CrawlBatchInput, CrawlProgress, CrawlStatus, CrawlSummary, FrontierSnapshot, HostState } from '../shared/crawl-types';
 import {
   addSeedsUpdate,
   frontierQuery,
@@ -257,7 +257,7 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
   };
 
   /** A render batch runs on the render task queue; a fetch batch on the workflow's own. */
-  const startBatch = (lane: Lane, input: Parameters<CrawlActivities['crawlBatch']>[0], summary: string): Promise<BatchResult> => {
+  const startBatch = (lane: Lane, input: CrawlBatchInput, summary: string): Promise<BatchResult> => {
     if (lane.render && input.config.render) {
       const { renderBatch } = proxyActivities<RenderActivities>({ ...renderBatchOptions(input.config, input.config.render, batchOptions(input.config)), summary });
       return renderBatch(input);
