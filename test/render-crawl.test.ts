@@ -49,6 +49,23 @@ function scheduledActivities(events: HistoryEvent[]): Array<{ type: string; task
   });
 }
 
+/** The most activities of these types ever scheduled and not yet closed at once, from the history's event order. */
+function maxInFlight(events: HistoryEvent[], ...types: string[]): number {
+  const open = new Set<string>();
+  let most = 0;
+  for (const event of events) {
+    if (types.includes(event.activityTaskScheduledEventAttributes?.activityType?.name ?? '')) open.add(String(event.eventId));
+    const closed =
+      event.activityTaskCompletedEventAttributes ??
+      event.activityTaskFailedEventAttributes ??
+      event.activityTaskTimedOutEventAttributes ??
+      event.activityTaskCanceledEventAttributes;
+    if (closed) open.delete(String(closed.scheduledEventId));
+    most = Math.max(most, open.size);
+  }
+  return most;
+}
+
 function assertCrawledOnce(site: SyntheticSite, urls: string[]): void {
   assert.deepEqual([...urls].sort(), REACHABLE.map((path) => site.origin + path).sort(), 'every reachable page, JavaScript-built links included');
   for (const path of REACHABLE) assert.equal(requestsOf(site, path), 1, `${path} requested once`);
@@ -96,7 +113,10 @@ describe('rendering through Temporal: a fetch worker and a render worker', () =>
   it('discovers JavaScript-built links, renders only matching pages, on the render queue, and blocks off-site requests', async () => {
     const { summary, records, handle } = await runCrawlToEnd(env, fetchQueue, 'render-e2e', {
       seeds: [`${site.origin}/`],
-      render: { match: [RENDER_MATCH], taskQueue: renderQueue, maxConcurrentPages: 2 },
+      // One URL per batch, so the two /app/item pages could render at once but for the cap.
+      batchSize: 1,
+      perHostConcurrency: 4,
+      render: { match: [RENDER_MATCH], taskQueue: renderQueue, maxConcurrentPages: 1 },
     });
     assert.equal(summary.status, 'completed');
     assert.equal(summary.totals.errors, 0);
@@ -104,11 +124,14 @@ describe('rendering through Temporal: a fetch worker and a render worker', () =>
     const app = records.find((record) => record.url === `${site.origin}/app/`);
     assert.equal(app?.title, 'App (rendered)');
 
-    const activities = scheduledActivities((await handle.fetchHistory()).events ?? []);
+    const events = (await handle.fetchHistory()).events ?? [];
+    const activities = scheduledActivities(events);
     const renders = activities.filter((activity) => activity.type === 'renderBatch');
     const fetches = activities.filter((activity) => activity.type === 'crawlBatch');
-    assert.ok(renders.length >= 2, 'the seed page links to /app/, whose links lead to a second render batch');
-    assert.ok(fetches.length >= 2);
+    assert.ok(renders.length >= 3, 'a render batch per rendered page (/app/ and its two items) at least');
+    assert.ok(fetches.length >= REACHABLE.length - 3);
+    assert.equal(maxInFlight(events, 'renderBatch'), 1, 'render.maxConcurrentPages caps render batches in flight');
+    assert.ok(maxInFlight(events, 'renderBatch', 'crawlBatch') <= 4, 'perHostConcurrency counts both kinds of batch');
     for (const activity of renders) {
       assert.equal(activity.taskQueue, renderQueue, 'render batches are scheduled on the render task queue');
       assert.equal(activity.identity, 'render-worker-under-test', 'and run by the render worker');
