@@ -8,6 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,9 +25,15 @@ import type { PageRecord } from '../src/store/frontier-store';
 import { StoreRegistry } from '../src/store/store-registry';
 import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
 import type { SyntheticSite } from '../src/sites/synthetic-site';
-import { testTransport } from './helpers/hostile-site';
+import { LOOPBACK_GUARD, testTransport } from './helpers/hostile-site';
 import { OFFSITE, RENDER_MATCH, requestsOf, startJsSite } from './helpers/js-site';
 import { waitFor } from './helpers/fixtures';
+
+/** PIDs of this process's Chromium children (Playwright runs the browser as our child). */
+function chromiumChildren(): Set<string> {
+  const lines = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n');
+  return new Set(lines.filter((line) => /chromium/.test(line)).map((line) => line.trim().split(/\s+/)[0]));
+}
 
 describe('render batch activity (headless Chromium)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-render-'));
@@ -136,5 +143,31 @@ describe('render batch activity (headless Chromium)', () => {
     assert.deepEqual(await records(crawlId), [], 'nothing recorded: the URL goes back to the queue');
     const { hosts } = await stores.use(crawlId, (store) => store.snapshot(10));
     assert.deepEqual(hosts, [{ host: new URL(site.origin).host, queued: 1, rendering: 1 }]);
+  });
+
+  it('one browser per renderer, reused across pages, ended by close()', async () => {
+    const before = chromiumChildren();
+    const own = new ChromiumRenderer(transport);
+    const config = parseCrawlConfig({ seeds: [site.origin], render: { match: ['**'] } });
+    const policy = { ...config, allowRedirect: () => false, guard: LOOPBACK_GUARD };
+    const page = (title: string) => ({
+      finalUrl: `${site.origin}/plain/1`,
+      status: 200,
+      contentType: 'text/html',
+      bytes: 0,
+      retryAfterMs: null,
+      redirectBlocked: null,
+      robotsHeader: null,
+      html: `<title>${title}</title><script>document.title += ' (ran)'</script>`,
+    });
+    const signal = new AbortController().signal;
+    assert.match(await own.render({ page: page('one'), policy, render: config.render!, signal }), /<title>one \(ran\)<\/title>/);
+    const launched = [...chromiumChildren()].filter((pid) => !before.has(pid));
+    assert.equal(launched.length, 1, 'one browser launched');
+    assert.match(await own.render({ page: page('two'), policy, render: config.render!, signal }), /<title>two \(ran\)<\/title>/);
+    assert.deepEqual([...chromiumChildren()].filter((pid) => !before.has(pid)), launched, 'the same browser renders the next page');
+    await own.close();
+    await waitFor(() => !chromiumChildren().has(launched[0]), 10_000, 'the browser to exit');
+    await assert.rejects(own.render({ page: page('three'), policy, render: config.render!, signal }), /the renderer is closed/);
   });
 });
