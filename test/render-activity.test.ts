@@ -145,7 +145,7 @@ describe('render batch activity (headless Chromium)', () => {
     assert.deepEqual(hosts, [{ host: new URL(site.origin).host, queued: 1, rendering: 1 }]);
   });
 
-  it('one browser per renderer, reused across pages, ended by close()', async () => {
+  it('one browser per renderer, launched once for concurrent pages, reused, ended by close()', async () => {
     const before = chromiumChildren();
     const own = new ChromiumRenderer(transport);
     const config = parseCrawlConfig({ seeds: [site.origin], render: { match: ['**'] } });
@@ -161,13 +161,16 @@ describe('render batch activity (headless Chromium)', () => {
       html: `<title>${title}</title><script>document.title += ' (ran)'</script>`,
     });
     const signal = new AbortController().signal;
-    assert.match(await own.render({ page: page('one'), policy, render: config.render!, signal }), /<title>one \(ran\)<\/title>/);
+    // Two pages at once before any browser runs: still one launch.
+    const [one, two] = await Promise.all(['one', 'two'].map((title) => own.render({ page: page(title), policy, render: config.render!, signal })));
+    assert.match(one, /<title>one \(ran\)<\/title>/);
+    assert.match(two, /<title>two \(ran\)<\/title>/);
     const launched = [...chromiumChildren()].filter((pid) => !before.has(pid));
     assert.equal(launched.length, 1, 'one browser launched');
-    assert.match(await own.render({ page: page('two'), policy, render: config.render!, signal }), /<title>two \(ran\)<\/title>/);
+    assert.match(await own.render({ page: page('three'), policy, render: config.render!, signal }), /<title>three \(ran\)<\/title>/);
     assert.deepEqual([...chromiumChildren()].filter((pid) => !before.has(pid)), launched, 'the same browser renders the next page');
     await own.close();
     await waitFor(() => !chromiumChildren().has(launched[0]), 10_000, 'the browser to exit');
-    await assert.rejects(own.render({ page: page('three'), policy, render: config.render!, signal }), /the renderer is closed/);
+    await assert.rejects(own.render({ page: page('four'), policy, render: config.render!, signal }), /the renderer is closed/);
   });
 });

@@ -89,11 +89,20 @@ export class ChromiumRenderer {
     this.executablePath = assertChromium(options.executablePath);
   }
 
+  private launch(): Promise<Browser> {
+    return chromium.launch({ executablePath: this.executablePath, headless: true, args: CHROMIUM_ARGS });
+  }
+
+  /**
+   * The browser, launched once however many pages ask at the same time. One that died (or
+   * failed to start) is replaced by the first page that notices, and only by that one.
+   */
   private async browserReady(): Promise<Browser> {
     if (this.closed) throw new Error('the renderer is closed');
-    const current = await this.browser?.catch(() => undefined);
-    if (current?.isConnected()) return current;
-    this.browser = chromium.launch({ executablePath: this.executablePath, headless: true, args: CHROMIUM_ARGS });
+    const current = (this.browser ??= this.launch());
+    const browser = await current.catch(() => undefined);
+    if (browser?.isConnected()) return browser;
+    if (this.browser === current) this.browser = this.launch();
     return this.browser;
   }
 
