@@ -15,10 +15,9 @@ import { promisify } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { temporalBinaryPath } from '../src/temporal/project-paths';
-import { freeLoopbackPort } from '../src/workers/runtime';
 import { startCrawl } from '../src/client/crawl-client';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
-import { runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
+import { embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import type { PageRecord } from '../src/store/frontier-store';
 
@@ -80,12 +79,7 @@ describe('quick start: embedded dev server', () => {
   before(async () => {
     site = await startSyntheticSite({ pages: 200 });
     dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-cli-'));
-    env = {
-      TEMPORAL_ADDRESS: '',
-      CRAWLFLOW_DATA_DIR: dataDir,
-      CRAWLFLOW_DEV_SERVER_PORT: String(await freeLoopbackPort()),
-      CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeLoopbackPort()),
-    };
+    env = await embeddedServerEnv(dataDir);
   });
   after(async () => {
     await site?.close();

@@ -18,6 +18,8 @@ import type { ClaimedUrl, FrontierStore } from '../store/frontier-store';
 import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
 import { AddressGuard } from '../fetch/address-guard';
 import { fetchPage, type FetchedPage, type FetchPolicy } from '../fetch/fetch-page';
+import { markRendered, renderMatcher, type UrlMatcher } from '../policy/render-routing';
+import type { Transport } from '../fetch/transport';
 import { statusClass } from '../observability/metrics';
 import { compileExtractor, type Extractor } from '../parse/extract-fields';
 import { conditionalHeaders } from '../recrawl/change';
@@ -39,6 +41,23 @@ interface CrawlPolicy {
   page: PagePolicy;
   guard: AddressGuard;
   extractor: Extractor | undefined;
+  /** Which discovered URLs are queued for rendering (`render.match`); null when the crawl renders nothing. */
+  renders: UrlMatcher | null;
+}
+
+/**
+ * How a batch turns a URL into a page: fetched (fetch batches), or fetched and rendered in a
+ * browser (render batches, see render-batch.ts). Everything else about a batch is the same.
+ */
+export interface PageLoader {
+  /** Claims URLs enqueued for rendering (true) or for fetching. */
+  render: boolean;
+  /** `headers` are added to the page request (a recrawl's conditional headers). */
+  load(url: string, policy: FetchPolicy, config: CrawlConfig, signal: AbortSignal, headers: Record<string, string>): Promise<FetchedPage>;
+}
+
+export function fetchLoader(transport: Transport): PageLoader {
+  return { render: false, load: (url, policy, _config, signal, headers) => fetchPage(transport, url, policy, signal, headers) };
 }
 
 function throwIfCancelled(signal: AbortSignal): void {
@@ -55,8 +74,8 @@ async function cancellableSleep(ms: number, signal: AbortSignal): Promise<void> 
   }
 }
 
-export function createCrawlBatch(deps: ActivityDeps) {
-  const { stores, transport, robots, metrics, workerId, bodies } = deps;
+export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchLoader(deps.transport)) {
+  const { stores, robots, metrics, workerId, bodies } = deps;
   const queueGauge = metrics.queueLength.labels(workerId);
   /** One policy per crawl, rebuilt when seeds are added (they join the scope and the trusted seed addresses). */
   const policies = new Map<string, CrawlPolicy & { seeds: number }>();
@@ -68,6 +87,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
         page: buildPagePolicy(config),
         guard: AddressGuard.forCrawl(config),
         extractor: compileExtractor(config.extract),
+        renders: renderMatcher(config),
         seeds: config.seeds.length,
       };
       policies.set(crawlId, policy);
@@ -75,10 +95,10 @@ export function createCrawlBatch(deps: ActivityDeps) {
     return policy;
   }
 
-  async function attemptFetch(url: string, policy: FetchPolicy, signal: AbortSignal, headers: Record<string, string>): Promise<Attempt> {
-    const stopTimer = metrics.taskDuration.startTimer({ type: 'fetch' });
+  async function attemptFetch(url: string, policy: FetchPolicy, config: CrawlConfig, signal: AbortSignal, headers: Record<string, string>): Promise<Attempt> {
+    const stopTimer = metrics.taskDuration.startTimer({ type: loader.render ? 'render' : 'fetch' });
     try {
-      const page = await fetchPage(transport, url, policy, signal, headers);
+      const page = await loader.load(url, policy, config, signal, headers);
       stopTimer({ status: statusClass(page.status) });
       return { page };
     } catch (err) {
@@ -129,7 +149,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
       // wait, not added to it, so requests start at their slots whatever the store's latency.
       await cancellableSleep(reservedAt + slot.waitMs - Date.now(), signal);
 
-      const attempt = await attemptFetch(item.url, policy, signal, conditionalHeaders(context.recrawl?.previous));
+      const attempt = await attemptFetch(item.url, policy, config, signal, conditionalHeaders(context.recrawl?.previous));
       attempts += 1;
       const status = 'page' in attempt ? attempt.page.status : null;
       const error = 'error' in attempt ? attempt.error : null;
@@ -182,7 +202,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
       context.log.info('resuming batch from heartbeat', { batchId: input.batchId, processed: resumed.processed, attempt: context.info.attempt });
     }
 
-    const claimed = await store.claim(input.batchId, input.host, input.limit, input.config.maxPagesPerHost);
+    const claimed = await store.claim(input.batchId, input.host, input.limit, input.config.maxPagesPerHost, loader.render);
     // Each attempt writes its own file: what a failed attempt wrote is never referenced.
     const bodyWriter = input.config.storeBodies ? bodies.writer(input.crawlId, input.batchId, context.info.attempt) : undefined;
     const policy = policyFor(input.crawlId, input.config);
@@ -205,7 +225,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
         }
         const { record, discovered, dropped, capture } = result.outcome;
         if (bodyWriter && capture) record.bodyRef = await bodyWriter.append(captureRecords(capture, new Date(record.fetchedAt)));
-        const added = await store.complete(input.batchId, record, discovered);
+        const added = await store.complete(input.batchId, record, markRendered(discovered, policy.renders));
         countDropped(dropped, discovered.length - added);
         const outcome = record.error ? 'error' : record.skipped ? 'skipped' : 'fetched';
         metrics.pages.inc({ outcome, status_class: statusClass(record.status) });

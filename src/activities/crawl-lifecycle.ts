@@ -1,6 +1,7 @@
 /** The small activities around the batches: seeding the frontier, giving up a batch, finishing. */
 import type { BatchRef, BatchTotals, CrawlTotals, FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
 import { buildNormalizer } from '../policy/normalize-url';
+import { markRendered, renderMatcher } from '../policy/render-routing';
 import type { CrawlConfig } from '../shared/crawl-config';
 import type { FrontierEntry } from '../store/frontier-store';
 import type { StoreRegistry } from '../store/store-registry';
@@ -9,13 +10,14 @@ import { checkPreviousCrawl } from '../recrawl/previous-crawl';
 
 const SNAPSHOT_HOSTS = 200;
 
-/** Seeds under the crawl's normalization rules; scope and filters do not apply to them. */
-function seedEntries({ seeds, normalize }: Pick<CrawlConfig, 'seeds' | 'normalize'>): FrontierEntry[] {
-  const normalizeUrl = buildNormalizer(normalize);
-  return seeds.flatMap((seed) => {
+/** Seeds under the crawl's normalization rules (scope and filters do not apply to them), marked for rendering by `render.match`. */
+function seedEntries(config: Pick<CrawlConfig, 'seeds' | 'normalize' | 'render'>): FrontierEntry[] {
+  const normalizeUrl = buildNormalizer(config.normalize);
+  const entries = config.seeds.flatMap((seed) => {
     const url = normalizeUrl(seed);
     return url ? [{ url, host: new URL(url).host, depth: 0 }] : [];
   });
+  return markRendered(entries, renderMatcher(config));
 }
 
 export function createLifecycleActivities(stores: StoreRegistry) {

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
-import { InvalidCrawlConfigError, parseCrawlConfig, SCOPES, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
+import { InvalidCrawlConfigError, parseCrawlConfig, RENDER_WAIT_UNTIL, SCOPES, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
 import { TRAILING_SLASH_RULES } from '../policy/normalize-url';
 
 export interface CrawlFlags {
@@ -34,6 +34,11 @@ export interface CrawlFlags {
   storeBodies?: boolean;
   recrawlOf?: string;
   extract?: Record<string, string>;
+  render?: string[];
+  renderWaitUntil?: string;
+  renderTimeoutMs?: number;
+  renderTaskQueue?: string;
+  renderMaxConcurrentPages?: number;
 }
 
 /** Config field -> the flag that sets it, so errors name what the user typed. */
@@ -61,6 +66,11 @@ const FLAG_OF: Record<string, string> = {
   'normalize.trailingSlash': '--trailing-slash',
   recrawlOf: '--recrawl-of',
   extract: '--extract',
+  'render.match': '--render',
+  'render.waitUntil': '--render-wait-until',
+  'render.timeoutMs': '--render-timeout-ms',
+  'render.taskQueue': '--render-task-queue',
+  'render.maxConcurrentPages': '--render-max-concurrent-pages',
 };
 
 /** Commander's parser for integer flags (its error names the flag). */
@@ -103,7 +113,12 @@ export function addCrawlOptions(command: Command): Command {
     .option('--trailing-slash <rule>', `trailing slashes in paths: ${TRAILING_SLASH_RULES.join('|')} (default keep)`)
     .option('--extract <name=selector>', 'a field to extract from every page (repeatable): name=css-selector, or name=css-selector @attribute', extractField)
     .option('--store-bodies', 'keep the bodies of fetched HTML pages as WARC records (for `results --format warc`)')
-    .option('--recrawl-of <crawl-id>', 'compare with an earlier crawl: conditional requests, new/changed/unchanged/gone per URL');
+    .option('--recrawl-of <crawl-id>', 'compare with an earlier crawl: conditional requests, new/changed/unchanged/gone per URL')
+    .option('--render <pattern>', 'render URLs matching this pattern (same syntax as --include) in headless Chromium (repeatable)', collect)
+    .option('--render-wait-until <event>', `when a rendered page is done: ${RENDER_WAIT_UNTIL.join('|')} (default load)`)
+    .option('--render-timeout-ms <ms>', 'time to render one page (default 30000)', integer)
+    .option('--render-task-queue <name>', 'task queue of render batches (default crawlflow-render)')
+    .option('--render-max-concurrent-pages <n>', 'pages of this crawl rendered at once (default 2)', integer);
 }
 
 /** Commander's accumulator for repeatable flags. */
@@ -155,6 +170,13 @@ function fieldsFromFlags(seeds: string[], flags: CrawlFlags): Record<string, unk
     storeBodies: flags.storeBodies,
     recrawlOf: flags.recrawlOf,
     extract: flags.extract,
+    render: definedFields({
+      match: flags.render,
+      waitUntil: flags.renderWaitUntil,
+      timeoutMs: flags.renderTimeoutMs,
+      taskQueue: flags.renderTaskQueue,
+      maxConcurrentPages: flags.renderMaxConcurrentPages,
+    }),
   };
   return definedFields(fields) ?? {};
 }

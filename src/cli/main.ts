@@ -10,17 +10,19 @@ import { UnknownCrawlError } from '../results/export-jsonl';
 import { NoStoredBodiesError } from '../results/export-warc';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
 import { describeChanges } from '../results/change-summary';
-import { ENV } from '../shared/names';
+import { DEFAULT_RENDER_TASK_QUEUE, ENV } from '../shared/names';
+import { assertChromium, ChromiumMissingError, DEFAULT_CHROMIUM_PATH } from '../render/chromium-renderer';
+import { defaultDataDir } from '../temporal/project-paths';
 import { startSyntheticSite } from '../sites/synthetic-site';
 import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target';
-import { startWorkerHost } from '../workers/worker-host';
+import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
 import { commonOptions, print, storeConfigOf, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { StoreUnavailableError } from '../store/postgres-database';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
 import { checkContentOptions } from './content-options';
-import { addCrawlOptions, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, crawlRequestFrom, integer, UsageError, type CrawlFlags } from './crawl-options';
 import { runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 
@@ -76,6 +78,32 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
     }),
   );
   reportRun({ ...run, recrawl: config.recrawlOf !== undefined }, out, flags.format, flags.json);
+}
+
+interface WorkerFlags extends StoreFlags {
+  metricsAddress: string;
+}
+
+/** Runs a worker host (crawl or render worker) until it is stopped, with the embedded server if needed. */
+async function runWorker(flags: WorkerFlags, options: Pick<WorkerHostOptions, 'maxConcurrentBatches' | 'render'>): Promise<void> {
+  const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded: true });
+  try {
+    const host = await startWorkerHost({
+      target,
+      taskQueue: flags.taskQueue,
+      store: storeConfigOf(flags),
+      metricsAddress: flags.metricsAddress === 'off' ? null : flags.metricsAddress,
+      logger,
+      ...options,
+    });
+    logger.info(
+      { workerId: host.workerId, taskQueue: flags.taskQueue, store: host.store, metrics: host.metricsUrl, ui: target.uiUrl, render: options.render !== undefined },
+      'worker ready',
+    );
+    await host.done;
+  } finally {
+    await target.close();
+  }
 }
 
 function buildProgram(): Command {
@@ -136,23 +164,18 @@ function buildProgram(): Command {
   storeOption(commonOptions(program.command('worker').description('run a crawl worker (and the embedded dev server when TEMPORAL_ADDRESS is unset)')))
     .addOption(new Option('--metrics-address <host:port>', '/metrics endpoint, or "off"').env(ENV.metricsAddress).default('127.0.0.1:9464'))
     .option('--max-concurrent-batches <n>', 'batch activities run at once by this worker', (v) => Number(v), 64)
-    .action(async (flags: StoreFlags & { metricsAddress: string; maxConcurrentBatches: number }) => {
-      const store = storeConfigOf(flags);
-      const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded: true });
-      try {
-        const host = await startWorkerHost({
-          target,
-          taskQueue: flags.taskQueue,
-          store,
-          metricsAddress: flags.metricsAddress === 'off' ? null : flags.metricsAddress,
-          maxConcurrentBatches: flags.maxConcurrentBatches,
-          logger,
-        });
-        logger.info({ workerId: host.workerId, taskQueue: flags.taskQueue, store: host.store, metrics: host.metricsUrl, ui: target.uiUrl }, 'worker ready');
-        await host.done;
-      } finally {
-        await target.close();
-      }
+    .action((flags: WorkerFlags & { maxConcurrentBatches: number }) => runWorker(flags, { maxConcurrentBatches: flags.maxConcurrentBatches }));
+
+  storeOption(program.command('render-worker'))
+    .description('run a render worker: renders the pages of crawls with `render` set in headless Chromium (polls the render task queue only)')
+    .addOption(new Option('--task-queue <name>', 'the render task queue (the crawls\' render.taskQueue)').env(ENV.renderTaskQueue).default(DEFAULT_RENDER_TASK_QUEUE))
+    .addOption(new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir()))
+    .addOption(new Option('--metrics-address <host:port>', '/metrics endpoint, or "off"').env(ENV.renderMetricsAddress).default('127.0.0.1:9465'))
+    .option('--max-concurrent-pages <n>', 'pages this worker renders at once (one Chromium, one context per page)', integer, 4)
+    .option('--chromium <path>', 'the Chromium executable', DEFAULT_CHROMIUM_PATH)
+    .action((flags: WorkerFlags & { maxConcurrentPages: number; chromium: string }) => {
+      if (flags.maxConcurrentPages < 1) throw new UsageError('--max-concurrent-pages: must be at least 1');
+      return runWorker(flags, { maxConcurrentBatches: flags.maxConcurrentPages, render: { executablePath: assertChromium(flags.chromium) } });
     });
 
   addControlCommands(program);
@@ -178,7 +201,13 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_INTERRUPTED;
     }
-    if (err instanceof NoTemporalServerError || err instanceof UnknownCrawlError || err instanceof StoreUnavailableError || err instanceof NoStoredBodiesError) {
+    if (
+      err instanceof NoTemporalServerError ||
+      err instanceof UnknownCrawlError ||
+      err instanceof StoreUnavailableError ||
+      err instanceof NoStoredBodiesError ||
+      err instanceof ChromiumMissingError
+    ) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_FAILURE;
     }

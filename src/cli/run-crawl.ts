@@ -1,7 +1,8 @@
 /**
  * `crawlflow crawl`: start a crawl (or attach to it), follow it to the end, write its
  * results. With the embedded default it also runs the Temporal dev server and a worker in
- * this process; with TEMPORAL_ADDRESS it relies on the cluster's workers.
+ * this process (and a render worker on the crawl's render task queue when it renders); with
+ * TEMPORAL_ADDRESS it relies on the cluster's workers.
  */
 import type { ClientPlugin } from '@temporalio/client';
 import type { Logger } from '../observability/logger';
@@ -13,6 +14,7 @@ import type { CrawlConfig, CrawlInput } from '../shared/crawl-config';
 import type { CrawlSummary } from '../shared/crawl-types';
 import type { StoreConfig } from '../store/store-url';
 import { followProgress } from './progress';
+import { assertChromium } from '../render/chromium-renderer';
 
 export interface RunCrawlOptions {
   crawlId: string;
@@ -42,8 +44,10 @@ export class WorkerStoppedError extends Error {
 export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
   const target = await resolveTemporalTarget({ dataDir: options.dataDir, startEmbedded: true });
   let host: WorkerHost | undefined;
+  let renderHost: WorkerHost | undefined;
   try {
     if (target.embedded) {
+      if (options.config.render) assertChromium();
       host = await startWorkerHost({
         target,
         taskQueue: options.taskQueue,
@@ -51,6 +55,16 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
         metricsAddress: options.metricsAddress,
         logger: options.logger,
       });
+      if (options.config.render) {
+        renderHost = await startWorkerHost({
+          target,
+          taskQueue: options.config.render.taskQueue,
+          store: options.store,
+          metricsAddress: null,
+          logger: options.logger,
+          render: {},
+        });
+      }
     }
     const client = await connectClient(target, options.clientPlugins);
     try {
@@ -74,6 +88,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
       await client.connection.close();
     }
   } finally {
+    await renderHost?.stop();
     await host?.stop();
     await target.close();
   }

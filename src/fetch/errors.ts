@@ -15,6 +15,8 @@ export const FETCH_ERROR_CODES = [
   'bad-redirect',
   'blocked-address',
   'network',
+  // A page whose scripts the browser could not run to the end (see src/render).
+  'render-failed',
 ] as const;
 
 export type FetchErrorCode = (typeof FETCH_ERROR_CODES)[number];

@@ -76,6 +76,13 @@ export class CrawlMetrics {
     registers: [this.registry],
   });
 
+  readonly renderBlocked = new Counter({
+    name: 'crawler_render_blocked_requests_total',
+    help: 'Requests of rendered pages that were refused, by reason: out-of-scope, scheme, method, resource-type, too-many-requests, navigation, websocket.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly frontierQueued = new Gauge({
     name: 'crawler_frontier_queued',
     help: 'URLs waiting in the frontiers of the crawls this worker is running batches for (latest snapshot of each).',

@@ -9,6 +9,7 @@ import { DEFAULT_NORMALIZE_RULES, TRAILING_SLASH_RULES } from '../policy/normali
 import { compileUrlPattern, InvalidUrlPatternError } from '../policy/url-patterns';
 import { MEDIA_RANGE } from '../policy/content-type';
 import { contentFields } from './content-config';
+import { DEFAULT_RENDER_TASK_QUEUE } from './names';
 
 function parsedUrl(value: string): URL | undefined {
   try {
@@ -37,20 +38,22 @@ const duration = z
 
 const count = (min: number, max: number) => z.number().int().min(min).max(max);
 
-/** Include/exclude patterns: each one compiled here, so a bad one is refused with its index. */
-const urlPatterns = z
-  .array(
-    z.string().superRefine((pattern, ctx) => {
-      try {
-        compileUrlPattern(pattern);
-      } catch (err) {
-        if (!(err instanceof InvalidUrlPatternError)) throw err;
-        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(pattern)}: ${err.message}` });
-      }
-    }),
-  )
-  .max(1_000)
-  .default([]);
+/** One URL pattern (src/policy/url-patterns.ts), compiled here so a bad one is refused with its index. */
+const urlPattern = z
+  .string()
+  .min(1)
+  .max(2_048)
+  .superRefine((pattern, ctx) => {
+    try {
+      compileUrlPattern(pattern);
+    } catch (err) {
+      if (!(err instanceof InvalidUrlPatternError)) throw err;
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(pattern)}: ${err.message}` });
+    }
+  });
+
+/** Include/exclude patterns. */
+const urlPatterns = z.array(urlPattern).max(1_000).default([]);
 
 /** Discovery and scope settings (docs/discovery-and-scope.md). */
 const discoveryFields = {
@@ -94,6 +97,27 @@ const discoveryFields = {
     .strict()
     .prefault({}),
 };
+
+export const RENDER_WAIT_UNTIL = ['load', 'domcontentloaded', 'networkidle'] as const;
+
+/** Pages rendered in headless Chromium by render workers (see docs/rendering.md). */
+const renderSchema = z
+  .object({
+    /** URLs (as queued, normalized) rendered instead of only fetched: the same patterns as `include`. */
+    match: z.array(urlPattern, { error: 'needs at least one URL pattern' }).min(1, 'needs at least one URL pattern').max(100),
+    /** When a rendered page counts as loaded. */
+    waitUntil: z.enum(RENDER_WAIT_UNTIL).default('load'),
+    /** Time for the browser to load and run one page, on top of fetching its HTML. */
+    timeoutMs: count(1_000, 600_000).default(30_000),
+    /** The task queue render batches are scheduled on (polled by `crawlflow render-worker`). */
+    taskQueue: z.string().min(1).max(200).default(DEFAULT_RENDER_TASK_QUEUE),
+    /** Pages of this crawl rendered at once, across all render workers (render batches in flight). */
+    maxConcurrentPages: count(1, 256).default(2),
+    /** Subresource requests (scripts, XHR/fetch, frames) one rendered page may make; more are blocked. */
+    maxRequestsPerPage: count(0, 10_000).default(100),
+  })
+  .strict();
+export type RenderConfig = z.output<typeof renderSchema>;
 
 export const SCOPES = ['host', 'domain', 'prefix'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -150,6 +174,8 @@ export const crawlConfigSchema = z
     ...discoveryFields,
     /** Extraction, body storage and incremental recrawl: see content-config.ts. */
     ...contentFields,
+    /** Unset: no page is rendered. */
+    render: renderSchema.optional(),
   })
   .strict();
 
@@ -186,7 +212,9 @@ function firstIssueOr<T>(result: z.ZodSafeParseResult<T>, prefix?: string): T {
   if (result.success) return result.data;
   const [issue] = result.error.issues;
   const path = [prefix, ...issue.path].filter((part) => part !== undefined).join('.');
-  const field = path || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : 'input');
+  // An unknown key is named with its path (`render.mach`), so nested typos are found.
+  const unknown = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => (path ? `${path}.${key}` : key)).join(', ') : undefined;
+  const field = unknown ?? (path || 'input');
   throw new InvalidCrawlConfigError(field, issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message);
 }
 

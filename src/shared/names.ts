@@ -9,6 +9,8 @@ export const DEFAULT_NAMESPACE = 'default';
 /** Environment variables read by the CLI and workers (besides the SDK's TEMPORAL_*). */
 export const ENV = {
   taskQueue: 'CRAWLFLOW_TASK_QUEUE',
+  renderTaskQueue: 'CRAWLFLOW_RENDER_TASK_QUEUE',
+  renderMetricsAddress: 'CRAWLFLOW_RENDER_METRICS_ADDRESS',
   dataDir: 'CRAWLFLOW_DATA_DIR',
   /** Where frontier stores live: unset for SQLite files under the data dir, or a postgres:// URL. */
   storeUrl: 'CRAWLFLOW_STORE_URL',
@@ -19,3 +21,6 @@ export const ENV = {
   logLevel: 'CRAWLFLOW_LOG_LEVEL',
   logFormat: 'CRAWLFLOW_LOG_FORMAT',
 } as const;
+
+/** The task queue of render batches (pages rendered in Chromium), polled by render workers only. */
+export const DEFAULT_RENDER_TASK_QUEUE = 'crawlflow-render';

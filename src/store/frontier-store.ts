@@ -18,6 +18,11 @@ export interface FrontierEntry {
   url: string;
   host: string;
   depth: number;
+  /**
+   * Rendered in a browser by a render batch (the crawl's `render.match` said so when the URL
+   * was found), not fetched by a fetch batch. Decided once, at enqueue; absent means fetch.
+   */
+  render?: boolean;
 }
 
 /** The `skipped` reason of a URL its host's page cap (`maxPagesPerHost`) left unfetched. */
@@ -66,7 +71,10 @@ export type ChangeTotals = Record<ChangeKind, number>;
 
 export interface HostBacklog {
   host: string;
+  /** Every unclaimed URL of the host, to fetch or to render. */
   queued: number;
+  /** How many of `queued` are to be rendered; absent when none. */
+  rendering?: number;
 }
 
 /**
@@ -112,8 +120,10 @@ export interface FrontierStore {
    * handed out with `skipped: 'host-page-cap'`, still within `limit`, so the batch records
    * them as skipped. They are not left queued: the workflow would keep scheduling a host
    * whose backlog can never be claimed, and every URL still counts against `maxPages`.
+   * A fetch batch claims only URLs enqueued without `render`, a render batch (`render`
+   * true) only those enqueued with it; the page cap counts both.
    */
-  claim(batchId: string, host: string, limit: number, maxPagesPerHost?: number): Promise<ClaimedUrl[]>;
+  claim(batchId: string, host: string, limit: number, maxPagesPerHost?: number, render?: boolean): Promise<ClaimedUrl[]>;
   complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number>;
   /**
    * Puts a batch's unfinished URLs back in the queue for a later batch; `retried` is the URL

@@ -15,6 +15,7 @@ import {
   type FrontierEntry,
   type FrontierSnapshot,
   type FrontierStore,
+  type HostBacklog,
   type PageRecord,
   type RobotsRecord,
   type SlotReservation,
@@ -52,7 +53,8 @@ const SCHEMA = `
     last_modified TEXT,
     content_hash TEXT,
     change TEXT,
-    body_ref TEXT
+    body_ref TEXT,
+    render INTEGER NOT NULL DEFAULT 0
   );
   CREATE INDEX IF NOT EXISTS urls_by_host_state ON urls (host, state, id);
   CREATE INDEX IF NOT EXISTS urls_by_batch ON urls (batch_id) WHERE batch_id IS NOT NULL;
@@ -60,6 +62,7 @@ const SCHEMA = `
     host TEXT PRIMARY KEY,
     queued INTEGER NOT NULL DEFAULT 0,
     taken INTEGER NOT NULL DEFAULT 0,
+    render_queued INTEGER NOT NULL DEFAULT 0,
     next_request_at INTEGER NOT NULL DEFAULT 0,
     robots_status INTEGER,
     robots_body TEXT,
@@ -71,30 +74,44 @@ const SCHEMA = `
 `;
 
 /**
- * Files written before the per-host cap lack `hosts.taken`: add it, counted from the rows.
- * In an immediate transaction, so two workers opening one old file migrate it once.
+ * Brings a file written by an older version up to date: runs `migration` when `table` lacks
+ * `column`. In an immediate transaction, so two workers opening one old file migrate it once.
  */
-function addTakenColumn(db: Database.Database): void {
+function addMissingColumn(db: Database.Database, table: string, column: string, migration: string): void {
   db.transaction(() => {
-    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('hosts');
-    if (columns.includes('taken')) return;
-    db.exec(`
-      ALTER TABLE hosts ADD COLUMN taken INTEGER NOT NULL DEFAULT 0;
-      UPDATE hosts SET taken = (SELECT count(*) FROM urls WHERE urls.host = hosts.host AND state <> ${QUEUED} AND skipped IS NOT '${HOST_PAGE_CAP}');
-    `);
+    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(table);
+    if (!columns.includes(column)) db.exec(migration);
   }).immediate();
 }
 
-/** Columns added after the first release (extraction, recrawl, stored bodies), all nullable TEXT. */
+/** Columns added for extraction, recrawl and stored bodies, all nullable TEXT. */
 const CONTENT_COLUMNS = ['fields', 'etag', 'last_modified', 'content_hash', 'change', 'body_ref'];
 
-/** Files written before those columns existed get them (NULL in old rows), once, like `addTakenColumn`. */
-function addContentColumns(db: Database.Database): void {
-  db.transaction(() => {
-    const columns = new Set(db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('urls'));
-    for (const column of CONTENT_COLUMNS) if (!columns.has(column)) db.exec(`ALTER TABLE urls ADD COLUMN ${column} TEXT`);
-  }).immediate();
+function migrate(db: Database.Database): void {
+  // Files written before the per-host cap lack `hosts.taken`: add it, counted from the rows.
+  addMissingColumn(
+    db,
+    'hosts',
+    'taken',
+    `ALTER TABLE hosts ADD COLUMN taken INTEGER NOT NULL DEFAULT 0;
+     UPDATE hosts SET taken = (SELECT count(*) FROM urls WHERE urls.host = hosts.host AND state <> ${QUEUED} AND skipped IS NOT '${HOST_PAGE_CAP}');`,
+  );
+  // Files written before rendering: every URL in them was queued to be fetched, as the defaults say.
+  addMissingColumn(
+    db,
+    'urls',
+    'render',
+    `ALTER TABLE urls ADD COLUMN render INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE hosts ADD COLUMN render_queued INTEGER NOT NULL DEFAULT 0;`,
+  );
+  // Files written before extraction, recrawl and stored bodies: their columns, NULL in old rows.
+  for (const column of CONTENT_COLUMNS) addMissingColumn(db, 'urls', column, `ALTER TABLE urls ADD COLUMN ${column} TEXT`);
+  // Claims select by (host, kind): fetch batches must not step over a host's render backlog.
+  db.exec('CREATE INDEX IF NOT EXISTS urls_by_host_kind_state ON urls (host, render, state, id)');
 }
+
+/** Queued URLs added (or, negative, taken away) per host: all of them, and those to render. */
+type QueuedChange = { n: number; render: number };
 
 const RECORDS_PAGE = 500;
 
@@ -123,13 +140,13 @@ export class SqliteFrontierStore implements FrontierStore {
     // Several worker processes may share the file: wait for a writer instead of failing.
     this.db.pragma('busy_timeout = 10000');
     this.db.exec(SCHEMA);
-    addTakenColumn(this.db);
-    addContentColumns(this.db);
+    migrate(this.db);
     const db = this.db;
     const s = {
-      insertUrl: db.prepare('INSERT INTO urls (url, host, depth) VALUES (?, ?, ?) ON CONFLICT (url) DO NOTHING'),
+      insertUrl: db.prepare('INSERT INTO urls (url, host, depth, render) VALUES (?, ?, ?, ?) ON CONFLICT (url) DO NOTHING'),
       addQueued: db.prepare(
-        'INSERT INTO hosts (host, queued) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET queued = queued + excluded.queued',
+        `INSERT INTO hosts (host, queued, render_queued) VALUES (?, ?, ?)
+         ON CONFLICT (host) DO UPDATE SET queued = queued + excluded.queued, render_queued = render_queued + excluded.render_queued`,
       ),
       bumpVersion: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'version'"),
       version: db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck(),
@@ -137,7 +154,7 @@ export class SqliteFrontierStore implements FrontierStore {
       batchSize: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ?').pluck(),
       claimQueued: db.prepare(
         `UPDATE urls SET state = ${CLAIMED}, batch_id = ?, skipped = ?
-         WHERE id IN (SELECT id FROM urls WHERE host = ? AND state = ${QUEUED} ORDER BY id LIMIT ?)
+         WHERE id IN (SELECT id FROM urls WHERE host = ? AND render = ? AND state = ${QUEUED} ORDER BY id LIMIT ?)
          RETURNING id, url, depth, attempts, skipped`,
       ),
       taken: db.prepare('SELECT taken FROM hosts WHERE host = ?').pluck(),
@@ -150,7 +167,7 @@ export class SqliteFrontierStore implements FrontierStore {
          WHERE url = @url AND batch_id = @batchId AND state = ${CLAIMED}`,
       ),
       unfinishedByHost: db.prepare(
-        `SELECT host, count(*) AS n, sum(skipped IS NULL) AS taken FROM urls WHERE batch_id = ? AND state = ${CLAIMED} GROUP BY host`,
+        `SELECT host, count(*) AS n, sum(render) AS render, sum(skipped IS NULL) AS taken FROM urls WHERE batch_id = ? AND state = ${CLAIMED} GROUP BY host`,
       ),
       setAttempts: db.prepare(`UPDATE urls SET attempts = ? WHERE url = ? AND batch_id = ? AND state = ${CLAIMED}`),
       releaseBatch: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL, skipped = NULL WHERE batch_id = ? AND state = ${CLAIMED}`),
@@ -158,7 +175,9 @@ export class SqliteFrontierStore implements FrontierStore {
       abandonBatch: db.prepare(
         `UPDATE urls SET state = ${DONE}, error = iif(skipped IS NULL, ?, NULL), fetched_at = ? WHERE batch_id = ? AND state = ${CLAIMED}`,
       ),
-      claimedByHost: db.prepare(`SELECT host, count(*) AS n, sum(skipped IS NULL) AS taken FROM urls WHERE state = ${CLAIMED} GROUP BY host`),
+      claimedByHost: db.prepare(
+        `SELECT host, count(*) AS n, sum(render) AS render, sum(skipped IS NULL) AS taken FROM urls WHERE state = ${CLAIMED} GROUP BY host`,
+      ),
       releaseAll: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL, skipped = NULL WHERE state = ${CLAIMED}`),
       nextRequestAt: db.prepare('SELECT next_request_at FROM hosts WHERE host = ?').pluck(),
       setNextRequestAt: db.prepare(
@@ -174,7 +193,7 @@ export class SqliteFrontierStore implements FrontierStore {
          ON CONFLICT (host) DO UPDATE SET robots_status = excluded.robots_status, robots_body = excluded.robots_body,
            robots_fetched_at = excluded.robots_fetched_at`,
       ),
-      backlog: db.prepare('SELECT host, queued FROM hosts WHERE queued > 0 ORDER BY queued DESC, host LIMIT ?'),
+      backlog: db.prepare('SELECT host, queued, render_queued AS rendering FROM hosts WHERE queued > 0 ORDER BY queued DESC, host LIMIT ?'),
       totalQueued: db.prepare('SELECT coalesce(sum(queued), 0) FROM hosts WHERE queued > 0').pluck(),
       batchTotals: db.prepare(
         `SELECT count(*) AS processed,
@@ -206,39 +225,42 @@ export class SqliteFrontierStore implements FrontierStore {
     };
     this.statements = s;
 
-    const addQueuedByHost = (counts: Map<string, number>): void => {
-      for (const [host, n] of counts) s.addQueued.run(host, n);
+    const addQueuedByHost = (counts: Map<string, QueuedChange>): void => {
+      for (const [host, { n, render }] of counts) s.addQueued.run(host, n, render);
       if (counts.size > 0) s.bumpVersion.run();
     };
     const insertEntries = (entries: readonly FrontierEntry[]): number => {
-      const added = new Map<string, number>();
+      const added = new Map<string, QueuedChange>();
+      let total = 0;
       for (const entry of entries) {
-        if (s.insertUrl.run(entry.url, entry.host, entry.depth).changes === 1) {
-          added.set(entry.host, (added.get(entry.host) ?? 0) + 1);
+        const render = entry.render === true ? 1 : 0;
+        if (s.insertUrl.run(entry.url, entry.host, entry.depth, render).changes === 1) {
+          const change = added.get(entry.host) ?? { n: 0, render: 0 };
+          added.set(entry.host, { n: change.n + 1, render: change.render + render });
+          total += 1;
         }
       }
       addQueuedByHost(added);
-      let total = 0;
-      for (const n of added.values()) total += n;
       return total;
     };
-    const requeueUnfinished = (rows: Array<{ host: string; n: number; taken: number }>): void => {
-      addQueuedByHost(new Map(rows.map((row) => [row.host, row.n])));
+    const requeueUnfinished = (rows: Array<{ host: string; n: number; render: number; taken: number }>): void => {
+      addQueuedByHost(new Map(rows.map((row) => [row.host, { n: row.n, render: row.render }])));
       for (const row of rows) s.addTaken.run(-row.taken, row.host);
     };
 
     this.enqueueTx = db.transaction(insertEntries);
-    const claimQueued = (batchId: string, host: string, n: number, skipped: string | null): ClaimRow[] =>
-      n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, n) as Array<ClaimRow & { id: number }>).sort((a, b) => a.id - b.id);
-    this.claimTx = db.transaction((batchId: string, host: string, limit: number, maxPagesPerHost: number): ClaimedUrl[] => {
+    this.claimTx = db.transaction((batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1): ClaimedUrl[] => {
+      const claimQueued = (n: number, skipped: string | null): ClaimRow[] =>
+        n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, render, n) as Array<ClaimRow & { id: number }>).sort((a, b) => a.id - b.id);
       const own = s.ownClaims.all(batchId, CLAIMED) as ClaimRow[];
       const room = limit - (s.batchSize.get(batchId) as number);
       if (room <= 0) return own.map(toClaimed);
       const capRoom = Math.max(0, maxPagesPerHost - ((s.taken.get(host) as number | undefined) ?? 0));
-      const fresh = claimQueued(batchId, host, Math.min(room, capRoom), null);
-      const capped = fresh.length === capRoom ? claimQueued(batchId, host, room - fresh.length, HOST_PAGE_CAP) : [];
+      const fresh = claimQueued(Math.min(room, capRoom), null);
+      const capped = fresh.length === capRoom ? claimQueued(room - fresh.length, HOST_PAGE_CAP) : [];
       if (fresh.length > 0) s.addTaken.run(fresh.length, host);
-      if (fresh.length + capped.length > 0) addQueuedByHost(new Map([[host, -(fresh.length + capped.length)]]));
+      const n = fresh.length + capped.length;
+      if (n > 0) addQueuedByHost(new Map([[host, { n: -n, render: -n * render }]]));
       return [...own, ...fresh, ...capped].map(toClaimed);
     });
     this.completeTx = db.transaction((batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]) => {
@@ -254,12 +276,12 @@ export class SqliteFrontierStore implements FrontierStore {
     });
     this.releaseTx = db.transaction((batchId: string, retried?: { url: string; attempts: number }) => {
       if (retried) s.setAttempts.run(retried.attempts, retried.url, batchId);
-      requeueUnfinished(s.unfinishedByHost.all(batchId) as Array<{ host: string; n: number; taken: number }>);
+      requeueUnfinished(s.unfinishedByHost.all(batchId) as Array<{ host: string; n: number; render: number; taken: number }>);
       return s.releaseBatch.run(batchId).changes;
     });
     this.abandonTx = db.transaction((batchId: string, error: string, at: string) => s.abandonBatch.run(error, at, batchId).changes);
     this.releaseAllTx = db.transaction(() => {
-      requeueUnfinished(s.claimedByHost.all() as Array<{ host: string; n: number; taken: number }>);
+      requeueUnfinished(s.claimedByHost.all() as Array<{ host: string; n: number; render: number; taken: number }>);
       return s.releaseAll.run().changes;
     });
     this.goneTx = db.transaction((entries: readonly FrontierEntry[], at: string) => {
@@ -280,8 +302,8 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.enqueueTx.immediate(entries);
   }
 
-  async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER): Promise<ClaimedUrl[]> {
-    return this.claimTx.immediate(batchId, host, limit, maxPagesPerHost);
+  async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false): Promise<ClaimedUrl[]> {
+    return this.claimTx.immediate(batchId, host, limit, maxPagesPerHost, render ? 1 : 0);
   }
 
   async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {
@@ -323,7 +345,9 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.db.transaction(() => ({
       version: this.statements.version.get() as number,
       queued: this.statements.totalQueued.get() as number,
-      hosts: this.statements.backlog.all(maxHosts) as FrontierSnapshot['hosts'],
+      hosts: (this.statements.backlog.all(maxHosts) as Array<Required<HostBacklog>>).map(({ host, queued, rendering }) =>
+        rendering > 0 ? { host, queued, rendering } : { host, queued },
+      ),
     }))();
   }
 

@@ -1,10 +1,14 @@
 /**
  * A crawl worker: registers the crawlSession workflow and the crawl activities on one task
- * queue, with the options that liveness and shutdown depend on.
+ * queue, with the options that liveness and shutdown depend on. A render worker (`render`
+ * set) is the same process shape on the render task queue: it registers `renderBatch` only,
+ * no workflows, and owns one Chromium, closed when the worker stops.
  */
 import { hostname } from 'node:os';
 import { NativeConnection, Worker, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { createRenderActivities } from '../activities/render-batch';
+import { ChromiumRenderer, type ChromiumRendererOptions } from '../render/chromium-renderer';
 import { RobotsCache } from '../fetch/robots';
 import { UndiciTransport } from '../fetch/transport';
 import type { CrawlMetrics } from '../observability/metrics';
@@ -26,6 +30,8 @@ export interface CrawlWorkerOptions {
   identity?: string;
   /** E.g. the OpenTelemetry plugin, for trace propagation. */
   plugins?: WorkerPlugin[];
+  /** Makes this a render worker: `maxConcurrentBatches` is then the pages it renders at once. */
+  render?: ChromiumRendererOptions;
 }
 
 export interface CrawlWorker {
@@ -38,6 +44,8 @@ export interface CrawlWorker {
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;
+/** A render worker's default: each page is a Chromium renderer process of ~100 MB or more. */
+const RENDER_PAGES_AT_ONCE = 4;
 /** Silence allowed while waiting for headers or body bytes; a crawl's timeoutMs caps the total. */
 const IDLE_TIMEOUT_MS = 120_000;
 
@@ -63,23 +71,34 @@ export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<Cr
 async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, backend: StoreBackend): Promise<CrawlWorker> {
   const stores = new StoreRegistry(backend.open);
   const transport = new UndiciTransport({ connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, connectionsPerOrigin: 64 });
-  const activities = createActivities({
+  const deps = {
     stores,
     transport,
     robots: new RobotsCache(transport, CONNECT_TIMEOUT_MS * 2),
     metrics: options.metrics,
     workerId,
     bodies: new FileBodyStore(options.store.dataDir),
-  });
+  };
+  const renderer =
+    options.render &&
+    new ChromiumRenderer(transport, {
+      ...options.render,
+      onBlocked: (blocked) => {
+        options.metrics.renderBlocked.inc({ reason: blocked.reason });
+        options.render?.onBlocked?.(blocked);
+      },
+    });
+  const activities = renderer ? createRenderActivities(deps, renderer) : createActivities(deps);
   const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     identity: workerId,
     plugins: options.plugins,
-    ...workflowCode(),
+    // A render worker runs no workflows.
+    ...(renderer ? {} : workflowCode()),
     activities,
-    maxConcurrentActivityTaskExecutions: options.maxConcurrentBatches ?? 64,
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentBatches ?? (renderer ? RENDER_PAGES_AT_ONCE : 64),
     // Cancellation reaches an activity only with a heartbeat response: send them every second
     // so a cancelled crawl aborts its requests within about a second.
     maxHeartbeatThrottleInterval: '1s',
@@ -102,6 +121,7 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
       try {
         await worker.run();
       } finally {
+        await renderer?.close();
         await stores.closeAll();
         await backend.close();
         await transport.close();

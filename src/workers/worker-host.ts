@@ -14,6 +14,7 @@ import type { TemporalTarget } from '../temporal/target';
 import { ensureSearchAttributes } from '../temporal/search-attributes-setup';
 import { installTracing } from '../observability/tracing';
 import { createCrawlWorker } from './crawl-worker';
+import type { ChromiumRendererOptions } from '../render/chromium-renderer';
 import { installRuntime } from './runtime';
 
 export interface WorkerHostOptions {
@@ -24,6 +25,8 @@ export interface WorkerHostOptions {
   metricsAddress: string | null;
   maxConcurrentBatches?: number;
   logger: Logger;
+  /** Run a render worker (renderBatch only, one Chromium) instead of a crawl worker. */
+  render?: ChromiumRendererOptions;
 }
 
 export interface WorkerHost {
@@ -66,6 +69,7 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
     store: options.store,
     metrics,
     maxConcurrentBatches: options.maxConcurrentBatches,
+    render: options.render,
     plugins: [installTracing(options.logger, 'crawlflow-worker').plugin],
   });
   // The server's view of this queue's backlog (temporal_task_queue_backlog_*), on the same

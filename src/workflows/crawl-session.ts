@@ -22,6 +22,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CrawlActivities } from '../activities';
+import type { RenderActivities } from '../activities/render-batch';
 import {
   InvalidCrawlConfigError,
   parseCrawlConfig,
@@ -31,7 +32,7 @@ import {
   type CrawlInput,
   type CrawlLimits,
 } from '../shared/crawl-config';
-import type { BatchResult, BatchTotals, CrawlProgress, CrawlStatus, CrawlSummary, FrontierSnapshot, HostState } from '../shared/crawl-types';
+import type { BatchResult, BatchTotals, CrawlBatchInput, CrawlProgress, CrawlStatus, CrawlSummary, FrontierSnapshot, HostState } from '../shared/crawl-types';
 import {
   addSeedsUpdate,
   frontierQuery,
@@ -43,6 +44,7 @@ import {
   stopUpdate,
 } from '../shared/messages';
 import { addTotals, describeProgress, emptyTotals, indexedAttributes } from './crawl-state';
+import { backlogLanes, RENDER_QUEUE_PATCH, renderBatchOptions, type Lane } from './render-lanes';
 
 /** What one run hands to the next across continue-as-new: counters and cursors only. */
 export interface CarriedState {
@@ -144,7 +146,9 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
     ...continued,
   };
 
-  const inFlight = new Map<string, { host: string; limit: number }>();
+  // Only crawls that render schedule render batches; the marker is recorded only for them.
+  const renders = config.render !== undefined && patched(RENDER_QUEUE_PATCH);
+  const inFlight = new Map<string, { host: string; limit: number; render?: boolean }>();
   /** URLs handed to batches since the current snapshot arrived, per host. */
   let launchedSinceSnapshot = new Map<string, number>();
   let changed = false;
@@ -256,15 +260,31 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
     addTotals(state.totals, await lifecycle.abandonBatch({ crawlId, batchId }));
   };
 
-  const launch = (host: string, limit: number): void => {
+  const renderBatches = (): number => {
+    let n = 0;
+    for (const batch of inFlight.values()) if (batch.render) n += 1;
+    return n;
+  };
+
+  /** A render batch runs on the render task queue; a fetch batch on the workflow's own. */
+  const startBatch = (lane: Lane, input: CrawlBatchInput, summary: string): Promise<BatchResult> => {
+    if (lane.render && input.config.render) {
+      const { renderBatch } = proxyActivities<RenderActivities>({ ...renderBatchOptions(input.config, input.config.render, batchOptions(input.config)), summary });
+      return renderBatch(input);
+    }
+    const { crawlBatch } = proxyActivities<CrawlActivities>({ ...batchOptions(input.config), summary });
+    return crawlBatch(input);
+  };
+
+  const launch = (lane: Lane, limit: number): void => {
+    const { host } = lane;
     state.batchSeq += 1;
     const batchId = `${crawlId}/batch-${state.batchSeq}`;
-    inFlight.set(batchId, { host, limit });
-    launchedSinceSnapshot.set(host, (launchedSinceSnapshot.get(host) ?? 0) + limit);
+    inFlight.set(batchId, lane.render ? { host, limit, render: true } : { host, limit });
+    launchedSinceSnapshot.set(lane.key, (launchedSinceSnapshot.get(lane.key) ?? 0) + limit);
     const config = batchConfig();
-    const summary = `${host} · batch ${state.batchSeq} · up to ${limit} URLs`;
-    const { crawlBatch } = proxyActivities<CrawlActivities>({ ...batchOptions(config), summary });
-    crawlBatch({ crawlId, batchId, host, limit, config })
+    const summary = `${host} · ${lane.render ? 'render ' : ''}batch ${state.batchSeq} · up to ${limit} URLs`;
+    startBatch(lane, { crawlId, batchId, host, limit, config }, summary)
       .then(onBatchDone, (err: unknown) => onBatchFailed(batchId, err))
       .finally(() => {
         inFlight.delete(batchId);
@@ -276,17 +296,21 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
   const launchReady = (): void => {
     const { concurrency, perHostConcurrency } = state.limits;
     const now = Date.now();
-    const candidates = state.frontier.hosts.filter(({ host }) => (state.hostReadyAt[host] ?? 0) <= now);
+    const candidates = backlogLanes(
+      state.frontier.hosts.filter(({ host }) => (state.hostReadyAt[host] ?? 0) <= now),
+      renders,
+    );
     for (let launched = true; launched; ) {
       launched = false;
-      for (const { host, queued } of candidates) {
+      for (const lane of candidates) {
         const budget = budgetLeft();
         if (inFlight.size >= concurrency || budget <= 0) return;
-        const estimate = queued - (launchedSinceSnapshot.get(host) ?? 0);
-        const hostSlots = perHostConcurrency - hostBatches(host);
+        const estimate = lane.queued - (launchedSinceSnapshot.get(lane.key) ?? 0);
+        const hostSlots = perHostConcurrency - hostBatches(lane.host);
         if (estimate <= 0 || hostSlots <= 0) continue;
+        if (lane.render && renderBatches() >= (config.render?.maxConcurrentPages ?? 0)) continue;
         const share = Math.ceil(estimate / Math.min(hostSlots, concurrency - inFlight.size));
-        launch(host, Math.min(config.batchSize, share, budget));
+        launch(lane, Math.min(config.batchSize, share, budget));
         launched = true;
       }
     }

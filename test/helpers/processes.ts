@@ -4,6 +4,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/temporal/project-paths';
+import { freeLoopbackPort } from '../../src/workers/runtime';
 
 export const CLI = join(projectRoot, 'dist', 'src', 'cli', 'main.js');
 
@@ -54,6 +55,16 @@ export function spawnWorker(options: {
       child.kill(signal);
       await exited;
     },
+  };
+}
+
+/** The environment of CLI runs that start the embedded dev server (no TEMPORAL_ADDRESS) in `dataDir`, on free loopback ports. */
+export async function embeddedServerEnv(dataDir: string): Promise<NodeJS.ProcessEnv> {
+  return {
+    TEMPORAL_ADDRESS: '',
+    CRAWLFLOW_DATA_DIR: dataDir,
+    CRAWLFLOW_DEV_SERVER_PORT: String(await freeLoopbackPort()),
+    CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeLoopbackPort()),
   };
 }
 
