@@ -82,7 +82,7 @@ describe('stored bodies when a batch is retried', () => {
     assert.ok(readdirSync(crawlBodyDir(dataDir, crawlId)).includes(`${encodeURIComponent(batchId)}.attempt-2.warc.gz`), 'the retry wrote its own file');
 
     const file = join(dataDir, 'resume.warc.gz');
-    assert.equal(await exportWarc(dataDir, crawlId, file), 1 + pages.length);
+    assert.equal(await exportWarc({ dataDir }, crawlId, file), 1 + pages.length);
     await warcioCheck(file);
     const responses = (await warcioRecords(file)).filter((record) => record.type === 'response');
     assert.deepEqual(responses.map((record) => new URL(record.uri ?? '').pathname), ['/', ...pages], 'each page once, in discovery order');

@@ -11,7 +11,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import Database from 'better-sqlite3';
 import { load } from 'cheerio';
 import { parse } from 'csv-parse/sync';
 import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
@@ -24,9 +23,8 @@ import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
 import type { PageRecord } from '../src/store/frontier-store';
 import { exportCsv } from '../src/results/export-csv';
 import { exportJsonl } from '../src/results/export-jsonl';
-import { fetchedOutcome } from '../src/activities/page-outcome';
+import { buildPagePolicy, fetchedOutcome } from '../src/activities/page-outcome';
 import type { FetchedPage } from '../src/fetch/fetch-page';
-import { buildScope } from '../src/policy/scope';
 import { changeOf, conditionalHeaders } from '../src/recrawl/change';
 import { warcioCheck, warcioRecords } from './helpers/warcio';
 import { csvRecords } from './helpers/csv';
@@ -268,30 +266,30 @@ describe('CSV export', () => {
       await store.close();
     }
     const file = join(dataDir, 'out.csv');
-    assert.equal(await exportCsv(dataDir, 'csv-crawl', file), 2);
+    assert.equal(await exportCsv({ dataDir }, 'csv-crawl', file), 2);
     const { header, rows } = csvRecords(readFileSync(file, 'utf8'), parse);
     assert.deepEqual(header.slice(-4), ['fields.heading', 'fields.tags', 'fields.empty', 'fields.extra']);
     const columns = ['heading', 'tags', 'empty', 'extra'];
     const expected = records.map((record) => ({ ...record, fields: Object.fromEntries(columns.map((name) => [name, record.fields[name] ?? null])) }));
     assert.deepEqual(rows, expected, 'a field a record lacks is an empty cell');
     const jsonl = join(dataDir, 'out.jsonl');
-    assert.equal(await exportJsonl(dataDir, 'csv-crawl', jsonl), 2);
+    assert.equal(await exportJsonl({ dataDir }, 'csv-crawl', jsonl), 2);
     assert.deepEqual(readFileSync(jsonl, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as PageRecord), records);
   });
 });
 
 describe('recrawl outcomes', () => {
   const config = parseCrawlConfig({ seeds: [SEED], maxDepth: 2 });
-  const inScope = buildScope(config.scope, config.seeds);
+  const policy = buildPagePolicy(config);
   const page = (status: number, html: string | null, headers: Record<string, string> = {}): FetchedPage => ({
     finalUrl: SEED, status, contentType: 'text/html', bytes: html?.length ?? 0, retryAfterMs: null, redirectBlocked: null, robotsHeader: null,
     headers, requestHeaders: {}, html, body: html === null ? null : Buffer.from(html),
   });
   const LINKS = '<title>T</title><a href="/a">a</a><a href="http://elsewhere.test/">x</a>';
-  const previous = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS, { etag: '"v1"' }), config, inScope).record;
+  const previous = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS, { etag: '"v1"' }), config, policy).record;
 
   it('a 304 keeps the previous content and follows its in-scope links, within maxDepth', () => {
-    const outcome = fetchedOutcome({ url: SEED, depth: 1 }, page(304, null), config, inScope, { recrawl: { previous } });
+    const outcome = fetchedOutcome({ url: SEED, depth: 1 }, page(304, null), config, policy, { recrawl: { previous } });
     assert.equal(outcome.record.change, 'unchanged');
     assert.equal(outcome.record.status, 304);
     assert.equal(outcome.record.title, 'T');
@@ -299,23 +297,23 @@ describe('recrawl outcomes', () => {
     assert.deepEqual(outcome.capture?.earlier, { uri: SEED, date: new Date(previous.fetchedAt) }, 'stored as a revisit of the earlier capture');
     assert.equal(outcome.capture?.exchange.body.length, 0);
     assert.deepEqual(outcome.discovered, [{ url: 'http://site.test/a', host: 'site.test', depth: 2 }]);
-    assert.deepEqual(fetchedOutcome({ url: SEED, depth: 2 }, page(304, null), config, inScope, { recrawl: { previous } }).discovered, []);
+    assert.deepEqual(fetchedOutcome({ url: SEED, depth: 2 }, page(304, null), config, policy, { recrawl: { previous } }).discovered, []);
   });
 
   it('the same body is unchanged and stored as a revisit; another body is changed and stored whole', () => {
-    const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, inScope, { recrawl: { previous } });
+    const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous } });
     assert.equal(same.record.change, 'unchanged');
     assert.ok(same.capture?.earlier);
-    const other = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `${LINKS}!`), config, inScope, { recrawl: { previous } });
+    const other = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `${LINKS}!`), config, policy, { recrawl: { previous } });
     assert.equal(other.record.change, 'changed');
     assert.equal(other.capture?.earlier, undefined);
     assert.deepEqual(other.capture?.exchange.body, Buffer.from(`${LINKS}!`));
-    assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, inScope, { recrawl: { previous: undefined } }).record.change, 'new');
-    assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(410, null), config, inScope, { recrawl: { previous } }).record.change, 'gone');
+    assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous: undefined } }).record.change, 'new');
+    assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(410, null), config, policy, { recrawl: { previous } }).record.change, 'gone');
   });
 
   it('a nofollow page keeps no validators, so a recrawl reads it again instead of following its links on a 304', () => {
-    const nofollow = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `<meta name="robots" content="nofollow">${LINKS}`, { etag: '"n"', 'last-modified': 'x' }), config, inScope);
+    const nofollow = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `<meta name="robots" content="nofollow">${LINKS}`, { etag: '"n"', 'last-modified': 'x' }), config, policy);
     assert.equal(nofollow.record.etag, null);
     assert.equal(nofollow.record.lastModified, null);
     assert.deepEqual(conditionalHeaders(nofollow.record), {});
@@ -327,59 +325,5 @@ describe('recrawl outcomes', () => {
     assert.equal(changeOf(gone, { ...previous, status: 200 }), 'new', 'back again');
     assert.equal(changeOf(gone, { ...previous, status: 404 }), 'unchanged', 'still gone');
     assert.equal(changeOf(previous, { ...previous, status: null, error: 'timeout', contentHash: null }), 'changed');
-  });
-});
-
-describe('store: record(url), recordGone and the content columns', () => {
-  const record = (url: string, overrides: Partial<PageRecord> = {}): PageRecord => ({
-    url, depth: 0, status: 200, error: null, skipped: null, title: 't', links: [], fetchedAt: '2026-01-01T00:00:00.000Z', finalUrl: null,
-    contentType: 'text/html', bytes: 1, canonical: null, noindex: false, fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null,
-    ...overrides,
-  });
-  const A = 'http://site.test/a';
-  const B = 'http://site.test/b';
-  const C = 'http://site.test/c';
-
-  it('record(url) returns finished records only; recordGone adds URLs not seen, counted apart', async () => {
-    const store = new SqliteFrontierStore(crawlStorePath(tempDir(), 'gone'));
-    try {
-      await store.enqueue([A, B].map((url) => ({ url, host: 'site.test', depth: 0 })));
-      await store.claim('b1', 'site.test', 1);
-      await store.complete('b1', record(A, { etag: '"e"', contentHash: 'h', fields: { x: ['1'] }, change: 'changed', bodyRef: 'f#0+1' }), []);
-      assert.deepEqual(await store.record(A), record(A, { etag: '"e"', contentHash: 'h', fields: { x: ['1'] }, change: 'changed', bodyRef: 'f#0+1' }));
-      assert.equal(await store.record(B), undefined, 'queued, not finished');
-      assert.equal(await store.recordGone([A, B, C].map((url) => ({ url, host: 'site.test', depth: 1 })), '2026-02-02T00:00:00.000Z'), 1, 'only the unseen URL');
-      assert.equal(await store.recordGone([{ url: C, host: 'site.test', depth: 1 }], 'later'), 0, 'a retry adds nothing');
-      assert.equal(await store.record(C), undefined, 'a gone URL has no fetched record');
-      const records: PageRecord[] = [];
-      for await (const one of store.records()) records.push(one);
-      assert.deepEqual(records.map((one) => [one.url, one.change, one.status]), [[A, 'changed', 200], [C, 'gone', null]]);
-      const totals = await store.totals();
-      assert.deepEqual([totals.processed, totals.discovered, totals.queued], [1, 2, 1], 'gone is neither processed nor discovered');
-      assert.deepEqual(totals.changes, { new: 0, changed: 1, unchanged: 0, gone: 1 });
-    } finally {
-      await store.close();
-    }
-  });
-
-  it('a store file from before the content columns is migrated when opened', async () => {
-    const file = crawlStorePath(tempDir(), 'old');
-    const old = new SqliteFrontierStore(file);
-    await old.enqueue([{ url: A, host: 'site.test', depth: 0 }, { url: B, host: 'site.test', depth: 0 }]);
-    await old.claim('b1', 'site.test', 2);
-    await old.complete('b1', record(A), []);
-    await old.close();
-    const raw = new Database(file);
-    for (const column of ['fields', 'etag', 'last_modified', 'content_hash', 'change', 'body_ref']) raw.exec(`ALTER TABLE urls DROP COLUMN ${column}`);
-    raw.close();
-
-    const reopened = new SqliteFrontierStore(file);
-    try {
-      assert.deepEqual(await reopened.record(A), record(A), 'old rows read with empty content fields');
-      assert.equal(await reopened.complete('b1', record(B, { etag: '"new"', fields: { f: 'v' } }), []), 0);
-      assert.deepEqual(await reopened.record(B), record(B, { etag: '"new"', fields: { f: 'v' } }));
-    } finally {
-      await reopened.close();
-    }
   });
 });

@@ -246,7 +246,10 @@ describe('page outcome: canonical duplicates, content types and filtered links',
     retryAfterMs: null,
     redirectBlocked: null,
     robotsHeader: null,
+    headers: { 'content-type': 'text/html' },
+    requestHeaders: {},
     html,
+    body: html === null ? null : Buffer.from(html),
     ...overrides,
   });
   const outcome = (html: string | null, input: Partial<CrawlInput> = {}, overrides: Partial<FetchedPage> = {}) => {

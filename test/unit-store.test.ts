@@ -3,8 +3,9 @@
  * :memory:, PostgreSQL): dedup, claim/resume/complete/release semantics, the per-host cap,
  * politeness slots, snapshots and totals; and two connections (two worker processes on one
  * file, or two machines on one database) racing, never claiming the same URL or passing the
- * cap. Then what only one implementation has: SQLite's old-file migration, PostgreSQL's
- * crawls sharing one database, concurrent schema set-up and store URL handling.
+ * cap; record(url) and recordGone (a recrawl's reads and its gone URLs, counted apart). Then
+ * what only one implementation has: migration of an old SQLite file or PostgreSQL database,
+ * PostgreSQL's crawls sharing one database, concurrent schema set-up and store URL handling.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,6 +29,12 @@ const tempDirs: string[] = [];
 after(() => {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
+
+/** The change totals of a crawl that is not a recrawl. */
+const NO_CHANGES = { new: 0, changed: 0, unchanged: 0, gone: 0 };
+
+/** Columns added with extraction, recrawl and stored bodies, which an old store lacks. */
+const CONTENT_COLUMNS = ['fields', 'etag', 'last_modified', 'content_hash', 'change', 'body_ref'];
 
 function tempStoreFile(): string {
   const dir = mkdtempSync(join(tmpdir(), 'crawlflow-unit-store-'));
@@ -54,6 +61,12 @@ function pageRecord(url: string, overrides: Partial<PageRecord> = {}): PageRecor
     bytes: 100,
     canonical: null,
     noindex: false,
+    fields: {},
+    etag: null,
+    lastModified: null,
+    contentHash: null,
+    change: null,
+    bodyRef: null,
     ...overrides,
   };
 }
@@ -422,7 +435,7 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       await store.complete('b1', pageRecord(urlA(3), { status: null, skipped: 'robots', bytes: 0 }), []);
       await store.claim('b2', A, 1);
       await store.complete('b2', pageRecord(urlA(4), { status: 503, error: null, bytes: 5 }), []);
-      assert.deepEqual(await store.totals(), { processed: 5, fetched: 3, errors: 1, skipped: 1, bytes: 1_025, queued: 2, discovered: 7 });
+      assert.deepEqual(await store.totals(), { processed: 5, fetched: 3, errors: 1, skipped: 1, bytes: 1_025, queued: 2, discovered: 7, changes: NO_CHANGES });
       assert.deepEqual(await store.batchTotals('b1'), { processed: 4, fetched: 2, errors: 1, skipped: 1, bytes: 1_020 });
       assert.deepEqual(await store.batchTotals('b2'), { processed: 1, fetched: 1, errors: 0, skipped: 0, bytes: 5 });
       assert.deepEqual(await store.batchTotals('none'), { processed: 0, fetched: 0, errors: 0, skipped: 0, bytes: 0 });
@@ -443,6 +456,12 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
         noindex: true,
         contentType: 'text/html; charset=utf-8',
         title: 'Ünïcödé «title»',
+        fields: { heading: 'Ünï "q"', tags: ['x', 'y,z', ''], missing: null, empty: '' },
+        etag: 'W/"e-1"',
+        lastModified: 'Mon, 02 Feb 2026 00:00:00 GMT',
+        contentHash: 'ab'.repeat(32),
+        change: 'changed',
+        bodyRef: 'b%201.attempt-1.warc.gz#0+123',
       });
       // Completed out of discovery order.
       await store.complete('b', pageRecord(urlA(2)), []);
@@ -454,6 +473,42 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       assert.deepEqual(records[0], full);
       assert.equal(records[1].title, null);
       assert.equal(records[1].noindex, false);
+      assert.deepEqual(records[1].fields, {}, 'no extracted fields read back as an empty object');
+      assert.equal(records[1].change, null);
+      assert.deepEqual(await store.record(urlA(0)), full, 'record(url) reads the same record');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('record(url) returns finished records only; recordGone adds URLs not seen, counted apart', async () => {
+    const store = await seeded(2);
+    try {
+      const changed = pageRecord(urlA(0), { etag: '"e"', contentHash: 'h', fields: { x: ['1'] }, change: 'changed', bodyRef: 'f#0+1' });
+      await store.claim('b1', A, 1);
+      assert.equal(await store.record(urlA(0)), undefined, 'claimed, not finished');
+      await store.complete('b1', changed, []);
+      assert.deepEqual(await store.record(urlA(0)), changed);
+      assert.equal(await store.record(urlA(1)), undefined, 'queued, not finished');
+      assert.equal(await store.record('http://a.test/never-seen'), undefined);
+      const version = (await store.snapshot(10)).version;
+      assert.equal(await store.recordGone([urlA(0), urlA(1), urlA(2), urlA(2)].map((url) => entry(url, 1)), '2026-02-02T00:00:00.000Z'), 1, 'only the unseen URL, once');
+      assert.equal(await store.recordGone([entry(urlA(2), 1)], 'later'), 0, 'a retry adds nothing');
+      assert.equal(await store.recordGone([], 'later'), 0);
+      assert.equal(await store.record(urlA(2)), undefined, 'a gone URL has no fetched record');
+      assert.deepEqual(await store.snapshot(10), { version, queued: 1, hosts: [{ host: A, queued: 1 }] }, 'gone URLs are not queued and leave the snapshot alone');
+      assert.deepEqual(await readRecords(store), [
+        changed,
+        pageRecord(urlA(2), { depth: 1, status: null, title: null, fetchedAt: '2026-02-02T00:00:00.000Z', contentType: null, bytes: 0, change: 'gone' }),
+      ]);
+      assert.deepEqual(urlsOf(await store.claim('b2', A, 10)), [urlA(1)], 'a gone URL is never handed out');
+      assert.deepEqual(await store.totals(), {
+        processed: 1, fetched: 1, errors: 0, skipped: 0, bytes: 100, queued: 0, discovered: 2,
+        changes: { new: 0, changed: 1, unchanged: 0, gone: 1 },
+      }, 'gone is neither processed nor discovered');
+      await store.complete('b2', pageRecord(urlA(1), { change: 'new' }), [entry(urlA(2), 2)]);
+      assert.equal((await store.totals()).queued, 0, 'a gone URL is in the seen-set: not enqueued again');
+      assert.deepEqual((await store.totals()).changes, { new: 1, changed: 1, unchanged: 0, gone: 1 });
     } finally {
       await store.close();
     }
@@ -507,7 +562,7 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
         assert.equal(records.get(urlA(1))?.error, 'batch-failed');
         assert.equal(records.get(urlA(4))?.error, null, 'a URL claimed only to be skipped stays skipped');
         assert.equal(records.get(urlA(4))?.skipped, HOST_PAGE_CAP);
-        assert.deepEqual(await store.totals(), { processed: 6, fetched: 1, errors: 2, skipped: 3, bytes: 200, queued: 0, discovered: 6 });
+        assert.deepEqual(await store.totals(), { processed: 6, fetched: 1, errors: 2, skipped: 3, bytes: 200, queued: 0, discovered: 6, changes: NO_CHANGES });
       } finally {
         await store.close();
       }
@@ -537,6 +592,27 @@ describe('SqliteFrontierStore files', () => {
       assert.deepEqual(skippedOf(claimed), [urlA(3), urlA(4)], 'the done and the claimed URL counted');
     } finally {
       await store.close();
+    }
+  });
+
+  it('a store file from before the content columns is migrated when opened', async () => {
+    const file = tempStoreFile();
+    const old = new SqliteFrontierStore(file);
+    await old.enqueue([entry(urlA(0)), entry(urlA(1))]);
+    await old.claim('b1', A, 2);
+    await old.complete('b1', pageRecord(urlA(0)), []);
+    await old.close();
+    const db = new Database(file);
+    for (const column of CONTENT_COLUMNS) db.exec(`ALTER TABLE urls DROP COLUMN ${column}`);
+    db.close();
+
+    const reopened = new SqliteFrontierStore(file);
+    try {
+      assert.deepEqual(await reopened.record(urlA(0)), pageRecord(urlA(0)), 'old rows read with empty content fields');
+      assert.equal(await reopened.complete('b1', pageRecord(urlA(1), { etag: '"new"', fields: { f: 'v' } }), []), 0);
+      assert.deepEqual(await reopened.record(urlA(1)), pageRecord(urlA(1), { etag: '"new"', fields: { f: 'v' } }));
+    } finally {
+      await reopened.close();
     }
   });
 });
@@ -580,7 +656,7 @@ for (const impl of IMPLEMENTATIONS) {
         assert.equal(records.length, total);
         const leftSet = new Set(left);
         assert.ok(records.every((record) => record.title?.startsWith(leftSet.has(record.url) ? 'left' : 'right')), 'each record written by its claimer');
-        assert.deepEqual(await check.totals(), { processed: total, fetched: total, errors: 0, skipped: 0, bytes: total, queued: 0, discovered: total });
+        assert.deepEqual(await check.totals(), { processed: total, fetched: total, errors: 0, skipped: 0, bytes: total, queued: 0, discovered: total, changes: NO_CHANGES });
       } finally {
         await check.close();
       }
@@ -597,7 +673,7 @@ for (const impl of IMPLEMENTATIONS) {
       assert.equal(skipped.length, total - cap);
       assert.equal(new Set([...fetched, ...skipped]).size, total, 'every URL handed out exactly once');
       try {
-        assert.deepEqual(await check.totals(), { processed: total, fetched: cap, errors: 0, skipped: total - cap, bytes: total, queued: 0, discovered: total });
+        assert.deepEqual(await check.totals(), { processed: total, fetched: cap, errors: 0, skipped: total - cap, bytes: total, queued: 0, discovered: total, changes: NO_CHANGES });
       } finally {
         await check.close();
       }
@@ -648,10 +724,32 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
     await client.connect();
     try {
       const { rows } = await client.query('SELECT version FROM crawlflow.migrations ORDER BY version');
-      assert.deepEqual(rows, [{ version: 1 }]);
+      assert.deepEqual(rows, [{ version: 1 }, { version: 2 }]);
     } finally {
       await client.end();
     }
+  });
+
+  it('a database from before the content columns is migrated by the next worker to start', async () => {
+    const url = await postgres!.createDatabase('crawlflow_old');
+    const crawlId = nextCrawlId();
+    const old = postgresBackend(url).open(crawlId);
+    await old.enqueue([entry(urlA(0)), entry(urlA(1))]);
+    await old.claim('b1', A, 2);
+    await old.complete('b1', pageRecord(urlA(0)), []);
+    // Back to the first schema version: as the database was before the content columns.
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`ALTER TABLE crawlflow.urls ${CONTENT_COLUMNS.map((column) => `DROP COLUMN ${column}`).join(', ')}`);
+      await client.query('DELETE FROM crawlflow.migrations WHERE version > 1');
+    } finally {
+      await client.end();
+    }
+    const reopened = postgresBackend(url).open(crawlId);
+    assert.deepEqual(await reopened.record(urlA(0)), pageRecord(urlA(0)), 'old rows read with empty content fields');
+    assert.equal(await reopened.complete('b1', pageRecord(urlA(1), { etag: '"new"', fields: { f: 'v' } }), []), 0);
+    assert.deepEqual(await reopened.record(urlA(1)), pageRecord(urlA(1), { etag: '"new"', fields: { f: 'v' } }));
   });
 
   it('results of an unknown crawl are a clear error, and reading never registers it', async () => {

@@ -12,6 +12,8 @@ import { Pool, types, type PoolClient } from 'pg';
 export const QUEUED = 0;
 export const CLAIMED = 1;
 export const DONE = 2;
+/** A URL of the previous crawl that a recrawl never reached (`recordGone`): a record, never fetched. */
+export const GONE = 3;
 
 /**
  * Schema versions, applied in order; each runs once per database. Never edit an applied one:
@@ -63,6 +65,15 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (crawl, host)
    );
    CREATE INDEX hosts_backlog ON crawlflow.hosts (crawl, queued) WHERE queued > 0;`,
+  // Extraction, recrawl and stored bodies; NULL in rows written before. A GONE row needs no
+  // schema change: it is one more value of urls.state.
+  `ALTER TABLE crawlflow.urls
+     ADD COLUMN fields text,
+     ADD COLUMN etag text,
+     ADD COLUMN last_modified text,
+     ADD COLUMN content_hash text,
+     ADD COLUMN change text,
+     ADD COLUMN body_ref text;`,
 ];
 
 /** Any number that is ours alone: the advisory lock that serializes migrations across processes. */

@@ -25,8 +25,8 @@ import {
   type RobotsRecord,
   type SlotReservation,
 } from './frontier-store';
-import { CLAIMED, DONE, QUEUED, type PostgresDatabase } from './postgres-database';
-import { toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
+import { CLAIMED, DONE, GONE, QUEUED, type PostgresDatabase } from './postgres-database';
+import { RECORD_COLUMN_NAMES, storedFields, toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
 
 /** Records read per round trip by `records()`. */
 const RECORDS_PAGE = 1_000;
@@ -64,7 +64,8 @@ const ENQUEUE = `WITH ${insertEntries('')} ${bumpVersionAfter('counted', '(SELEC
 const COMPLETE = `
   WITH done AS (
     UPDATE crawlflow.urls SET state = ${DONE}, status = $7, error = $8, skipped = $9, title = $10, links = $11, fetched_at = $12,
-      final_url = $13, content_type = $14, bytes = $15, canonical = $16, noindex = $17
+      final_url = $13, content_type = $14, bytes = $15, canonical = $16, noindex = $17, fields = $18, etag = $19, last_modified = $20,
+      content_hash = $21, change = $22, body_ref = $23
     WHERE crawl = $1 AND ${byUrl(5)} AND batch_id = $6 AND state = ${CLAIMED}
     RETURNING 1),
   ${insertEntries('WHERE EXISTS (SELECT 1 FROM done)')}
@@ -123,8 +124,8 @@ const SNAPSHOT = `
        FROM (SELECT host, queued FROM crawlflow.hosts WHERE crawl = $1 AND queued > 0 ORDER BY queued DESC, host COLLATE "C" LIMIT $2) b) AS hosts
   FROM crawlflow.crawls c WHERE c.id = $1`;
 
-const RECORD_COLUMNS =
-  'id, url, depth, status, error, skipped, title, links, fetched_at, final_url, content_type, bytes, canonical, noindex::int AS noindex';
+/** The shared record columns, with noindex (boolean here) read as SQLite's 1/0. */
+const RECORD_COLUMNS = RECORD_COLUMN_NAMES.map((column) => (column === 'noindex' ? 'noindex::int AS noindex' : column)).join(', ');
 
 export class PostgresFrontierStore implements FrontierStore {
   private key: Promise<number> | undefined;
@@ -190,6 +191,12 @@ export class PostgresFrontierStore implements FrontierStore {
       record.bytes,
       record.canonical,
       record.noindex,
+      storedFields(record.fields),
+      record.etag,
+      record.lastModified,
+      record.contentHash,
+      record.change,
+      record.bodyRef,
     ]);
     return rows[0]?.added ?? 0;
   }
@@ -279,7 +286,12 @@ export class PostgresFrontierStore implements FrontierStore {
          (count(skipped) FILTER (WHERE state = ${DONE}))::int AS skipped,
          coalesce(sum(bytes), 0)::bigint AS bytes,
          (count(*) FILTER (WHERE state = ${QUEUED}))::int AS queued,
-         count(*)::int AS discovered
+         (count(*) FILTER (WHERE state <> ${GONE}))::int AS discovered,
+         json_build_object(
+           'new', count(*) FILTER (WHERE change = 'new'),
+           'changed', count(*) FILTER (WHERE change = 'changed'),
+           'unchanged', count(*) FILTER (WHERE change = 'unchanged'),
+           'gone', count(*) FILTER (WHERE change = 'gone')) AS changes
        FROM crawlflow.urls WHERE crawl = $1`,
       [],
     );
@@ -290,13 +302,31 @@ export class PostgresFrontierStore implements FrontierStore {
   async *records(): AsyncGenerator<PageRecord> {
     for (let after = 0; ; ) {
       const { rows } = await this.run<UrlRow & { id: number }>(
-        `SELECT ${RECORD_COLUMNS} FROM crawlflow.urls WHERE crawl = $1 AND state = ${DONE} AND id > $2 ORDER BY id LIMIT ${RECORDS_PAGE}`,
+        `SELECT id, ${RECORD_COLUMNS} FROM crawlflow.urls WHERE crawl = $1 AND state IN (${DONE}, ${GONE}) AND id > $2 ORDER BY id LIMIT ${RECORDS_PAGE}`,
         [after],
       );
       for (const row of rows) yield toRecord(row);
       if (rows.length < RECORDS_PAGE) return;
       after = rows[rows.length - 1].id;
     }
+  }
+
+  async record(url: string): Promise<PageRecord | undefined> {
+    const { rows } = await this.run<UrlRow>(`SELECT ${RECORD_COLUMNS} FROM crawlflow.urls WHERE crawl = $1 AND ${byUrl(2)} AND state = ${DONE}`, [url]);
+    return rows[0] && toRecord(rows[0]);
+  }
+
+  /** One statement: the seen-set's unique index makes it insert-or-ignore, so a retry adds none twice. */
+  async recordGone(entries: readonly FrontierEntry[], at: string): Promise<number> {
+    if (entries.length === 0) return 0;
+    const { rowCount } = await this.run(
+      `INSERT INTO crawlflow.urls (crawl, url, host, depth, state, change, fetched_at)
+       SELECT $1, e.url, e.host, e.depth, ${GONE}, 'gone', $5 FROM unnest($2::text[], $3::text[], $4::int[]) WITH ORDINALITY AS e (url, host, depth, n)
+       ORDER BY e.n
+       ON CONFLICT (crawl, url_hash) DO NOTHING`,
+      [...columnsOf(entries), at],
+    );
+    return rowCount;
   }
 
   /** The pool is the database's, shared by every crawl of the process: nothing to close per crawl. */

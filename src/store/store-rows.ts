@@ -41,8 +41,17 @@ export interface UrlRow {
 }
 
 /** The columns `toRecord` reads, in the order both stores select them. */
-export const RECORD_COLUMNS =
-  'url, depth, status, error, skipped, title, links, fetched_at, final_url, content_type, bytes, canonical, noindex, fields, etag, last_modified, content_hash, change, body_ref';
+export const RECORD_COLUMN_NAMES = [
+  'url', 'depth', 'status', 'error', 'skipped', 'title', 'links', 'fetched_at', 'final_url', 'content_type', 'bytes', 'canonical', 'noindex',
+  'fields', 'etag', 'last_modified', 'content_hash', 'change', 'body_ref',
+] as const satisfies ReadonlyArray<keyof UrlRow>;
+
+export const RECORD_COLUMNS = RECORD_COLUMN_NAMES.join(', ');
+
+/** A `fields` value as stored: JSON text, NULL when the crawl extracted nothing. */
+export function storedFields(fields: PageRecord['fields']): string | null {
+  return Object.keys(fields).length > 0 ? JSON.stringify(fields) : null;
+}
 
 export function toRecord(row: UrlRow): PageRecord {
   return {

@@ -20,7 +20,8 @@ export async function drainHost(store: FrontierStore, name: string, host: string
       (item.skipped ? side.skipped : side.fetched).push(item.url);
       await store.complete(
         batchId,
-        { url: item.url, depth: item.depth, status: item.skipped ? null : 200, error: null, skipped: item.skipped ?? null, title: name, links: [], fetchedAt: '', finalUrl: null, contentType: null, bytes: 1, canonical: null, noindex: false },
+        { url: item.url, depth: item.depth, status: item.skipped ? null : 200, error: null, skipped: item.skipped ?? null, title: name, links: [], fetchedAt: '', finalUrl: null, contentType: null, bytes: 1, canonical: null, noindex: false,
+          fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null },
         [],
       );
     }
