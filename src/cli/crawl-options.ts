@@ -241,7 +241,7 @@ export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlReque
       const path = setByFlags.find((flagged) => field === flagged || field.startsWith(`${flagged}.`));
       if (path === undefined && flags.config !== undefined) return `${flags.config}: ${field}`;
       if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"`;
-      if (path?.startsWith('extract.')) return `--extract ${path.slice('extract.'.length)}`;
+      if (path?.startsWith('extract.')) return `--extract ${field.slice('extract.'.length)}`;
       return FLAG_OF[path ?? field.split('.')[0]] ?? field;
     },
   );
