@@ -49,6 +49,13 @@ describe('parseCrawlConfig', () => {
       maxRetryAfterMs: 3_600_000,
       maxPagesPerHost: 100_000,
       allowPrivateNetwork: false,
+      backoff: { baseMs: 500, maxMs: 60_000 },
+      autoThrottle: { enabled: false, targetConcurrency: 1, startDelayMs: 5_000, maxDelayMs: 60_000 },
+      headers: {},
+      headersFromEnv: {},
+      cookies: {},
+      cookiesFromEnv: {},
+      hosts: {},
     });
     assert.equal(config.deadline, undefined, 'no deadline unless given');
   });

@@ -166,6 +166,7 @@ describe('fetchedOutcome', () => {
       retryAfterMs: null,
       redirectBlocked: null,
       robotsHeader: null,
+      latencyMs: 10,
       html: body,
       ...overrides,
     };

@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 import { hostKey } from '../src/policy/normalize-url';
 import Database from 'better-sqlite3';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
-import { HOST_PAGE_CAP, type FrontierEntry, type FrontierStore, type PageRecord } from '../src/store/frontier-store';
+import { HOST_PAGE_CAP, INITIAL_PACING, type FrontierEntry, type FrontierStore, type HostPacing, type PageRecord } from '../src/store/frontier-store';
 
 const tempDirs: string[] = [];
 after(() => {
@@ -284,14 +284,18 @@ describe('SqliteFrontierStore batch semantics', () => {
     }
   });
 
-  it('deferHost holds back every reservation until the given time, never shortening it', async () => {
+  it('updatePacing stores the host state and holds back every reservation until notBefore, never shortening it', async () => {
     const store = await seeded(1);
+    const deferTo = (notBefore: number) => (current: HostPacing) => ({ pacing: { ...current, errorStreak: current.errorStreak + 1 }, notBefore });
     try {
-      await store.deferHost(A, 5_000);
-      await store.deferHost(A, 3_000);
+      assert.deepEqual(await store.hostPacing(A), INITIAL_PACING);
+      await store.updatePacing(A, deferTo(5_000));
+      assert.deepEqual(await store.updatePacing(A, deferTo(3_000)), { errorStreak: 2, throttleDelayMs: null }, 'each update sees the last');
+      await store.updatePacing(A, (current) => ({ pacing: { ...current, throttleDelayMs: 750 }, notBefore: null }));
+      assert.deepEqual(await store.hostPacing(A), { errorStreak: 2, throttleDelayMs: 750 });
       assert.deepEqual(await store.reserveRequestSlot(A, 10, 60_000, 1_000), { waitMs: 4_000 });
       assert.deepEqual(await store.reserveRequestSlot(A, 10, 1_000, 1_000), { deferUntil: 5_010 });
-      await store.deferHost('fresh.test', 9_000);
+      await store.updatePacing('fresh.test', deferTo(9_000));
       assert.deepEqual(await store.reserveRequestSlot('fresh.test', 0, 0, 1_000), { deferUntil: 9_000 }, 'works for a host with no URLs');
       assert.equal((await store.totals()).queued, 1, 'deferring does not touch the queue');
       assert.deepEqual((await store.snapshot(10)).hosts, [{ host: A, queued: 1 }]);
@@ -417,6 +421,27 @@ describe('SqliteFrontierStore batch semantics', () => {
         const claimed = await store.claim('b2', A, 5, 3);
         assert.deepEqual(urlsOf(claimed), [2, 3, 4].map(urlA));
         assert.deepEqual(skippedOf(claimed), [urlA(3), urlA(4)], 'the done and the claimed URL counted');
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('a store file from before per-host pacing gets the pacing columns when opened, keeping its request times', async () => {
+      const file = tempStoreFile();
+      const old = new SqliteFrontierStore(file);
+      await old.enqueue([entry(urlA(0))]);
+      await old.reserveRequestSlot(A, 5_000, 60_000, 1_000);
+      await old.close();
+      const db = new Database(file);
+      db.exec('ALTER TABLE hosts DROP COLUMN error_streak; ALTER TABLE hosts DROP COLUMN throttle_delay_ms');
+      db.close();
+
+      const store = new SqliteFrontierStore(file);
+      try {
+        assert.deepEqual(await store.hostPacing(A), INITIAL_PACING);
+        assert.deepEqual(await store.reserveRequestSlot(A, 0, 60_000, 2_000), { waitMs: 4_000 }, 'the reserved slot survived');
+        await store.updatePacing(A, () => ({ pacing: { errorStreak: 3, throttleDelayMs: 120 }, notBefore: null }));
+        assert.deepEqual(await store.hostPacing(A), { errorStreak: 3, throttleDelayMs: 120 });
       } finally {
         await store.close();
       }

@@ -10,15 +10,19 @@
  * Resume: the batch ID is the same on every attempt, and the store hands a retried attempt
  * the URLs its predecessor claimed and did not finish; finished ones are never redone.
  */
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BatchProgress, BatchResult, CrawlBatchInput } from '../shared/crawl-types';
 import type { CrawlConfig } from '../shared/crawl-config';
-import type { ClaimedUrl, FrontierStore } from '../store/frontier-store';
+import type { ClaimedUrl, FrontierStore, HostPacing } from '../store/frontier-store';
+import type { HostOverride } from '../shared/politeness-config';
 import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
 import { AddressGuard } from '../fetch/address-guard';
 import { fetchPage, type FetchedPage, type FetchPolicy } from '../fetch/fetch-page';
+import { proxyRoute, requestProfile, RequestSecretError, type ProxyRoute, type RequestProfile } from '../fetch/request-profile';
 import { buildScope, type ScopePredicate } from '../policy/scope';
+import { hostOverride } from '../policy/host-overrides';
+import { hostPacingPolicy, pacingAfter, requestGapMs, type RequestOutcome } from '../policy/host-politeness';
 import { statusClass } from '../observability/metrics';
 import { failedOutcome, fetchedOutcome, skippedOutcome, type PageOutcome } from './page-outcome';
 import type { ActivityDeps } from './deps';
@@ -27,15 +31,32 @@ import type { ActivityDeps } from './deps';
 export const LONG_WAIT_MS = 10_000;
 const HEARTBEAT_TICK_MS = 1_000;
 const SNAPSHOT_HOSTS = 200;
-const RETRY_BASE_MS = 500;
 
 type Attempt = { page: FetchedPage } | { error: FetchErrorCode };
 type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: number };
+
+/** A host's override and what requests to it look like, built on first use. */
+interface HostRequests {
+  override: HostOverride | undefined;
+  profile: RequestProfile;
+}
 
 /** What a crawl's config implies for every URL, built once per crawl and worker. */
 interface CrawlPolicy {
   inScope: ScopePredicate;
   guard: AddressGuard;
+  proxy: ProxyRoute | undefined;
+  hosts: Map<string, HostRequests>;
+}
+
+function hostRequests(policy: CrawlPolicy, config: CrawlConfig, host: string): HostRequests {
+  let requests = policy.hosts.get(host);
+  if (!requests) {
+    const override = hostOverride(config.hosts, host);
+    requests = { override, profile: requestProfile(config, host, override) };
+    policy.hosts.set(host, requests);
+  }
+  return requests;
 }
 
 function throwIfCancelled(signal: AbortSignal): void {
@@ -61,7 +82,13 @@ export function createCrawlBatch(deps: ActivityDeps) {
   function policyFor(crawlId: string, config: CrawlConfig): CrawlPolicy {
     let policy = policies.get(crawlId);
     if (policy?.seeds !== config.seeds.length) {
-      policy = { inScope: buildScope(config.scope, config.seeds), guard: AddressGuard.forCrawl(config), seeds: config.seeds.length };
+      policy = {
+        inScope: buildScope(config.scope, config.seeds),
+        guard: AddressGuard.forCrawl(config),
+        proxy: proxyRoute(config),
+        hosts: new Map(),
+        seeds: config.seeds.length,
+      };
       policies.set(crawlId, policy);
     }
     return policy;
@@ -86,45 +113,54 @@ export function createCrawlBatch(deps: ActivityDeps) {
     input: CrawlBatchInput,
     store: FrontierStore,
     item: ClaimedUrl,
-    { inScope, guard }: CrawlPolicy,
+    crawlPolicy: CrawlPolicy,
+    pacing: { current: HostPacing },
     signal: AbortSignal,
   ): Promise<UrlResult> {
     const { config, host, crawlId } = input;
     if (item.skipped !== undefined) return { outcome: skippedOutcome(item, item.skipped) }; // over the host's page cap
-    let gapMs = config.delayMs;
+    const { inScope, guard, proxy } = crawlPolicy;
+    const { override, profile } = hostRequests(crawlPolicy, config, host);
+    // Asked on every redirect hop: each host gets its own headers and cookies.
+    const headersFor = (url: URL) => hostRequests(crawlPolicy, config, url.host).profile.headers;
+    let crawlDelayMs: number | null = null;
     if (config.respectRobots) {
       const origin = new URL(item.url).origin;
-      const rules = await robots.rules(store, `${crawlId}\n${host}`, origin, { userAgent: config.userAgent, guard }, signal);
+      const rules = await robots.rules(store, `${crawlId}\n${host}`, origin, { userAgent: profile.userAgent, guard, headersFor, proxy }, signal);
       if (!rules.isAllowed(item.url)) return { outcome: skippedOutcome(item, 'robots') };
-      if (rules.crawlDelayMs !== null) gapMs = Math.max(gapMs, Math.min(rules.crawlDelayMs, config.maxCrawlDelayMs));
+      crawlDelayMs = rules.crawlDelayMs;
     }
+    const pacingPolicy = hostPacingPolicy(config, override, crawlDelayMs);
     const policy: FetchPolicy = {
-      userAgent: config.userAgent,
+      userAgent: profile.userAgent,
       timeoutMs: config.timeoutMs,
       maxBodyBytes: config.maxBodyBytes,
       maxRedirects: config.maxRedirects,
       allowRedirect: inScope,
       guard,
+      headersFor,
+      proxy,
     };
     for (let attempts = item.attempts; ; ) {
-      const slot = await store.reserveRequestSlot(host, gapMs, LONG_WAIT_MS, Date.now());
+      const slot = await store.reserveRequestSlot(host, requestGapMs(pacingPolicy, pacing.current), LONG_WAIT_MS, Date.now());
       if ('deferUntil' in slot) return { deferUntil: slot.deferUntil, attempts };
       metrics.politenessWait.observe(slot.waitMs / 1000);
       await cancellableSleep(slot.waitMs, signal);
 
       const attempt = await attemptFetch(item.url, policy, signal);
       attempts += 1;
-      const status = 'page' in attempt ? attempt.page.status : null;
-      const error = 'error' in attempt ? attempt.error : null;
-      if (attempts <= config.maxRetries && isRetryable({ status, error })) {
+      const page = 'page' in attempt ? attempt.page : null;
+      const outcome: RequestOutcome = {
+        status: page?.status ?? null,
+        error: 'error' in attempt ? attempt.error : null,
+        latencyMs: page?.latencyMs ?? null,
+        retryAfterMs: page !== null && BACKOFF_STATUSES.has(page.status) ? page.retryAfterMs : null,
+      };
+      // Backoff, Retry-After and AutoThrottle land in the store's state for the host, so every
+      // worker of the crawl waits them out; a retry simply asks for the next slot.
+      pacing.current = await store.updatePacing(host, (current) => pacingAfter(pacingPolicy, current, outcome, Date.now()));
+      if (attempts <= config.maxRetries && isRetryable(outcome)) {
         metrics.retries.inc();
-        const retryAfterMs = 'page' in attempt && BACKOFF_STATUSES.has(status ?? 0) ? attempt.page.retryAfterMs : null;
-        if (retryAfterMs !== null) {
-          // The host asked everyone to wait: the store's slot makes every batch of the crawl wait.
-          await store.deferHost(host, Date.now() + Math.min(retryAfterMs, config.maxRetryAfterMs));
-        } else {
-          await cancellableSleep(RETRY_BASE_MS * 2 ** (attempts - 1) * (0.5 + Math.random()), signal);
-        }
         continue;
       }
       if ('error' in attempt) return { outcome: failedOutcome(item, attempt.error) };
@@ -167,6 +203,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
 
     const claimed = await store.claim(input.batchId, input.host, input.limit, input.config.maxPagesPerHost);
     const policy = policyFor(input.crawlId, input.config);
+    const pacing = { current: await store.hostPacing(input.host) };
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
     const ticker = setInterval(() => context.heartbeat(progress), HEARTBEAT_TICK_MS);
     context.heartbeat(progress);
@@ -177,7 +214,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
     try {
       for (const item of claimed) {
         throwIfCancelled(signal);
-        const result = await processUrl(input, store, item, policy, signal);
+        const result = await processUrl(input, store, item, policy, pacing, signal);
         if ('deferUntil' in result) {
           deferUntil = result.deferUntil;
           await store.release(input.batchId, { url: item.url, attempts: result.attempts });
@@ -212,7 +249,13 @@ export function createCrawlBatch(deps: ActivityDeps) {
     return { batchId: input.batchId, host: input.host, claimed: claimed.length, totals, deferUntil, frontier };
   }
 
-  return function crawlBatch(input: CrawlBatchInput): Promise<BatchResult> {
-    return stores.use(input.crawlId, (store) => runBatch(input, store));
+  return async function crawlBatch(input: CrawlBatchInput): Promise<BatchResult> {
+    try {
+      return await stores.use(input.crawlId, (store) => runBatch(input, store));
+    } catch (err) {
+      // A variable missing on this worker stays missing: retrying the batch cannot help.
+      if (err instanceof RequestSecretError) throw ApplicationFailure.nonRetryable(err.message, err.name);
+      throw err;
+    }
   };
 }

@@ -21,6 +21,15 @@ export interface CrawlFlags {
   batchSize?: number;
   maxPagesPerHost?: number;
   allowPrivateNetwork?: boolean;
+  header?: Record<string, string>;
+  cookie?: Record<string, string>;
+  proxy?: string;
+  proxyAuthEnv?: string;
+  autoThrottle?: boolean;
+  autoThrottleTarget?: number;
+  autoThrottleMaxDelayMs?: number;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
 }
 
 /** Config field -> the flag that sets it, so errors name what the user typed. */
@@ -37,12 +46,37 @@ const FLAG_OF: Record<string, string> = {
   userAgent: '--user-agent',
   batchSize: '--batch-size',
   maxPagesPerHost: '--max-pages-per-host',
+  headers: '--header',
+  cookies: '--cookie',
+  proxy: '--proxy',
+  proxyAuthFromEnv: '--proxy-auth-env',
+  'autoThrottle.enabled': '--auto-throttle',
+  'autoThrottle.targetConcurrency': '--auto-throttle-target',
+  'autoThrottle.maxDelayMs': '--auto-throttle-max-delay-ms',
+  'backoff.baseMs': '--backoff-base-ms',
+  'backoff.maxMs': '--backoff-max-ms',
 };
 
 /** Commander's parser for integer flags (its error names the flag). */
 export function integer(value: string): number {
   if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError('must be an integer.');
   return Number(value);
+}
+
+/** Commander's parser for decimal flags. */
+function decimal(value: string): number {
+  const n = Number(value.trim());
+  if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError('must be a number.');
+  return n;
+}
+
+/** A repeatable `name<separator>value` flag, collected into a record (the schema validates names and values). */
+function namedValues(separator: string, form: string) {
+  return (value: string, previous: Record<string, string> = {}): Record<string, string> => {
+    const at = value.indexOf(separator);
+    if (at <= 0) throw new InvalidArgumentError(`must be written as '${form}'.`);
+    return { ...previous, [value.slice(0, at).trim()]: value.slice(at + 1).trim() };
+  };
 }
 
 export function addCrawlOptions(command: Command): Command {
@@ -60,7 +94,16 @@ export function addCrawlOptions(command: Command): Command {
     .option('--user-agent <ua>', 'User-Agent header')
     .option('--batch-size <n>', 'URLs per batch activity (default 50)', integer)
     .option('--max-pages-per-host <n>', 'URLs per host at most (default 100000)', integer)
-    .option('--allow-private-network', 'also fetch private, loopback and link-local addresses');
+    .option('--allow-private-network', 'also fetch private, loopback and link-local addresses')
+    .option('--header <name: value>', 'extra request header, repeatable (stored in workflow history: use headersFromEnv for secrets)', namedValues(':', 'Name: value'))
+    .option('--cookie <name=value>', 'cookie sent with every request, repeatable (stored in workflow history: use cookiesFromEnv for secrets)', namedValues('=', 'name=value'))
+    .option('--proxy <url>', 'send every request through this HTTP proxy, e.g. http://proxy.internal:3128')
+    .option('--proxy-auth-env <VAR>', "environment variable of the workers holding the proxy's user:password")
+    .option('--auto-throttle', 'adapt each host\'s delay to its measured latency (AutoThrottle)')
+    .option('--auto-throttle-target <n>', 'AutoThrottle: requests in flight per host to aim for (default 1)', decimal)
+    .option('--auto-throttle-max-delay-ms <ms>', 'AutoThrottle: the largest delay it sets (default 60000)', integer)
+    .option('--backoff-base-ms <ms>', 'delay after a host\'s first failure, doubled per failure in a row; 0 = off (default 500)', integer)
+    .option('--backoff-max-ms <ms>', 'longest per-host backoff delay (default 60000)', integer);
 }
 
 /** The crawl input of a `--config` file: a JSON object, read as is (the schema validates it). */
@@ -98,9 +141,45 @@ function fieldsFromFlags(seeds: string[], flags: CrawlFlags): Record<string, unk
     batchSize: flags.batchSize,
     maxPagesPerHost: flags.maxPagesPerHost,
     allowPrivateNetwork: flags.allowPrivateNetwork,
+    headers: flags.header,
+    cookies: flags.cookie,
+    proxy: flags.proxy,
+    proxyAuthFromEnv: flags.proxyAuthEnv,
+    autoThrottle: definedOnly({ enabled: flags.autoThrottle, targetConcurrency: flags.autoThrottleTarget, maxDelayMs: flags.autoThrottleMaxDelayMs }),
+    backoff: definedOnly({ baseMs: flags.backoffBaseMs, maxMs: flags.backoffMaxMs }),
   };
-  for (const key of Object.keys(fields)) if (fields[key] === undefined) delete fields[key];
-  return fields;
+  return definedOnly(fields) ?? {};
+}
+
+/** `fields` without its undefined entries; undefined when none is left. */
+function definedOnly(fields: Record<string, unknown>): Record<string, unknown> | undefined {
+  const defined = Object.entries(fields).filter(([, value]) => value !== undefined);
+  return defined.length === 0 ? undefined : Object.fromEntries(defined);
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The config file's fields with the flags' over them; nested objects (headers, autoThrottle, ...) merged one level deep. */
+function withFlags(file: Record<string, unknown>, fromFlags: Record<string, unknown>): Record<string, unknown> {
+  const merged = { ...file };
+  for (const [key, value] of Object.entries(fromFlags)) merged[key] = isObject(value) && isObject(file[key]) ? { ...file[key], ...value } : value;
+  return merged;
+}
+
+/** Whether the flags set `field` (a dotted path of at most two levels that matter). */
+function setByFlags(fromFlags: Record<string, unknown>, field: string): boolean {
+  const [top, second] = field.split('.');
+  const value = fromFlags[top];
+  if (value === undefined) return false;
+  return second === undefined || !isObject(value) || second in value;
+}
+
+/** The flag that sets `field`, with the record key for headers and cookies (`--header X-Token`). */
+function flagOf(field: string): string {
+  const [top, second] = field.split('.');
+  const flag = FLAG_OF[second === undefined ? top : `${top}.${second}`] ?? FLAG_OF[top];
+  if (flag === undefined) return field;
+  return second !== undefined && FLAG_OF[`${top}.${second}`] === undefined ? `${flag} ${second}` : flag;
 }
 
 export class UsageError extends Error {
@@ -135,14 +214,13 @@ export interface CrawlRequest {
  */
 export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlRequest {
   const fromFlags = fieldsFromFlags(seeds, flags);
-  const input = { ...(flags.config === undefined ? {} : readConfigFile(flags.config)), ...fromFlags } as CrawlInput;
+  const input = withFlags(flags.config === undefined ? {} : readConfigFile(flags.config), fromFlags) as CrawlInput;
   const config = validating(
     () => parseCrawlConfig(input),
     (field) => {
-      const top = field.split('.')[0];
-      if (!(top in fromFlags) && flags.config !== undefined) return `${flags.config}: ${field}`;
+      if (!setByFlags(fromFlags, field) && flags.config !== undefined) return `${flags.config}: ${field}`;
       if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"`;
-      return FLAG_OF[top] ?? field;
+      return flagOf(field);
     },
   );
   return { input, config };

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { toMilliseconds } from './duration';
+import { politenessFields } from './politeness-config';
 
 function parsedUrl(value: string): URL | undefined {
   try {
@@ -85,6 +86,8 @@ export const crawlConfigSchema = z
      * address allows that address only.
      */
     allowPrivateNetwork: z.boolean().default(false),
+    /** Backoff, AutoThrottle, headers, cookies, proxy, per-host overrides (politeness-config.ts). */
+    ...politenessFields,
   })
   .strict();
 
@@ -120,8 +123,10 @@ export function parseSeeds(input: unknown): string[] {
 function firstIssueOr<T>(result: z.ZodSafeParseResult<T>, prefix?: string): T {
   if (result.success) return result.data;
   const [issue] = result.error.issues;
-  const path = [prefix, ...issue.path].filter((part) => part !== undefined).join('.');
-  const field = path || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : 'input');
+  // An unknown key is named in full, also inside a nested object (autoThrottle.enabeld).
+  const unknown = issue.code === 'unrecognized_keys' ? [issue.keys.join(', ')] : [];
+  const path = [prefix, ...issue.path, ...unknown].filter((part) => part !== undefined).join('.');
+  const field = path || 'input';
   throw new InvalidCrawlConfigError(field, issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message);
 }
 

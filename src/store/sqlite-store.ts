@@ -15,6 +15,9 @@ import {
   type FrontierEntry,
   type FrontierSnapshot,
   type FrontierStore,
+  type HostPacing,
+  INITIAL_PACING,
+  type PacingUpdate,
   type PageRecord,
   type RobotsRecord,
   type SlotReservation,
@@ -52,6 +55,8 @@ const SCHEMA = `
     queued INTEGER NOT NULL DEFAULT 0,
     taken INTEGER NOT NULL DEFAULT 0,
     next_request_at INTEGER NOT NULL DEFAULT 0,
+    error_streak INTEGER NOT NULL DEFAULT 0,
+    throttle_delay_ms INTEGER,
     robots_status INTEGER,
     robots_body TEXT,
     robots_fetched_at INTEGER
@@ -62,18 +67,31 @@ const SCHEMA = `
 `;
 
 /**
- * Files written before the per-host cap lack `hosts.taken`: add it, counted from the rows.
+ * Runs `migration` on a file whose `hosts` table lacks `column` (written by an older version).
  * In an immediate transaction, so two workers opening one old file migrate it once.
  */
-function addTakenColumn(db: Database.Database): void {
+function addHostsColumn(db: Database.Database, column: string, migration: string): void {
   db.transaction(() => {
     const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('hosts');
-    if (columns.includes('taken')) return;
-    db.exec(`
-      ALTER TABLE hosts ADD COLUMN taken INTEGER NOT NULL DEFAULT 0;
-      UPDATE hosts SET taken = (SELECT count(*) FROM urls WHERE urls.host = hosts.host AND state <> ${QUEUED} AND skipped IS NOT '${HOST_PAGE_CAP}');
-    `);
+    if (!columns.includes(column)) db.exec(migration);
   }).immediate();
+}
+
+function migrate(db: Database.Database): void {
+  // Files written before the per-host cap lack `hosts.taken`: add it, counted from the rows.
+  addHostsColumn(
+    db,
+    'taken',
+    `ALTER TABLE hosts ADD COLUMN taken INTEGER NOT NULL DEFAULT 0;
+     UPDATE hosts SET taken = (SELECT count(*) FROM urls WHERE urls.host = hosts.host AND state <> ${QUEUED} AND skipped IS NOT '${HOST_PAGE_CAP}');`,
+  );
+  // Files written before per-host backoff and AutoThrottle: every host starts with a clean slate.
+  addHostsColumn(
+    db,
+    'error_streak',
+    `ALTER TABLE hosts ADD COLUMN error_streak INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE hosts ADD COLUMN throttle_delay_ms INTEGER;`,
+  );
 }
 
 interface ClaimRow {
@@ -136,6 +154,7 @@ export class SqliteFrontierStore implements FrontierStore {
   private readonly abandonTx;
   private readonly releaseAllTx;
   private readonly reserveTx;
+  private readonly updatePacingTx;
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -145,7 +164,7 @@ export class SqliteFrontierStore implements FrontierStore {
     // Several worker processes may share the file: wait for a writer instead of failing.
     this.db.pragma('busy_timeout = 10000');
     this.db.exec(SCHEMA);
-    addTakenColumn(this.db);
+    migrate(this.db);
     const db = this.db;
     const s = {
       insertUrl: db.prepare('INSERT INTO urls (url, host, depth) VALUES (?, ?, ?) ON CONFLICT (url) DO NOTHING'),
@@ -184,9 +203,11 @@ export class SqliteFrontierStore implements FrontierStore {
       setNextRequestAt: db.prepare(
         'INSERT INTO hosts (host, next_request_at) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET next_request_at = excluded.next_request_at',
       ),
-      deferHost: db.prepare(
-        `INSERT INTO hosts (host, next_request_at) VALUES (?, ?)
-         ON CONFLICT (host) DO UPDATE SET next_request_at = max(next_request_at, excluded.next_request_at)`,
+      pacing: db.prepare('SELECT error_streak AS errorStreak, throttle_delay_ms AS throttleDelayMs FROM hosts WHERE host = ?'),
+      setPacing: db.prepare(
+        `INSERT INTO hosts (host, error_streak, throttle_delay_ms, next_request_at) VALUES (@host, @errorStreak, @throttleDelayMs, @notBefore)
+         ON CONFLICT (host) DO UPDATE SET error_streak = excluded.error_streak, throttle_delay_ms = excluded.throttle_delay_ms,
+           next_request_at = max(next_request_at, excluded.next_request_at)`,
       ),
       robots: db.prepare('SELECT robots_status, robots_body, robots_fetched_at FROM hosts WHERE host = ? AND robots_fetched_at IS NOT NULL'),
       saveRobots: db.prepare(
@@ -283,6 +304,11 @@ export class SqliteFrontierStore implements FrontierStore {
       if (gapMs > 0) s.setNextRequestAt.run(host, start + gapMs);
       return { waitMs: start - now };
     });
+    this.updatePacingTx = db.transaction((host: string, update: (current: HostPacing) => PacingUpdate): HostPacing => {
+      const { pacing, notBefore } = update(this.pacingOf(host));
+      s.setPacing.run({ host, ...pacing, notBefore: notBefore ?? 0 });
+      return pacing;
+    });
   }
 
   async enqueue(entries: readonly FrontierEntry[]): Promise<number> {
@@ -313,8 +339,16 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.reserveTx.immediate(host, gapMs, maxWaitMs, now);
   }
 
-  async deferHost(host: string, until: number): Promise<void> {
-    this.statements.deferHost.run(host, until);
+  private pacingOf(host: string): HostPacing {
+    return (this.statements.pacing.get(host) as HostPacing | undefined) ?? INITIAL_PACING;
+  }
+
+  async hostPacing(host: string): Promise<HostPacing> {
+    return this.pacingOf(host);
+  }
+
+  async updatePacing(host: string, update: (current: HostPacing) => PacingUpdate): Promise<HostPacing> {
+    return this.updatePacingTx.immediate(host, update);
   }
 
   async robots(host: string): Promise<RobotsRecord | undefined> {

@@ -43,6 +43,7 @@ import {
   stopUpdate,
 } from '../shared/messages';
 import { addTotals, describeProgress, emptyTotals, indexedAttributes } from './crawl-state';
+import { hostOverride } from '../policy/host-overrides';
 
 /** What one run hands to the next across continue-as-new: counters and cursors only. */
 export interface CarriedState {
@@ -273,7 +274,8 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
         const budget = budgetLeft();
         if (inFlight.size >= concurrency || budget <= 0) return;
         const estimate = queued - (launchedSinceSnapshot.get(host) ?? 0);
-        const hostSlots = perHostConcurrency - hostBatches(host);
+        // A host's override (config `hosts`) wins; crawls without one schedule exactly as before.
+        const hostSlots = (hostOverride(config.hosts, host)?.perHostConcurrency ?? perHostConcurrency) - hostBatches(host);
         if (estimate <= 0 || hostSlots <= 0) continue;
         const share = Math.ceil(estimate / Math.min(hostSlots, concurrency - inFlight.size));
         launch(host, Math.min(config.batchSize, share, budget));
