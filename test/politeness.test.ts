@@ -43,6 +43,27 @@ describe('politeness across workers', () => {
     }
   });
 
+  it('a host override of delay and per-host concurrency applies to its host only', async () => {
+    const [strict, open] = await Promise.all([startSyntheticSite({ pages: 14, latencyMs: 200 }), startSyntheticSite({ pages: 30, latencyMs: 300 })]);
+    try {
+      const strictHost = new URL(strict.origin).host;
+      const { records } = await runCrawlToEnd(env, queue, 'polite-host-override', {
+        seeds: [strict.urlOf(0), open.urlOf(0)],
+        perHostConcurrency: 2,
+        concurrency: 6,
+        batchSize: 3,
+        hosts: { [strictHost]: { delayMs: 300, perHostConcurrency: 1 } },
+      });
+      assert.equal(records.length, strict.graph.reachableFrom(0).size + open.graph.reachableFrom(0).size);
+      assert.equal(strict.maxInFlight(), 1, 'the overridden host: one batch at a time');
+      assert.ok(minStartGap(strict.requests) >= 285, `the overridden host: requests 300 ms apart (closest ${minStartGap(strict.requests)} ms)`);
+      assert.equal(open.maxInFlight(), 2, 'the other host keeps the crawl-wide limit of 2');
+      assert.ok(minStartGap(open.requests) < 285, 'and no delay');
+    } finally {
+      await Promise.all([strict.close(), open.close()]);
+    }
+  });
+
   it('honours robots.txt Crawl-delay across batches', async () => {
     const site = await startSyntheticSite({ pages: 5, linksPerPage: 4, robotsTxt: 'User-agent: *\nCrawl-delay: 1\n' });
     try {
