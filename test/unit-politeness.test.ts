@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCrawlConfig, type CrawlInput } from '../src/shared/crawl-config';
 import { backoffDelayMs, hostPacingPolicy, pacingAfter, requestGapMs, throttledDelayMs, type RequestOutcome } from '../src/policy/host-politeness';
-import { hostOverride } from '../src/policy/host-overrides';
+import { hostOverride, hostOverrideKey } from '../src/policy/host-overrides';
 import { proxyRoute, requestProfile, RequestSecretError } from '../src/fetch/request-profile';
 import { INITIAL_PACING } from '../src/store/frontier-store';
 import { crawlRequestFrom, UsageError, type CrawlFlags } from '../src/cli/crawl-options';
@@ -125,26 +125,30 @@ describe('requestProfile', () => {
   const env = { SHOP_TOKEN: 'Bearer s3cret-token', SHOP_SID: 's3cret-sid' };
 
   it('merges the crawl\'s headers and cookies with the host\'s (host wins, names case-insensitive)', () => {
-    assert.deepEqual(requestProfile(crawl, 'other.example', undefined, env), {
+    assert.deepEqual(requestProfile(crawl, undefined, env), {
       userAgent: 'crawler/1',
       headers: { 'user-agent': 'crawler/1', 'x-team': 'search', accept: 'text/html', cookie: 'lang=en' },
     });
-    assert.deepEqual(requestProfile(crawl, 'shop.example', hostOverride(crawl.hosts, 'shop.example'), env), {
+    assert.deepEqual(requestProfile(crawl, 'shop.example', env), {
       userAgent: 'shop-bot/2',
       headers: { 'user-agent': 'shop-bot/2', 'x-team': 'shop', accept: 'text/html', authorization: 'Bearer s3cret-token', cookie: 'lang=en; sid=s3cret-sid' },
     });
   });
 
   it('a missing or unusable variable is an error naming the field and variable, never a value', () => {
-    const override = hostOverride(crawl.hosts, 'shop.example');
     assert.throws(
-      () => requestProfile(crawl, 'shop.example', override, { SHOP_TOKEN: 'Bearer x' }),
+      () => requestProfile(crawl, 'shop.example', { SHOP_TOKEN: 'Bearer x' }),
       (err: unknown) => err instanceof RequestSecretError && /hosts\.shop\.example\.cookiesFromEnv\.sid: environment variable SHOP_SID is not set/.test(err.message),
     );
     assert.throws(
-      () => requestProfile(crawl, 'shop.example', override, { ...env, SHOP_TOKEN: 'Bearer s3cret\r\nX-Evil: 1' }),
+      () => requestProfile(crawl, 'shop.example', { ...env, SHOP_TOKEN: 'Bearer s3cret\r\nX-Evil: 1' }),
       (err: unknown) => err instanceof RequestSecretError && !err.message.includes('s3cret') && /SHOP_TOKEN holds a value that is not allowed/.test(err.message),
     );
+  });
+
+  it('an error from a pattern override names the pattern', () => {
+    const patterned = config({ hosts: { '*.shop.example': { headersFromEnv: { 'X-Key': 'TEST_NOPE' } } } });
+    assert.throws(() => requestProfile(patterned, hostOverrideKey(patterned.hosts, 'eu.shop.example'), {}), /^RequestSecretError: hosts\.\*\.shop\.example\.headersFromEnv\.X-Key: environment variable TEST_NOPE is not set/);
   });
 
   it('the proxy takes its credentials from the environment', () => {

@@ -21,7 +21,7 @@ import { AddressGuard } from '../fetch/address-guard';
 import { fetchPage, type FetchedPage, type FetchPolicy } from '../fetch/fetch-page';
 import { proxyRoute, requestProfile, RequestSecretError, type ProxyRoute, type RequestProfile } from '../fetch/request-profile';
 import { buildScope, type ScopePredicate } from '../policy/scope';
-import { hostOverride } from '../policy/host-overrides';
+import { hostOverrideKey } from '../policy/host-overrides';
 import { hostPacingPolicy, pacingAfter, requestGapMs, type RequestOutcome } from '../policy/host-politeness';
 import { statusClass } from '../observability/metrics';
 import { failedOutcome, fetchedOutcome, skippedOutcome, type PageOutcome } from './page-outcome';
@@ -35,26 +35,30 @@ const SNAPSHOT_HOSTS = 200;
 type Attempt = { page: FetchedPage } | { error: FetchErrorCode };
 type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: number };
 
-/** A host's override and what requests to it look like, built on first use. */
+/** A host's override and what requests to it look like. */
 interface HostRequests {
   override: HostOverride | undefined;
   profile: RequestProfile;
 }
+
+/** Hosts without an override share one entry, so the cache stays as small as the `hosts` config. */
+const NO_OVERRIDE = '';
 
 /** What a crawl's config implies for every URL, built once per crawl and worker. */
 interface CrawlPolicy {
   inScope: ScopePredicate;
   guard: AddressGuard;
   proxy: ProxyRoute | undefined;
-  hosts: Map<string, HostRequests>;
+  /** By `hosts` key (NO_OVERRIDE for the rest), built on first use. */
+  requests: Map<string, HostRequests>;
 }
 
 function hostRequests(policy: CrawlPolicy, config: CrawlConfig, host: string): HostRequests {
-  let requests = policy.hosts.get(host);
+  const key = hostOverrideKey(config.hosts, host);
+  let requests = policy.requests.get(key ?? NO_OVERRIDE);
   if (!requests) {
-    const override = hostOverride(config.hosts, host);
-    requests = { override, profile: requestProfile(config, host, override) };
-    policy.hosts.set(host, requests);
+    requests = { override: key === undefined ? undefined : config.hosts[key], profile: requestProfile(config, key) };
+    policy.requests.set(key ?? NO_OVERRIDE, requests);
   }
   return requests;
 }
@@ -86,7 +90,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
         inScope: buildScope(config.scope, config.seeds),
         guard: AddressGuard.forCrawl(config),
         proxy: proxyRoute(config),
-        hosts: new Map(),
+        requests: new Map(),
         seeds: config.seeds.length,
       };
       policies.set(crawlId, policy);

@@ -1,7 +1,7 @@
 /**
  * What requests to a host look like: user agent, extra headers and cookies (the crawl's,
  * with the host's override over them), and the proxy they go through. Built once per crawl,
- * host and worker, so the per-page path only looks the answer up.
+ * override and worker, so the per-page path only looks the answer up.
  *
  * Values named by `...FromEnv` settings are read here, from the worker's environment: they
  * never pass through workflow history. No value, and no secret, ever appears in an error.
@@ -62,15 +62,17 @@ function addLevel(level: RequestSettings, prefix: string, env: Environment, head
 }
 
 /**
- * The profile of requests to `host`, whose override (`hostOverride`) is `override`; throws
- * RequestSecretError when a variable it names is missing.
+ * The profile of requests to hosts without an override (`overrideKey` undefined), or to those
+ * the `hosts` entry `overrideKey` applies to; throws RequestSecretError when a variable it
+ * names is missing.
  */
-export function requestProfile(config: CrawlConfig, host: string, override: HostOverride | undefined, env: Environment = process.env): RequestProfile {
+export function requestProfile(config: CrawlConfig, overrideKey: string | undefined, env: Environment = process.env): RequestProfile {
+  const override = overrideKey === undefined ? undefined : config.hosts[overrideKey];
   const userAgent = override?.userAgent ?? config.userAgent;
   const headers = new Map<string, string>([['user-agent', userAgent]]);
   const cookies = new Map<string, string>();
   addLevel(config, '', env, headers, cookies);
-  if (override) addLevel(override, `hosts.${host}.`, env, headers, cookies);
+  if (override) addLevel(override, `hosts.${overrideKey}.`, env, headers, cookies);
   if (cookies.size > 0) headers.set('cookie', [...cookies].map(([name, value]) => `${name}=${value}`).join('; '));
   return { userAgent, headers: Object.fromEntries(headers) };
 }

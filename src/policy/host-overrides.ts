@@ -6,15 +6,21 @@
 import type { HostOverride } from '../shared/politeness-config';
 
 /**
- * The override for `host` (a host key: hostname plus a non-default port, see `hostKey`): its
- * exact key, else the longest `*.domain` pattern it falls under (a pattern matches
- * subdomains, not the domain itself, and carries the port like any host key).
+ * The `hosts` key that applies to `host` (a host key: hostname plus a non-default port, see
+ * `hostKey`): its exact key, else the longest `*.domain` pattern it falls under (a pattern
+ * matches subdomains, not the domain itself, and carries the port like any host key).
  */
-export function hostOverride(hosts: Readonly<Record<string, HostOverride>>, host: string): HostOverride | undefined {
-  if (Object.hasOwn(hosts, host)) return hosts[host];
+export function hostOverrideKey(hosts: Readonly<Record<string, HostOverride>>, host: string): string | undefined {
+  if (Object.hasOwn(hosts, host)) return host;
   let best: string | undefined;
   for (const pattern of Object.keys(hosts)) {
     if (pattern.startsWith('*.') && host.endsWith(pattern.slice(1)) && (best === undefined || pattern.length > best.length)) best = pattern;
   }
-  return best === undefined ? undefined : hosts[best];
+  return best;
+}
+
+/** The override for `host`, if any (see `hostOverrideKey`). */
+export function hostOverride(hosts: Readonly<Record<string, HostOverride>>, host: string): HostOverride | undefined {
+  const key = hostOverrideKey(hosts, host);
+  return key === undefined ? undefined : hosts[key];
 }
