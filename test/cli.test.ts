@@ -57,6 +57,10 @@ describe('invalid input', () => {
     ['an unknown config file field', ['crawl', '--config', configFile('unknown.json', { seeds: ['http://127.0.0.1:9/'], maxPagez: 5 })], /unknown\.json: maxPagez: unknown field/],
     ['a config file that is not JSON', ['crawl', '--config', configFile('broken.json', '{ "seeds": [')], /--config .*broken\.json: not valid JSON/],
     ['a missing config file', ['crawl', '--config', '/nonexistent/crawl.json'], /--config \/nonexistent\/crawl\.json: cannot read it \(ENOENT\)/],
+    ['a reserved header', ['crawl', 'http://127.0.0.1:9/', '--header', 'Host: evil.example'], /^crawlflow: --header Host: header may not be set: it is set by the transport/],
+    ['a header without a colon', ['crawl', 'http://127.0.0.1:9/', '--header', 'X-Token'], /--header.*must be written as 'Name: value'/],
+    ['a proxy with credentials (never echoed)', ['crawl', 'http://127.0.0.1:9/', '--proxy', 'http://me:hunter2@127.0.0.1:3128'], /^(?!.*hunter2)crawlflow: --proxy: must not contain credentials/],
+    ['a zero AutoThrottle target', ['crawl', 'http://127.0.0.1:9/', '--auto-throttle', '--auto-throttle-target', '0'], /--auto-throttle-target: /],
   ];
   for (const [name, args, message] of cases) {
     it(`rejects ${name} with exit code 2 and a one-line message`, async () => {

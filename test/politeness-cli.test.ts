@@ -2,7 +2,7 @@
  * Politeness and request settings from the command line: `temporal workflow start --input`
  * with per-host overrides, AutoThrottle, backoff and secrets named by environment variable,
  * run by a `crawlflow worker` process; the secret reaches the site, but neither the workflow
- * history nor the worker's log. Bad flags fail with exit code 2 and name the flag.
+ * history nor the worker's log. (Bad flags: cli.test.ts.)
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { temporalBinaryPath } from '../src/temporal/project-paths';
-import { runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
+import { spawnWorker, type WorkerProcess } from './helpers/processes';
 import { startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { page, startRecordingSite, type RecordingSite } from './helpers/recording-site';
 import type { CrawlSummary } from '../src/shared/crawl-types';
@@ -24,24 +24,6 @@ function decodedJson(value: unknown): string {
 }
 
 const SECRET = 'tok-7f3a9c-secret';
-
-describe('invalid politeness and request flags', () => {
-  const env = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
-  const cases: Array<[string, string[], RegExp]> = [
-    ['a reserved header', ['--header', 'Host: evil.example'], /^crawlflow: --header Host: header may not be set: it is set by the transport/],
-    ['a header without a colon', ['--header', 'X-Token'], /--header.*must be written as 'Name: value'/],
-    ['a proxy with credentials (never echoed)', ['--proxy', 'http://me:hunter2@127.0.0.1:3128'], /^(?!.*hunter2)crawlflow: --proxy: must not contain credentials/],
-    ['a zero AutoThrottle target', ['--auto-throttle', '--auto-throttle-target', '0'], /--auto-throttle-target: /],
-  ];
-  for (const [name, flags, message] of cases) {
-    it(`rejects ${name} with exit code 2 and a one-line message`, async () => {
-      const result = await runCli(['crawl', 'http://127.0.0.1:9/', ...flags], env);
-      assert.equal(result.code, 2, result.stderr);
-      assert.match(result.stderr, message);
-      assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${result.stderr}`);
-    });
-  }
-});
 
 describe('`temporal workflow start --input` with politeness and request settings', () => {
   let env: TestTemporal;

@@ -1,29 +1,24 @@
 /**
- * Fixture servers for the politeness and request tests: a loopback site that records every
- * request with its headers and timing, and a loopback HTTP CONNECT proxy that records what
- * it was asked to tunnel to and refuses anything but loopback addresses.
+ * Fixture servers for the politeness and request tests: a loopback site of custom routes
+ * (the synthetic site, which records every request with its headers and timing), and a
+ * loopback HTTP CONNECT proxy that records what it was asked to tunnel to and refuses
+ * anything but loopback addresses.
  */
 import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, isIP, type AddressInfo, type Socket } from 'node:net';
+import { startSyntheticSite, type RequestLogEntry, type RouteHandler } from '../../src/sites/synthetic-site';
 
-export interface RecordedRequest {
-  path: string;
-  headers: IncomingHttpHeaders;
-  startedAt: number;
-  endedAt: number | null;
-}
-
+/** A route handler that is also told how many times its path was requested (1 for the first). */
 export type Handler = (req: IncomingMessage, res: ServerResponse, nth: number) => void;
 
 export interface RecordingSite {
   origin: string;
   /** host:port, the crawl's host key for this site. */
   host: string;
-  requests: RecordedRequest[];
+  requests: RequestLogEntry[];
   /** Page requests (robots.txt left out), in arrival order. */
-  pages(): RecordedRequest[];
-  maxInFlight(): number;
+  pages(): RequestLogEntry[];
   close(): Promise<void>;
 }
 
@@ -38,48 +33,29 @@ async function listen(server: Server): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-/**
- * `routes` by exact path (the n-th request for that path is passed along); other paths get
- * a 404, robots.txt included unless routed. `latencyMs` delays every response.
- */
+/** `routes` by exact path; other paths get a 404 (robots.txt too, unless routed). `latencyMs` delays every response. */
 export async function startRecordingSite(routes: Record<string, Handler>, latencyMs = 0): Promise<RecordingSite> {
-  const requests: RecordedRequest[] = [];
   const counts = new Map<string, number>();
-  let inFlight = 0;
-  let maxInFlight = 0;
-  const server = createServer((req, res) => {
-    const entry: RecordedRequest = { path: req.url ?? '/', headers: req.headers, startedAt: Date.now(), endedAt: null };
-    requests.push(entry);
-    inFlight += 1;
-    maxInFlight = Math.max(maxInFlight, inFlight);
-    res.once('close', () => {
-      inFlight -= 1;
-      entry.endedAt = Date.now();
-    });
-    const nth = (counts.get(entry.path) ?? 0) + 1;
-    counts.set(entry.path, nth);
-    const route = routes[entry.path];
-    const respond = () => (route ? route(req, res, nth) : res.writeHead(404, { 'content-type': 'text/plain' }).end('not found'));
-    if (latencyMs > 0) setTimeout(respond, latencyMs);
-    else respond();
-  });
-  const port = await listen(server);
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    host: `127.0.0.1:${port}`,
-    requests,
-    pages: () => requests.filter((request) => request.path !== '/robots.txt'),
-    maxInFlight: () => maxInFlight,
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
+  const counted = Object.entries(routes).map(([path, handler]): [string, RouteHandler] => [
+    path,
+    (req, res) => {
+      const nth = (counts.get(path) ?? 0) + 1;
+      counts.set(path, nth);
+      handler(req, res, nth);
     },
+  ]);
+  const site = await startSyntheticSite({ pages: 0, routes: Object.fromEntries(counted), latencyMs });
+  return {
+    origin: site.origin,
+    host: new URL(site.origin).host,
+    requests: site.requests,
+    pages: () => site.requests.filter((request) => request.path !== '/robots.txt'),
+    close: () => site.close(),
   };
 }
 
 /** Gaps between the starts of consecutive requests, in order. */
-export function startGaps(requests: readonly RecordedRequest[]): number[] {
+export function startGaps(requests: readonly RequestLogEntry[]): number[] {
   const starts = requests.map((request) => request.startedAt).sort((a, b) => a - b);
   return starts.slice(1).map((start, i) => start - starts[i]);
 }
