@@ -41,26 +41,31 @@ interface HostRequests {
   profile: RequestProfile;
 }
 
-/** Hosts without an override share one entry, so the cache stays as small as the `hosts` config. */
+/** The entry of hosts without an override (no `hosts` key is empty). */
 const NO_OVERRIDE = '';
+
+/**
+ * Every request profile of the crawl, by `hosts` key: as many as the config has, however many
+ * hosts the crawl meets. Built up front, so a variable missing on this worker fails the batch
+ * at once, never in the middle of a redirect.
+ */
+function requestsByOverride(config: CrawlConfig): Map<string, HostRequests> {
+  const requests = new Map<string, HostRequests>([[NO_OVERRIDE, { override: undefined, profile: requestProfile(config, undefined) }]]);
+  for (const [key, override] of Object.entries(config.hosts)) requests.set(key, { override, profile: requestProfile(config, key) });
+  return requests;
+}
 
 /** What a crawl's config implies for every URL, built once per crawl and worker. */
 interface CrawlPolicy {
   inScope: ScopePredicate;
   guard: AddressGuard;
   proxy: ProxyRoute | undefined;
-  /** By `hosts` key (NO_OVERRIDE for the rest), built on first use. */
+  /** By `hosts` key (NO_OVERRIDE for the rest). */
   requests: Map<string, HostRequests>;
 }
 
 function hostRequests(policy: CrawlPolicy, config: CrawlConfig, host: string): HostRequests {
-  const key = hostOverrideKey(config.hosts, host);
-  let requests = policy.requests.get(key ?? NO_OVERRIDE);
-  if (!requests) {
-    requests = { override: key === undefined ? undefined : config.hosts[key], profile: requestProfile(config, key) };
-    policy.requests.set(key ?? NO_OVERRIDE, requests);
-  }
-  return requests;
+  return policy.requests.get(hostOverrideKey(config.hosts, host) ?? NO_OVERRIDE)!;
 }
 
 function throwIfCancelled(signal: AbortSignal): void {
@@ -90,7 +95,7 @@ export function createCrawlBatch(deps: ActivityDeps) {
         inScope: buildScope(config.scope, config.seeds),
         guard: AddressGuard.forCrawl(config),
         proxy: proxyRoute(config),
-        requests: new Map(),
+        requests: requestsByOverride(config),
         seeds: config.seeds.length,
       };
       policies.set(crawlId, policy);
