@@ -60,12 +60,9 @@ interface CrawlPolicy {
   inScope: ScopePredicate;
   guard: AddressGuard;
   proxy: ProxyRoute | undefined;
-  /** By `hosts` key (NO_OVERRIDE for the rest). */
-  requests: Map<string, HostRequests>;
-}
-
-function hostRequests(policy: CrawlPolicy, config: CrawlConfig, host: string): HostRequests {
-  return policy.requests.get(hostOverrideKey(config.hosts, host) ?? NO_OVERRIDE)!;
+  hostRequests(host: string): HostRequests;
+  /** Asked on every redirect hop: each host gets its own headers and cookies. */
+  headersFor(url: URL): Readonly<Record<string, string>>;
 }
 
 function throwIfCancelled(signal: AbortSignal): void {
@@ -91,11 +88,14 @@ export function createCrawlBatch(deps: ActivityDeps) {
   function policyFor(crawlId: string, config: CrawlConfig): CrawlPolicy {
     let policy = policies.get(crawlId);
     if (policy?.seeds !== config.seeds.length) {
+      const requests = requestsByOverride(config);
+      const hostRequests = (host: string): HostRequests => requests.get(hostOverrideKey(config.hosts, host) ?? NO_OVERRIDE)!;
       policy = {
         inScope: buildScope(config.scope, config.seeds),
         guard: AddressGuard.forCrawl(config),
         proxy: proxyRoute(config),
-        requests: requestsByOverride(config),
+        hostRequests,
+        headersFor: (url) => hostRequests(url.host).profile.headers,
         seeds: config.seeds.length,
       };
       policies.set(crawlId, policy);
@@ -128,10 +128,8 @@ export function createCrawlBatch(deps: ActivityDeps) {
   ): Promise<UrlResult> {
     const { config, host, crawlId } = input;
     if (item.skipped !== undefined) return { outcome: skippedOutcome(item, item.skipped) }; // over the host's page cap
-    const { inScope, guard, proxy } = crawlPolicy;
-    const { override, profile } = hostRequests(crawlPolicy, config, host);
-    // Asked on every redirect hop: each host gets its own headers and cookies.
-    const headersFor = (url: URL) => hostRequests(crawlPolicy, config, url.host).profile.headers;
+    const { inScope, guard, proxy, headersFor } = crawlPolicy;
+    const { override, profile } = crawlPolicy.hostRequests(host);
     let crawlDelayMs: number | null = null;
     if (config.respectRobots) {
       const origin = new URL(item.url).origin;
