@@ -149,10 +149,12 @@ export function createCrawlBatch(deps: ActivityDeps) {
       proxy,
     };
     for (let attempts = item.attempts; ; ) {
-      const slot = await store.reserveRequestSlot(host, requestGapMs(pacingPolicy, pacing.current), LONG_WAIT_MS, Date.now());
+      const requestedAt = Date.now();
+      const slot = await store.reserveRequestSlot(host, requestGapMs(pacingPolicy, pacing.current), LONG_WAIT_MS, requestedAt);
       if ('deferUntil' in slot) return { deferUntil: slot.deferUntil, attempts };
       metrics.politenessWait.observe(slot.waitMs / 1000);
-      await cancellableSleep(slot.waitMs, signal);
+      // The slot starts at requestedAt + waitMs: time the store spent waiting for its lock is already gone.
+      await cancellableSleep(requestedAt + slot.waitMs - Date.now(), signal);
 
       const attempt = await attemptFetch(item.url, policy, signal);
       attempts += 1;
