@@ -305,8 +305,11 @@ export class SqliteFrontierStore implements FrontierStore {
       return { waitMs: start - now };
     });
     this.updatePacingTx = db.transaction((host: string, update: (current: HostPacing) => PacingUpdate): HostPacing => {
-      const { pacing, notBefore } = update(this.pacingOf(host));
-      s.setPacing.run({ host, ...pacing, notBefore: notBefore ?? 0 });
+      const current = this.pacingOf(host);
+      const { pacing, notBefore } = update(current);
+      // The common case (a success on a healthy host, AutoThrottle off) changes nothing: write nothing.
+      const unchanged = notBefore === null && pacing.errorStreak === current.errorStreak && pacing.throttleDelayMs === current.throttleDelayMs;
+      if (!unchanged) s.setPacing.run({ host, ...pacing, notBefore: notBefore ?? 0 });
       return pacing;
     });
   }
