@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { temporalBinaryPath } from '../src/temporal/project-paths';
 import { spawnWorker, type WorkerProcess } from './helpers/processes';
 import { startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
-import { page, startRecordingSite, type RecordingSite } from './helpers/recording-site';
+import { page, startGaps, startRecordingSite, type RecordingSite } from './helpers/recording-site';
 import type { CrawlSummary } from '../src/shared/crawl-types';
 
 const execFileAsync = promisify(execFile);
@@ -70,8 +70,7 @@ describe('`temporal workflow start --input` with politeness and request settings
       assert.equal(request.headers['user-agent'], 'cli-bot/1');
       assert.equal(request.headers.cookie, 'lang=en');
     }
-    const starts = pages.map((request) => request.startedAt).sort((a, b) => a - b);
-    const gaps = starts.slice(1).map((start, i) => start - starts[i]).sort((x, y) => x - y);
+    const gaps = startGaps(pages).sort((x, y) => x - y);
     // Slots are reserved 250 ms apart when requests are sent; a request that first opens a new
     // connection on a busy machine arrives late, which shortens the gap the server sees after it.
     assert.ok(gaps[0] >= 180 && gaps[Math.floor(gaps.length / 2)] >= 245, `the host's delay of 250 ms holds (gaps ${gaps} ms)`);

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { startSyntheticSite, type RouteHandler, type RequestLogEntry } from '../src/sites/synthetic-site';
 import { historyEventTypes, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { html, linkedRoutes } from './helpers/fixtures';
+import { startGaps } from './helpers/recording-site';
 
 /** Smallest gap between the starts of consecutive page requests. */
 function minStartGap(requests: RequestLogEntry[]): number {
@@ -56,7 +57,10 @@ describe('politeness across workers', () => {
       });
       assert.equal(records.length, strict.graph.reachableFrom(0).size + open.graph.reachableFrom(0).size);
       assert.equal(strict.maxInFlight(), 1, 'the overridden host: one batch at a time');
-      assert.ok(minStartGap(strict.requests) >= 285, `the overridden host: requests 300 ms apart (closest ${minStartGap(strict.requests)} ms)`);
+      // A request sent late (a busy event loop) shortens the gap after it, so the closest gap gets a tolerance and the median none.
+      const gaps = startGaps(strict.requests.filter((request) => request.path !== '/robots.txt'));
+      const median = [...gaps].sort((x, y) => x - y)[Math.floor(gaps.length / 2)];
+      assert.ok(Math.min(...gaps) >= 240 && median >= 295, `the overridden host: requests 300 ms apart (gaps ${gaps} ms)`);
       assert.equal(open.maxInFlight(), 2, 'the other host keeps the crawl-wide limit of 2');
       assert.ok(minStartGap(open.requests) < 285, 'and no delay');
     } finally {
