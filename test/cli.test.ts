@@ -68,6 +68,10 @@ describe('invalid input', () => {
     ['a store URL of another database (password never echoed)', ['worker', '--store', 'mysql://u:topsecret@db/x'], /^crawlflow: --store .*mysql:\/\/u:redacted@db\/x: unsupported scheme "mysql:"; expected postgres:\/\/\n$/],
     ['a store URL without a database', ['results', 'some-crawl', '--store', 'postgres://u:topsecret@db'], /--store .*: no database name/],
     ['a bad store URL from the environment', ['crawl', 'http://127.0.0.1:9/'], /CRAWLFLOW_STORE_URL\) \(unparsable URL\): not a URL/, { CRAWLFLOW_STORE_URL: 'topsecret but no URL' }],
+    ['a reserved header', ['crawl', 'http://127.0.0.1:9/', '--header', 'Host: evil.example'], /^crawlflow: --header Host: header may not be set: it is set by the transport/],
+    ['a header without a colon', ['crawl', 'http://127.0.0.1:9/', '--header', 'X-Token'], /--header.*must be written as 'Name: value'/],
+    ['a proxy with credentials (never echoed)', ['crawl', 'http://127.0.0.1:9/', '--proxy', 'http://me:hunter2@127.0.0.1:3128'], /^(?!.*hunter2)crawlflow: --proxy: must not contain credentials/],
+    ['a zero AutoThrottle target', ['crawl', 'http://127.0.0.1:9/', '--auto-throttle', '--auto-throttle-target', '0'], /--auto-throttle-target: /],
   ];
   itRejectsEach(cases, env);
 });

@@ -33,7 +33,7 @@ describe('invalid content options', () => {
   const seed = 'http://127.0.0.1:9/';
   const cases: UsageCase[] = [
     ['a selector that does not compile', ['crawl', seed, '--extract', 'title=a[href'], /^crawlflow: --extract title\.selector: invalid CSS selector "a\[href": /],
-    ['--extract without a name', ['crawl', seed, '--extract', 'h1'], /--extract.*must be name=selector/],
+    ['--extract without a name', ['crawl', seed, '--extract', 'h1'], /--extract.*must be written as 'name=selector'/],
     ['a bad field name', ['crawl', seed, '--extract', '9lives=h1'], /--extract 9lives: field names are/],
     ['an attribute field without its attribute, in a config file', ['crawl', '--config', configFile('attr.json', { seeds: [seed], extract: { img: { selector: 'img', type: 'attribute' } } })], /attr\.json: extract\.img\.attribute: is required when type is 'attribute'/],
     ['an unknown --format', ['crawl', seed, '--format', 'xml'], /option '--format <format>' argument 'xml' is invalid/],

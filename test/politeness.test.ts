@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { startSyntheticSite, type RouteHandler, type RequestLogEntry } from '../src/sites/synthetic-site';
 import { historyEventTypes, runCrawlToEnd, startTestTemporal, STORE_KINDS, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { html, linkedRoutes } from './helpers/fixtures';
+import { startGaps } from './helpers/recording-site';
 
 /** Smallest gap between the starts of consecutive page requests. */
 function minStartGap(requests: RequestLogEntry[]): number {
@@ -43,6 +44,30 @@ describe(`politeness across workers (${store} store)`, () => {
       console.log(`politeness (${store} store): ${records.length} pages, 3 workers, max in flight ${site.maxInFlight()}, closest requests ${gap} ms apart (delay 200 ms)`);
     } finally {
       await site.close();
+    }
+  });
+
+  it('a host override of delay and per-host concurrency applies to its host only', async () => {
+    const [strict, open] = await Promise.all([startSyntheticSite({ pages: 14, latencyMs: 200 }), startSyntheticSite({ pages: 30, latencyMs: 300 })]);
+    try {
+      const strictHost = new URL(strict.origin).host;
+      const { records } = await runCrawlToEnd(env, queue, 'polite-host-override', {
+        seeds: [strict.urlOf(0), open.urlOf(0)],
+        perHostConcurrency: 2,
+        concurrency: 6,
+        batchSize: 3,
+        hosts: { [strictHost]: { delayMs: 300, perHostConcurrency: 1 } },
+      });
+      assert.equal(records.length, strict.graph.reachableFrom(0).size + open.graph.reachableFrom(0).size);
+      assert.equal(strict.maxInFlight(), 1, 'the overridden host: one batch at a time');
+      // A request sent late (a busy event loop) shortens the gap after it, so the closest gap gets a tolerance and the median none.
+      const gaps = startGaps(strict.requests.filter((request) => request.path !== '/robots.txt'));
+      const median = [...gaps].sort((x, y) => x - y)[Math.floor(gaps.length / 2)];
+      assert.ok(Math.min(...gaps) >= 240 && median >= 295, `the overridden host: requests 300 ms apart (gaps ${gaps} ms)`);
+      assert.equal(open.maxInFlight(), 2, 'the other host keeps the crawl-wide limit of 2');
+      assert.ok(minStartGap(open.requests) < 285, 'and no delay');
+    } finally {
+      await Promise.all([strict.close(), open.close()]);
     }
   });
 

@@ -150,7 +150,7 @@ describe('render batch activity (headless Chromium)', () => {
     const before = chromiumChildren();
     const own = new ChromiumRenderer(transport);
     const config = parseCrawlConfig({ seeds: [site.origin], render: { match: ['/**'] } });
-    const policy = { ...config, allowRedirect: () => false, guard: LOOPBACK_GUARD };
+    const policy = { ...config, allowRedirect: () => false, guard: LOOPBACK_GUARD, proxy: undefined };
     const page = (title: string) => ({
       finalUrl: `${site.origin}/plain/1`,
       status: 200,
@@ -162,6 +162,7 @@ describe('render batch activity (headless Chromium)', () => {
       body: null,
       headers: {},
       requestHeaders: {},
+      latencyMs: 1,
       html: `<title>${title}</title><script>document.title += ' (ran)'</script>`,
     });
     const signal = new AbortController().signal;

@@ -58,6 +58,13 @@ describe('parseCrawlConfig', () => {
       sitemaps: { urls: [], fromRobots: false, maxUrls: 50_000, maxFiles: 100, maxIndexDepth: 2 },
       extract: {},
       storeBodies: false,
+      backoff: { baseMs: 500, maxMs: 60_000 },
+      autoThrottle: { enabled: false, targetConcurrency: 1, startDelayMs: 5_000, maxDelayMs: 60_000 },
+      headers: {},
+      headersFromEnv: {},
+      cookies: {},
+      cookiesFromEnv: {},
+      hosts: {},
     });
     assert.equal(config.deadline, undefined, 'no deadline unless given');
   });

@@ -283,7 +283,7 @@ describe('recrawl outcomes', () => {
   const policy = buildPagePolicy(config);
   const page = (status: number, html: string | null, headers: Record<string, string> = {}): FetchedPage => ({
     finalUrl: SEED, status, contentType: 'text/html', bytes: html?.length ?? 0, retryAfterMs: null, redirectBlocked: null, robotsHeader: null,
-    headers, requestHeaders: {}, html, body: html === null ? null : Buffer.from(html),
+    headers, requestHeaders: {}, html, body: html === null ? null : Buffer.from(html), latencyMs: 1,
   });
   const LINKS = '<title>T</title><a href="/a">a</a><a href="http://elsewhere.test/">x</a>';
   const previous = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS, { etag: '"v1"' }), config, policy).record;

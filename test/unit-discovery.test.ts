@@ -250,6 +250,7 @@ describe('page outcome: canonical duplicates, content types and filtered links',
     requestHeaders: {},
     html,
     body: html === null ? null : Buffer.from(html),
+    latencyMs: 1,
     ...overrides,
   });
   const outcome = (html: string | null, input: Partial<CrawlInput> = {}, overrides: Partial<FetchedPage> = {}) => {

@@ -165,6 +165,7 @@ describe('fetchedOutcome', () => {
       retryAfterMs: null,
       redirectBlocked: null,
       robotsHeader: null,
+      latencyMs: 10,
       html: body,
       body: body === null ? null : Buffer.from(body),
       headers: {},

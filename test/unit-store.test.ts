@@ -17,10 +17,10 @@ import { Client } from 'pg';
 import { hostKey } from '../src/policy/normalize-url';
 import Database from 'better-sqlite3';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
-import { HOST_PAGE_CAP, type FrontierEntry, type FrontierStore, type PageRecord } from '../src/store/frontier-store';
+import { HOST_PAGE_CAP, INITIAL_PACING, type FrontierEntry, type FrontierStore, type HostPacing, type PageRecord } from '../src/store/frontier-store';
 import { openStoreBackend, UnknownCrawlError, type StoreBackend } from '../src/store/store-backend';
 import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store-url';
-import { StoreUnavailableError } from '../src/store/postgres-database';
+import { SCHEMA_VERSION, StoreUnavailableError } from '../src/store/postgres-database';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { drainHost, type RaceSide } from './helpers/store-race';
 import { PASSWORD, startTestPostgres, type TestPostgres } from './helpers/postgres';
@@ -409,14 +409,18 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
-  it('deferHost holds back every reservation until the given time, never shortening it', async () => {
+  it('updatePacing stores the host state and holds back every reservation until notBefore, never shortening it', async () => {
     const store = await seeded(1);
+    const deferTo = (notBefore: number) => (current: HostPacing) => ({ pacing: { ...current, errorStreak: current.errorStreak + 1 }, notBefore });
     try {
-      await store.deferHost(A, 5_000);
-      await store.deferHost(A, 3_000);
+      assert.deepEqual(await store.hostPacing(A), INITIAL_PACING);
+      await store.updatePacing(A, deferTo(5_000));
+      assert.deepEqual(await store.updatePacing(A, deferTo(3_000)), { errorStreak: 2, throttleDelayMs: null }, 'each update sees the last');
+      await store.updatePacing(A, (current) => ({ pacing: { ...current, throttleDelayMs: 750 }, notBefore: null }));
+      assert.deepEqual(await store.hostPacing(A), { errorStreak: 2, throttleDelayMs: 750 });
       assert.deepEqual(await store.reserveRequestSlot(A, 10, 60_000, 1_000), { waitMs: 4_000 });
       assert.deepEqual(await store.reserveRequestSlot(A, 10, 1_000, 1_000), { deferUntil: 5_010 });
-      await store.deferHost('fresh.test', 9_000);
+      await store.updatePacing('fresh.test', deferTo(9_000));
       assert.deepEqual(await store.reserveRequestSlot('fresh.test', 0, 0, 1_000), { deferUntil: 9_000 }, 'works for a host with no URLs');
       assert.equal((await store.totals()).queued, 1, 'deferring does not touch the queue');
       assert.deepEqual((await store.snapshot(10)).hosts, [{ host: A, queued: 1 }]);
@@ -563,6 +567,27 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
         assert.equal(records.get(urlA(4))?.error, null, 'a URL claimed only to be skipped stays skipped');
         assert.equal(records.get(urlA(4))?.skipped, HOST_PAGE_CAP);
         assert.deepEqual(await store.totals(), { processed: 6, fetched: 1, errors: 2, skipped: 3, bytes: 200, queued: 0, discovered: 6, changes: NO_CHANGES });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('a store file from before per-host pacing gets the pacing columns when opened, keeping its request times', async () => {
+      const file = tempStoreFile();
+      const old = new SqliteFrontierStore(file);
+      await old.enqueue([entry(urlA(0))]);
+      await old.reserveRequestSlot(A, 5_000, 60_000, 1_000);
+      await old.close();
+      const db = new Database(file);
+      db.exec('ALTER TABLE hosts DROP COLUMN error_streak; ALTER TABLE hosts DROP COLUMN throttle_delay_ms');
+      db.close();
+
+      const store = new SqliteFrontierStore(file);
+      try {
+        assert.deepEqual(await store.hostPacing(A), INITIAL_PACING);
+        assert.deepEqual(await store.reserveRequestSlot(A, 0, 60_000, 2_000), { waitMs: 4_000 }, 'the reserved slot survived');
+        await store.updatePacing(A, () => ({ pacing: { errorStreak: 3, throttleDelayMs: 120 }, notBefore: null }));
+        assert.deepEqual(await store.hostPacing(A), { errorStreak: 3, throttleDelayMs: 120 });
       } finally {
         await store.close();
       }
@@ -724,7 +749,7 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
     await client.connect();
     try {
       const { rows } = await client.query('SELECT version FROM crawlflow.migrations ORDER BY version');
-      assert.deepEqual(rows, [{ version: 1 }, { version: 2 }]);
+      assert.deepEqual(rows, Array.from({ length: SCHEMA_VERSION }, (_, n) => ({ version: n + 1 })), 'each migration applied once');
     } finally {
       await client.end();
     }

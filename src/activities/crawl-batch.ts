@@ -10,16 +10,20 @@
  * Resume: the batch ID is the same on every attempt, and the store hands a retried attempt
  * the URLs its predecessor claimed and did not finish; finished ones are never redone.
  */
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BatchProgress, BatchResult, CrawlBatchInput } from '../shared/crawl-types';
 import type { CrawlConfig } from '../shared/crawl-config';
-import type { ClaimedUrl, FrontierStore } from '../store/frontier-store';
+import type { ClaimedUrl, FrontierStore, HostPacing } from '../store/frontier-store';
+import type { HostOverride } from '../shared/politeness-config';
 import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
 import { AddressGuard } from '../fetch/address-guard';
 import { fetchPage, type FetchedPage, type FetchPolicy } from '../fetch/fetch-page';
 import { markRendered, renderMatcher, type UrlMatcher } from '../policy/render-routing';
 import type { Transport } from '../fetch/transport';
+import { proxyRoute, requestProfile, RequestSecretError, type ProxyRoute, type RequestProfile } from '../fetch/request-profile';
+import { hostOverrideKey } from '../policy/host-overrides';
+import { hostPacingPolicy, pacingAfter, requestGapMs, type RequestOutcome } from '../policy/host-politeness';
 import { statusClass } from '../observability/metrics';
 import { compileExtractor, type Extractor } from '../parse/extract-fields';
 import { conditionalHeaders } from '../recrawl/change';
@@ -31,10 +35,29 @@ import type { ActivityDeps } from './deps';
 export const LONG_WAIT_MS = 10_000;
 const HEARTBEAT_TICK_MS = 1_000;
 const SNAPSHOT_HOSTS = 200;
-const RETRY_BASE_MS = 500;
 
 type Attempt = { page: FetchedPage } | { error: FetchErrorCode };
 type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: number };
+
+/** A host's override and what requests to it look like. */
+interface HostRequests {
+  override: HostOverride | undefined;
+  profile: RequestProfile;
+}
+
+/** The entry of hosts without an override (no `hosts` key is empty). */
+const NO_OVERRIDE = '';
+
+/**
+ * Every request profile of the crawl, by `hosts` key: as many as the config has, however many
+ * hosts the crawl meets. Built up front, so a variable missing on this worker fails the batch
+ * at once, never in the middle of a redirect.
+ */
+function requestsByOverride(config: CrawlConfig): Map<string, HostRequests> {
+  const requests = new Map<string, HostRequests>([[NO_OVERRIDE, { override: undefined, profile: requestProfile(config, undefined) }]]);
+  for (const [key, override] of Object.entries(config.hosts)) requests.set(key, { override, profile: requestProfile(config, key) });
+  return requests;
+}
 
 /** What a crawl's config implies for every URL, built once per crawl and worker. */
 interface CrawlPolicy {
@@ -43,6 +66,10 @@ interface CrawlPolicy {
   extractor: Extractor | undefined;
   /** Which discovered URLs are queued for rendering (`render.match`); null when the crawl renders nothing. */
   renders: UrlMatcher | null;
+  proxy: ProxyRoute | undefined;
+  hostRequests(host: string): HostRequests;
+  /** Asked on every redirect hop: each host gets its own headers and cookies. */
+  headersFor(url: URL): Readonly<Record<string, string>>;
 }
 
 /**
@@ -83,11 +110,16 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
   function policyFor(crawlId: string, config: CrawlConfig): CrawlPolicy {
     let policy = policies.get(crawlId);
     if (policy?.seeds !== config.seeds.length) {
+      const requests = requestsByOverride(config);
+      const hostRequests = (host: string): HostRequests => requests.get(hostOverrideKey(config.hosts, host) ?? NO_OVERRIDE)!;
       policy = {
         page: buildPagePolicy(config),
         guard: AddressGuard.forCrawl(config),
         extractor: compileExtractor(config.extract),
         renders: renderMatcher(config),
+        proxy: proxyRoute(config),
+        hostRequests,
+        headersFor: (url) => hostRequests(url.host).profile.headers,
         seeds: config.seeds.length,
       };
       policies.set(crawlId, policy);
@@ -114,54 +146,60 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
     input: CrawlBatchInput,
     store: FrontierStore,
     item: ClaimedUrl,
-    { page: pagePolicy, guard, extractor }: CrawlPolicy,
+    crawlPolicy: CrawlPolicy,
+    pacing: { current: HostPacing },
     signal: AbortSignal,
   ): Promise<UrlResult> {
     const { config, host, crawlId } = input;
     // A recrawl reads the earlier crawl's record of the URL: validators, hash, links.
     const context: OutcomeContext = {
-      extractor,
+      extractor: crawlPolicy.extractor,
       recrawl: config.recrawlOf === undefined ? undefined : { previous: await stores.use(config.recrawlOf, (previous) => previous.record(item.url)) },
     };
     if (item.skipped !== undefined) return { outcome: withChange(skippedOutcome(item, item.skipped), context) }; // over the host's page cap
-    let gapMs = config.delayMs;
+    const { page: pagePolicy, guard, proxy, headersFor } = crawlPolicy;
+    const { override, profile } = crawlPolicy.hostRequests(host);
+    let crawlDelayMs: number | null = null;
     if (config.respectRobots) {
       const origin = new URL(item.url).origin;
-      const rules = await robots.rules(store, `${crawlId}\n${host}`, origin, { userAgent: config.userAgent, guard }, signal);
+      const rules = await robots.rules(store, `${crawlId}\n${host}`, origin, { userAgent: profile.userAgent, guard, headersFor, proxy }, signal);
       if (!rules.isAllowed(item.url)) return { outcome: withChange(skippedOutcome(item, 'robots'), context) };
-      if (rules.crawlDelayMs !== null) gapMs = Math.max(gapMs, Math.min(rules.crawlDelayMs, config.maxCrawlDelayMs));
+      crawlDelayMs = rules.crawlDelayMs;
     }
+    const pacingPolicy = hostPacingPolicy(config, override, crawlDelayMs);
     const policy: FetchPolicy = {
-      userAgent: config.userAgent,
+      userAgent: profile.userAgent,
       timeoutMs: config.timeoutMs,
       maxBodyBytes: config.maxBodyBytes,
       maxRedirects: config.maxRedirects,
       allowRedirect: (target) => pagePolicy.urls.admit(target) === null,
       acceptsContentType: pagePolicy.acceptsContentType,
       guard,
+      headersFor,
+      proxy,
     };
     for (let attempts = item.attempts; ; ) {
-      const reservedAt = Date.now();
-      const slot = await store.reserveRequestSlot(host, gapMs, LONG_WAIT_MS, reservedAt);
+      const requestedAt = Date.now();
+      const slot = await store.reserveRequestSlot(host, requestGapMs(pacingPolicy, pacing.current), LONG_WAIT_MS, requestedAt);
       if ('deferUntil' in slot) return { deferUntil: slot.deferUntil, attempts };
       metrics.politenessWait.observe(slot.waitMs / 1000);
-      // The slot starts waitMs after reservedAt: a server database's round trip is part of the
-      // wait, not added to it, so requests start at their slots whatever the store's latency.
-      await cancellableSleep(reservedAt + slot.waitMs - Date.now(), signal);
+      // The slot starts at requestedAt + waitMs: time the store spent waiting for its lock is already gone.
+      await cancellableSleep(requestedAt + slot.waitMs - Date.now(), signal);
 
       const attempt = await attemptFetch(item.url, policy, config, signal, conditionalHeaders(context.recrawl?.previous));
       attempts += 1;
-      const status = 'page' in attempt ? attempt.page.status : null;
-      const error = 'error' in attempt ? attempt.error : null;
-      if (attempts <= config.maxRetries && isRetryable({ status, error })) {
+      const page = 'page' in attempt ? attempt.page : null;
+      const outcome: RequestOutcome = {
+        status: page?.status ?? null,
+        error: 'error' in attempt ? attempt.error : null,
+        latencyMs: page?.latencyMs ?? null,
+        retryAfterMs: page !== null && BACKOFF_STATUSES.has(page.status) ? page.retryAfterMs : null,
+      };
+      // Backoff, Retry-After and AutoThrottle land in the store's state for the host, so every
+      // worker of the crawl waits them out; a retry simply asks for the next slot.
+      pacing.current = await store.updatePacing(host, (current) => pacingAfter(pacingPolicy, current, outcome, Date.now()));
+      if (attempts <= config.maxRetries && isRetryable(outcome)) {
         metrics.retries.inc();
-        const retryAfterMs = 'page' in attempt && BACKOFF_STATUSES.has(status ?? 0) ? attempt.page.retryAfterMs : null;
-        if (retryAfterMs !== null) {
-          // The host asked everyone to wait: the store's slot makes every batch of the crawl wait.
-          await store.deferHost(host, Date.now() + Math.min(retryAfterMs, config.maxRetryAfterMs));
-        } else {
-          await cancellableSleep(RETRY_BASE_MS * 2 ** (attempts - 1) * (0.5 + Math.random()), signal);
-        }
         continue;
       }
       if ('error' in attempt) return { outcome: withChange(failedOutcome(item, attempt.error), context) };
@@ -206,6 +244,7 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
     // Each attempt writes its own file: what a failed attempt wrote is never referenced.
     const bodyWriter = input.config.storeBodies ? bodies.writer(input.crawlId, input.batchId, context.info.attempt) : undefined;
     const policy = policyFor(input.crawlId, input.config);
+    const pacing = { current: await store.hostPacing(input.host) };
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
     const ticker = setInterval(() => context.heartbeat(progress), HEARTBEAT_TICK_MS);
     context.heartbeat(progress);
@@ -216,7 +255,7 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
     try {
       for (const item of claimed) {
         throwIfCancelled(signal);
-        const result = await processUrl(input, store, item, policy, signal);
+        const result = await processUrl(input, store, item, policy, pacing, signal);
         if ('deferUntil' in result) {
           deferUntil = result.deferUntil;
           await store.release(input.batchId, { url: item.url, attempts: result.attempts });
@@ -253,7 +292,13 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
     return { batchId: input.batchId, host: input.host, claimed: claimed.length, totals, deferUntil, frontier };
   }
 
-  return function crawlBatch(input: CrawlBatchInput): Promise<BatchResult> {
-    return stores.use(input.crawlId, (store) => runBatch(input, store));
+  return async function crawlBatch(input: CrawlBatchInput): Promise<BatchResult> {
+    try {
+      return await stores.use(input.crawlId, (store) => runBatch(input, store));
+    } catch (err) {
+      // A variable missing on this worker stays missing: retrying the batch cannot help.
+      if (err instanceof RequestSecretError) throw ApplicationFailure.nonRetryable(err.message, err.name);
+      throw err;
+    }
   };
 }

@@ -39,7 +39,19 @@ export interface CrawlFlags {
   renderTimeoutMs?: number;
   renderTaskQueue?: string;
   renderMaxConcurrentPages?: number;
+  header?: Record<string, string>;
+  cookie?: Record<string, string>;
+  proxy?: string;
+  proxyAuthEnv?: string;
+  autoThrottle?: boolean;
+  autoThrottleTarget?: number;
+  autoThrottleMaxDelayMs?: number;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
 }
+
+/** Fields set by a repeatable `name=value` flag: an error names the flag and the entry. */
+const NAMED_VALUE_FLAGS = new Set(['extract', 'headers', 'cookies']);
 
 /** Config field -> the flag that sets it, so errors name what the user typed. */
 const FLAG_OF: Record<string, string> = {
@@ -71,6 +83,15 @@ const FLAG_OF: Record<string, string> = {
   'render.timeoutMs': '--render-timeout-ms',
   'render.taskQueue': '--render-task-queue',
   'render.maxConcurrentPages': '--render-max-concurrent-pages',
+  headers: '--header',
+  cookies: '--cookie',
+  proxy: '--proxy',
+  proxyAuthFromEnv: '--proxy-auth-env',
+  'autoThrottle.enabled': '--auto-throttle',
+  'autoThrottle.targetConcurrency': '--auto-throttle-target',
+  'autoThrottle.maxDelayMs': '--auto-throttle-max-delay-ms',
+  'backoff.baseMs': '--backoff-base-ms',
+  'backoff.maxMs': '--backoff-max-ms',
 };
 
 /** Commander's parser for integer flags (its error names the flag). */
@@ -79,11 +100,20 @@ export function integer(value: string): number {
   return Number(value);
 }
 
-/** `--extract name=selector` (repeatable): the compact form of one `extract` field. */
-function extractField(value: string, previous: Record<string, string> = {}): Record<string, string> {
-  const at = value.indexOf('=');
-  if (at <= 0) throw new InvalidArgumentError('must be name=selector, e.g. title=h1 or image="img.hero @src".');
-  return { ...previous, [value.slice(0, at).trim()]: value.slice(at + 1) };
+/** Commander's parser for decimal flags. */
+function decimal(value: string): number {
+  const n = Number(value.trim());
+  if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError('must be a number.');
+  return n;
+}
+
+/** A repeatable `name<separator>value` flag, collected into a record (the schema validates names and values). */
+function namedValues(separator: string, form: string) {
+  return (value: string, previous: Record<string, string> = {}): Record<string, string> => {
+    const at = value.indexOf(separator);
+    if (at <= 0) throw new InvalidArgumentError(`must be written as '${form}'.`);
+    return { ...previous, [value.slice(0, at).trim()]: value.slice(at + 1).trim() };
+  };
 }
 
 export function addCrawlOptions(command: Command): Command {
@@ -111,14 +141,23 @@ export function addCrawlOptions(command: Command): Command {
     .option('--strip-param <glob>', 'query parameter to drop from URLs, e.g. utm_* (repeatable; replaces the default tracking list)', collect)
     .option('--sort-query', 'sort query parameters by name, so their order does not make URLs distinct')
     .option('--trailing-slash <rule>', `trailing slashes in paths: ${TRAILING_SLASH_RULES.join('|')} (default keep)`)
-    .option('--extract <name=selector>', 'a field to extract from every page (repeatable): name=css-selector, or name=css-selector @attribute', extractField)
+    .option('--extract <name=selector>', 'a field to extract from every page (repeatable): name=css-selector, or name=css-selector @attribute', namedValues('=', 'name=selector'))
     .option('--store-bodies', 'keep the bodies of fetched HTML pages as WARC records (for `results --format warc`)')
     .option('--recrawl-of <crawl-id>', 'compare with an earlier crawl: conditional requests, new/changed/unchanged/gone per URL')
     .option('--render <pattern>', 'render URLs matching this pattern (same syntax as --include) in headless Chromium (repeatable)', collect)
     .option('--render-wait-until <event>', `when a rendered page is done: ${RENDER_WAIT_UNTIL.join('|')} (default load)`)
     .option('--render-timeout-ms <ms>', 'time to render one page (default 30000)', integer)
     .option('--render-task-queue <name>', 'task queue of render batches (default crawlflow-render)')
-    .option('--render-max-concurrent-pages <n>', 'pages of this crawl rendered at once (default 2)', integer);
+    .option('--render-max-concurrent-pages <n>', 'pages of this crawl rendered at once (default 2)', integer)
+    .option('--header <name: value>', 'extra request header, repeatable (stored in workflow history: use headersFromEnv for secrets)', namedValues(':', 'Name: value'))
+    .option('--cookie <name=value>', 'cookie sent with every request, repeatable (stored in workflow history: use cookiesFromEnv for secrets)', namedValues('=', 'name=value'))
+    .option('--proxy <url>', 'send every request through this HTTP proxy, e.g. http://proxy.internal:3128')
+    .option('--proxy-auth-env <VAR>', "environment variable of the workers holding the proxy's user:password")
+    .option('--auto-throttle', 'adapt each host\'s delay to its measured latency (AutoThrottle)')
+    .option('--auto-throttle-target <n>', 'AutoThrottle: requests in flight per host to aim for (default 1)', decimal)
+    .option('--auto-throttle-max-delay-ms <ms>', 'AutoThrottle: the largest delay it sets (default 60000)', integer)
+    .option('--backoff-base-ms <ms>', 'delay after a host\'s first failure, doubled per failure in a row; 0 = off (default 500)', integer)
+    .option('--backoff-max-ms <ms>', 'longest per-host backoff delay (default 60000)', integer);
 }
 
 /** Commander's accumulator for repeatable flags. */
@@ -177,6 +216,12 @@ function fieldsFromFlags(seeds: string[], flags: CrawlFlags): Record<string, unk
       taskQueue: flags.renderTaskQueue,
       maxConcurrentPages: flags.renderMaxConcurrentPages,
     }),
+    headers: flags.header,
+    cookies: flags.cookie,
+    proxy: flags.proxy,
+    proxyAuthFromEnv: flags.proxyAuthEnv,
+    autoThrottle: definedFields({ enabled: flags.autoThrottle, targetConcurrency: flags.autoThrottleTarget, maxDelayMs: flags.autoThrottleMaxDelayMs }),
+    backoff: definedFields({ baseMs: flags.backoffBaseMs, maxMs: flags.backoffMaxMs }),
   };
   return definedFields(fields) ?? {};
 }
@@ -241,8 +286,10 @@ export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlReque
       const path = setByFlags.find((flagged) => field === flagged || field.startsWith(`${flagged}.`));
       if (path === undefined && flags.config !== undefined) return `${flags.config}: ${field}`;
       if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"`;
-      if (path?.startsWith('extract.')) return `--extract ${field.slice('extract.'.length)}`;
-      return FLAG_OF[path ?? field.split('.')[0]] ?? field;
+      const top = field.split('.')[0];
+      // A repeatable name=value flag names the entry too (`--header Host`, `--extract title.selector`).
+      if (path !== undefined && NAMED_VALUE_FLAGS.has(top)) return `${FLAG_OF[top]} ${field.slice(top.length + 1)}`;
+      return FLAG_OF[path ?? top] ?? field;
     },
   );
   return { input, config };

@@ -9,6 +9,7 @@ import { readBody } from './body';
 import { decodeHtml } from './charset';
 import { FetchError, toFetchError } from './errors';
 import { discardBody, type Transport, type TransportResponse } from './transport';
+import type { ProxyRoute } from './request-profile';
 
 export interface FetchPolicy {
   userAgent: string;
@@ -23,6 +24,14 @@ export interface FetchPolicy {
   truncateBody?: boolean;
   /** Media types whose body `fetchPage` reads (others are dropped after the headers); default all HTML. */
   acceptsContentType?: (contentType: string | null) => boolean;
+  /**
+   * Request headers for one hop (lower-case names; a user-agent here replaces `userAgent`).
+   * Asked again on every redirect hop, so one host's cookies and credentials never follow a
+   * redirect to another host.
+   */
+  headersFor?: (url: URL) => Readonly<Record<string, string>>;
+  /** The proxy every hop goes through. */
+  proxy?: ProxyRoute;
 }
 
 export interface FetchedResource {
@@ -41,6 +50,8 @@ export interface FetchedResource {
   headers: TransportResponse['headers'];
   /** The headers sent with the final request. */
   requestHeaders: Record<string, string>;
+  /** From sending the request to the final response's headers (redirect hops included). */
+  latencyMs: number;
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -100,7 +111,8 @@ async function followRedirects(
   const visited = new Set<string>([start.href]);
   let url = start;
   for (let hop = 0; ; hop++) {
-    const response = await transport.get(url, headers, signal, policy.guard);
+    const hopHeaders = policy.headersFor ? { ...headers, ...policy.headersFor(url) } : headers;
+    const response = await transport.get(url, hopHeaders, signal, policy.guard, policy.proxy);
     const location = header(response, 'location');
     if (!REDIRECT_STATUSES.has(response.status) || location === null) return { url, response, blocked: null, headers };
     discardBody(response.body);
@@ -138,10 +150,13 @@ export async function fetchResource(
 ): Promise<FetchedResource> {
   const deadline = AbortSignal.timeout(policy.timeoutMs);
   const combined = AbortSignal.any([signal, deadline]);
+  const startedAt = Date.now();
   try {
     const { url, response, blocked, headers } = await followRedirects(transport, new URL(resourceUrl), policy, combined, extraHeaders);
+    const latencyMs = Date.now() - startedAt;
     const contentType = header(response, 'content-type');
     const base = {
+      latencyMs,
       finalUrl: url.href,
       status: response.status,
       contentType,

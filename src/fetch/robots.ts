@@ -60,7 +60,7 @@ function parsedPart(body: Buffer): string {
 }
 
 /** What a robots.txt fetch needs from the crawl's fetch policy. */
-export type RobotsFetchPolicy = Pick<FetchPolicy, 'userAgent' | 'guard'>;
+export type RobotsFetchPolicy = Pick<FetchPolicy, 'userAgent' | 'guard' | 'headersFor' | 'proxy'>;
 
 function rulesFrom(robotsUrl: string, record: RobotsRecord, userAgent: string): RobotsRules {
   const status = record.status;

@@ -7,12 +7,20 @@
  * connector resolves the host name itself, checks every answer, and then connects to a
  * checked address, never to the name, so a second DNS answer (rebinding) cannot slip past
  * the check. Redirect hops are requests like any other, so each one is checked too.
+ *
+ * Through a proxy (undici's ProxyAgent, CONNECT tunnels for http and https targets alike) the
+ * proxy opens the connection to the target, so the guard checks the target before the request
+ * is handed to the proxy: a literal address exactly, a name by resolving it here and checking
+ * every answer. The proxy resolves the name again itself; an operator who needs that second
+ * lookup closed must make the proxy enforce its own egress policy. The proxy's own address is
+ * operator configuration and is not checked.
  */
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { Agent, buildConnector, ProxyAgent, type Dispatcher } from 'undici';
 import type { AddressGuard } from './address-guard';
+import type { ProxyRoute } from './request-profile';
 
 export interface TransportResponse {
   status: number;
@@ -30,8 +38,8 @@ export function discardBody(body: Readable): void {
 }
 
 export interface Transport {
-  /** `guard` decides which addresses this request may connect to, on every hop. */
-  get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard): Promise<TransportResponse>;
+  /** `guard` decides which addresses this request may connect to, on every hop; `proxy` routes it through a proxy. */
+  get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard, proxy?: ProxyRoute): Promise<TransportResponse>;
   close(): Promise<void>;
 }
 
@@ -87,6 +95,8 @@ function guardedConnector(guard: AddressGuard, lookup: LookupAll, connect: build
 export class UndiciTransport implements Transport {
   /** One Agent per guard policy; a worker sees a handful (open, public-only, a few seed sets). */
   private readonly agents = new Map<string, Dispatcher>();
+  /** One ProxyAgent per proxy and credentials. */
+  private readonly proxyAgents = new Map<string, Dispatcher>();
   private readonly connect: buildConnector.connector;
   private readonly lookup: LookupAll;
 
@@ -110,8 +120,32 @@ export class UndiciTransport implements Transport {
     return agent;
   }
 
-  async get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard): Promise<TransportResponse> {
-    const response = await this.agentFor(guard).request({
+  private proxyAgentFor(proxy: ProxyRoute): Dispatcher {
+    const key = `${proxy.url}\n${proxy.authorization ?? ''}`;
+    let agent = this.proxyAgents.get(key);
+    if (!agent) {
+      agent = new ProxyAgent({
+        uri: proxy.url,
+        token: proxy.authorization,
+        headersTimeout: this.options.idleTimeoutMs,
+        bodyTimeout: this.options.idleTimeoutMs,
+        keepAliveTimeout: 10_000,
+        connections: this.options.connectionsPerOrigin,
+      });
+      this.proxyAgents.set(key, agent);
+    }
+    return agent;
+  }
+
+  private async dispatcherFor(url: URL, guard: AddressGuard, proxy: ProxyRoute | undefined): Promise<Dispatcher> {
+    if (proxy === undefined) return this.agentFor(guard);
+    if (guard.checksAddresses) await checkedAddresses(url.hostname.replace(/^\[(.*)\]$/, '$1'), guard, this.lookup);
+    return this.proxyAgentFor(proxy);
+  }
+
+  async get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard, proxy?: ProxyRoute): Promise<TransportResponse> {
+    const dispatcher = await this.dispatcherFor(url, guard, proxy);
+    const response = await dispatcher.request({
       origin: url.origin,
       path: url.pathname + url.search,
       method: 'GET',
@@ -122,6 +156,6 @@ export class UndiciTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.agents.values()].map((agent) => agent.close()));
+    await Promise.all([...this.agents.values(), ...this.proxyAgents.values()].map((agent) => agent.close()));
   }
 }

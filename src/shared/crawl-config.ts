@@ -10,6 +10,7 @@ import { compileUrlPattern, InvalidUrlPatternError } from '../policy/url-pattern
 import { MEDIA_RANGE } from '../policy/content-type';
 import { contentFields } from './content-config';
 import { DEFAULT_RENDER_TASK_QUEUE } from './names';
+import { politenessFields } from './politeness-config';
 
 function parsedUrl(value: string): URL | undefined {
   try {
@@ -176,6 +177,8 @@ export const crawlConfigSchema = z
     ...contentFields,
     /** Unset: no page is rendered. */
     render: renderSchema.optional(),
+    /** Backoff, AutoThrottle, headers, cookies, proxy, per-host overrides (politeness-config.ts). */
+    ...politenessFields,
   })
   .strict();
 

@@ -5,7 +5,7 @@
  * "the reachable set" is a real, non-trivial answer. The server logs every request with
  * its start and end, which is what tests assert on.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 
 export interface SiteGraphOptions {
@@ -93,6 +93,7 @@ export interface RequestLogEntry {
   /** True when the client went away before the response was complete. */
   aborted: boolean;
   userAgent: string | undefined;
+  headers: IncomingHttpHeaders;
 }
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -176,7 +177,7 @@ export async function startSyntheticSite(options: SyntheticSiteOptions): Promise
   };
 
   const server: Server = createServer((req, res) => {
-    const entry: RequestLogEntry = { path: req.url ?? '/', startedAt: Date.now(), endedAt: null, aborted: false, userAgent: req.headers['user-agent'] };
+    const entry: RequestLogEntry = { path: req.url ?? '/', startedAt: Date.now(), endedAt: null, aborted: false, userAgent: req.headers['user-agent'], headers: req.headers };
     requests.push(entry);
     inFlight += 1;
     maxInFlight = Math.max(maxInFlight, inFlight);

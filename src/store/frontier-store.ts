@@ -12,7 +12,8 @@
  *   It also enforces the per-host page cap, in the same atomic step, so the cap holds
  *   across workers.
  * - `complete` writes a URL's record once; a second completion of the same URL is ignored.
- * - `reserveRequestSlot` is the one place that spaces requests to a host.
+ * - `reserveRequestSlot` is the one place that spaces requests to a host; `updatePacing` is
+ *   the one place that changes a host's shared pacing state (backoff, AutoThrottle), atomically.
  */
 export interface FrontierEntry {
   url: string;
@@ -104,6 +105,25 @@ export interface CrawlTotals extends BatchTotals {
 
 export type SlotReservation = { waitMs: number } | { deferUntil: number };
 
+/**
+ * A host's pacing state, shared by every worker of the crawl. The store keeps it; what it
+ * means is decided by the politeness policy (`src/policy/host-politeness.ts`).
+ */
+export interface HostPacing {
+  /** Failed requests in a row (connection errors, timeouts, 429, 5xx); 0 after a success. */
+  errorStreak: number;
+  /** AutoThrottle's current delay for the host; null until a response was measured. */
+  throttleDelayMs: number | null;
+}
+
+export const INITIAL_PACING: HostPacing = { errorStreak: 0, throttleDelayMs: null };
+
+/** A host's next pacing state, and the earliest time it may be asked again (null: no change). */
+export interface PacingUpdate {
+  pacing: HostPacing;
+  notBefore: number | null;
+}
+
 export interface RobotsRecord {
   /** HTTP status of robots.txt, or null when it could not be fetched at all. */
   status: number | null;
@@ -135,7 +155,15 @@ export interface FrontierStore {
   /** Puts every claimed, unfinished URL back in the queue: the crawl has stopped. */
   releaseAll(): Promise<number>;
   reserveRequestSlot(host: string, gapMs: number, maxWaitMs: number, now: number): Promise<SlotReservation>;
-  deferHost(host: string, until: number): Promise<void>;
+  /** The host's pacing state (`INITIAL_PACING` for a host never paced). */
+  hostPacing(host: string): Promise<HostPacing>;
+  /**
+   * Read-modify-write of the host's pacing state in one transaction, so concurrent updates
+   * from several workers never lose one another: `update` gets the current state, its result
+   * is stored, and the host's next request time is moved to at least `notBefore` (never
+   * earlier). Returns the stored state.
+   */
+  updatePacing(host: string, update: (current: HostPacing) => PacingUpdate): Promise<HostPacing>;
   robots(host: string): Promise<RobotsRecord | undefined>;
   saveRobots(host: string, record: RobotsRecord): Promise<void>;
   snapshot(maxHosts: number): Promise<FrontierSnapshot>;

@@ -74,7 +74,14 @@ const MIGRATIONS: readonly string[] = [
      ADD COLUMN content_hash text,
      ADD COLUMN change text,
      ADD COLUMN body_ref text;`,
+  // Per-host backoff and AutoThrottle: every host starts with a clean slate.
+  `ALTER TABLE crawlflow.hosts
+     ADD COLUMN IF NOT EXISTS error_streak integer NOT NULL DEFAULT 0,
+     ADD COLUMN IF NOT EXISTS throttle_delay_ms bigint;`,
 ];
+
+/** The schema version a migrated database is at. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Any number that is ours alone: the advisory lock that serializes migrations across processes. */
 const MIGRATION_LOCK = 0x63726177; // "craw"

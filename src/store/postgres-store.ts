@@ -21,6 +21,9 @@ import {
   type FrontierEntry,
   type FrontierSnapshot,
   type FrontierStore,
+  type HostPacing,
+  INITIAL_PACING,
+  type PacingUpdate,
   type PageRecord,
   type RobotsRecord,
   type SlotReservation,
@@ -116,6 +119,8 @@ const RESERVE_SLOT = `
   UPDATE crawlflow.hosts SET next_request_at = greatest($3::bigint, next_request_at) + $4
   WHERE crawl = $1 AND host = $2 AND greatest($3::bigint, next_request_at) - $3 <= $5
   RETURNING next_request_at - $4 AS start`;
+
+const SELECT_PACING = 'SELECT error_streak AS "errorStreak", throttle_delay_ms AS "throttleDelayMs" FROM crawlflow.hosts';
 
 const SNAPSHOT = `
   SELECT c.version,
@@ -237,12 +242,29 @@ export class PostgresFrontierStore implements FrontierStore {
     return start - now > maxWaitMs ? { deferUntil: start } : { waitMs: start - now };
   }
 
-  async deferHost(host: string, until: number): Promise<void> {
-    await this.run(
-      `INSERT INTO crawlflow.hosts (crawl, host, next_request_at) VALUES ($1, $2, $3)
-       ON CONFLICT (crawl, host) DO UPDATE SET next_request_at = greatest(hosts.next_request_at, excluded.next_request_at)`,
-      [host, until],
-    );
+  async hostPacing(host: string): Promise<HostPacing> {
+    const { rows } = await this.run<HostPacing>(`${SELECT_PACING} WHERE crawl = $1 AND host = $2`, [host]);
+    return rows[0] ?? INITIAL_PACING;
+  }
+
+  async updatePacing(host: string, update: (current: HostPacing) => PacingUpdate): Promise<HostPacing> {
+    const crawl = await this.crawl();
+    return this.db.transaction(async (client) => {
+      // The host's row lock makes the read-modify-write atomic across workers.
+      await client.query('INSERT INTO crawlflow.hosts (crawl, host) VALUES ($1, $2) ON CONFLICT DO NOTHING', [crawl, host]);
+      const { rows } = await client.query<HostPacing>(`${SELECT_PACING} WHERE crawl = $1 AND host = $2 FOR UPDATE`, [crawl, host]);
+      const current = rows[0] ?? INITIAL_PACING;
+      const { pacing, notBefore } = update(current);
+      // The common case (a success on a healthy host, AutoThrottle off) changes nothing: write nothing.
+      const unchanged = notBefore === null && pacing.errorStreak === current.errorStreak && pacing.throttleDelayMs === current.throttleDelayMs;
+      if (!unchanged) {
+        await client.query(
+          'UPDATE crawlflow.hosts SET error_streak = $3, throttle_delay_ms = $4, next_request_at = greatest(next_request_at, $5) WHERE crawl = $1 AND host = $2',
+          [crawl, host, pacing.errorStreak, pacing.throttleDelayMs, notBefore ?? 0],
+        );
+      }
+      return pacing;
+    });
   }
 
   async robots(host: string): Promise<RobotsRecord | undefined> {

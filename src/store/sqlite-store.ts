@@ -16,6 +16,9 @@ import {
   type FrontierSnapshot,
   type FrontierStore,
   type HostBacklog,
+  type HostPacing,
+  INITIAL_PACING,
+  type PacingUpdate,
   type PageRecord,
   type RobotsRecord,
   type SlotReservation,
@@ -64,6 +67,8 @@ const SCHEMA = `
     taken INTEGER NOT NULL DEFAULT 0,
     render_queued INTEGER NOT NULL DEFAULT 0,
     next_request_at INTEGER NOT NULL DEFAULT 0,
+    error_streak INTEGER NOT NULL DEFAULT 0,
+    throttle_delay_ms INTEGER,
     robots_status INTEGER,
     robots_body TEXT,
     robots_fetched_at INTEGER
@@ -108,6 +113,14 @@ function migrate(db: Database.Database): void {
   for (const column of CONTENT_COLUMNS) addMissingColumn(db, 'urls', column, `ALTER TABLE urls ADD COLUMN ${column} TEXT`);
   // Claims select by (host, kind): fetch batches must not step over a host's render backlog.
   db.exec('CREATE INDEX IF NOT EXISTS urls_by_host_kind_state ON urls (host, render, state, id)');
+  // Files written before per-host backoff and AutoThrottle: every host starts with a clean slate.
+  addMissingColumn(
+    db,
+    'hosts',
+    'error_streak',
+    `ALTER TABLE hosts ADD COLUMN error_streak INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE hosts ADD COLUMN throttle_delay_ms INTEGER;`,
+  );
 }
 
 /** Queued URLs added (or, negative, taken away) per host: all of them, and those to render. */
@@ -131,6 +144,7 @@ export class SqliteFrontierStore implements FrontierStore {
   private readonly releaseAllTx;
   private readonly reserveTx;
   private readonly goneTx;
+  private readonly updatePacingTx;
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -183,9 +197,11 @@ export class SqliteFrontierStore implements FrontierStore {
       setNextRequestAt: db.prepare(
         'INSERT INTO hosts (host, next_request_at) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET next_request_at = excluded.next_request_at',
       ),
-      deferHost: db.prepare(
-        `INSERT INTO hosts (host, next_request_at) VALUES (?, ?)
-         ON CONFLICT (host) DO UPDATE SET next_request_at = max(next_request_at, excluded.next_request_at)`,
+      pacing: db.prepare('SELECT error_streak AS errorStreak, throttle_delay_ms AS throttleDelayMs FROM hosts WHERE host = ?'),
+      setPacing: db.prepare(
+        `INSERT INTO hosts (host, error_streak, throttle_delay_ms, next_request_at) VALUES (@host, @errorStreak, @throttleDelayMs, @notBefore)
+         ON CONFLICT (host) DO UPDATE SET error_streak = excluded.error_streak, throttle_delay_ms = excluded.throttle_delay_ms,
+           next_request_at = max(next_request_at, excluded.next_request_at)`,
       ),
       robots: db.prepare('SELECT robots_status, robots_body, robots_fetched_at FROM hosts WHERE host = ? AND robots_fetched_at IS NOT NULL'),
       saveRobots: db.prepare(
@@ -296,6 +312,14 @@ export class SqliteFrontierStore implements FrontierStore {
       if (gapMs > 0) s.setNextRequestAt.run(host, start + gapMs);
       return { waitMs: start - now };
     });
+    this.updatePacingTx = db.transaction((host: string, update: (current: HostPacing) => PacingUpdate): HostPacing => {
+      const current = this.pacingOf(host);
+      const { pacing, notBefore } = update(current);
+      // The common case (a success on a healthy host, AutoThrottle off) changes nothing: write nothing.
+      const unchanged = notBefore === null && pacing.errorStreak === current.errorStreak && pacing.throttleDelayMs === current.throttleDelayMs;
+      if (!unchanged) s.setPacing.run({ host, ...pacing, notBefore: notBefore ?? 0 });
+      return pacing;
+    });
   }
 
   async enqueue(entries: readonly FrontierEntry[]): Promise<number> {
@@ -326,8 +350,16 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.reserveTx.immediate(host, gapMs, maxWaitMs, now);
   }
 
-  async deferHost(host: string, until: number): Promise<void> {
-    this.statements.deferHost.run(host, until);
+  private pacingOf(host: string): HostPacing {
+    return (this.statements.pacing.get(host) as HostPacing | undefined) ?? INITIAL_PACING;
+  }
+
+  async hostPacing(host: string): Promise<HostPacing> {
+    return this.pacingOf(host);
+  }
+
+  async updatePacing(host: string, update: (current: HostPacing) => PacingUpdate): Promise<HostPacing> {
+    return this.updatePacingTx.immediate(host, update);
   }
 
   async robots(host: string): Promise<RobotsRecord | undefined> {

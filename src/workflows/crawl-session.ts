@@ -45,6 +45,7 @@ import {
 } from '../shared/messages';
 import { addTotals, describeProgress, emptyTotals, indexedAttributes } from './crawl-state';
 import { backlogLanes, RENDER_QUEUE_PATCH, renderBatchOptions, type Lane } from './render-lanes';
+import { hostOverride } from '../policy/host-overrides';
 
 /** What one run hands to the next across continue-as-new: counters and cursors only. */
 export interface CarriedState {
@@ -306,7 +307,8 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
         const budget = budgetLeft();
         if (inFlight.size >= concurrency || budget <= 0) return;
         const estimate = lane.queued - (launchedSinceSnapshot.get(lane.key) ?? 0);
-        const hostSlots = perHostConcurrency - hostBatches(lane.host);
+        // A host's override (config `hosts`) wins; crawls without one schedule exactly as before.
+        const hostSlots = (hostOverride(config.hosts, lane.host)?.perHostConcurrency ?? perHostConcurrency) - hostBatches(lane.host);
         if (estimate <= 0 || hostSlots <= 0) continue;
         if (lane.render && renderBatches() >= (config.render?.maxConcurrentPages ?? 0)) continue;
         const share = Math.ceil(estimate / Math.min(hostSlots, concurrency - inFlight.size));

@@ -1,0 +1,103 @@
+/**
+ * The per-host politeness policy: how long to leave between two requests to a host, and how
+ * a response changes that. Pure functions; the store keeps the state they work on
+ * (`HostPacing`, shared by every worker of the crawl) and applies their decisions atomically
+ * (`reserveRequestSlot`, `updatePacing`), so one rule governs a host across workers.
+ *
+ * The gap before a request is the largest of:
+ * - the host's minimum delay: its `hosts` override of `delayMs`, else the crawl's `delayMs`,
+ *   or robots.txt Crawl-delay capped at `maxCrawlDelayMs`, whichever is larger;
+ * - AutoThrottle's delay for the host, when enabled (never below that minimum);
+ * - after failures, the host's backoff or its Retry-After: these move the host's next request
+ *   time itself, so every worker waits them out.
+ */
+import type { CrawlConfig } from '../shared/crawl-config';
+import type { HostOverride } from '../shared/politeness-config';
+import type { HostPacing, PacingUpdate } from '../store/frontier-store';
+import { isRetryable, type FetchErrorCode } from '../fetch/errors';
+
+export interface HostPacingPolicy {
+  /** The host's minimum gap between requests: delay or Crawl-delay (capped), whichever is larger. */
+  minDelayMs: number;
+  autoThrottle: CrawlConfig['autoThrottle'];
+  backoff: CrawlConfig['backoff'];
+  maxRetryAfterMs: number;
+}
+
+/** A host's policy, from the crawl's config, the host's override and its robots Crawl-delay. */
+export function hostPacingPolicy(config: CrawlConfig, override: HostOverride | undefined, crawlDelayMs: number | null): HostPacingPolicy {
+  const delayMs = override?.delayMs ?? config.delayMs;
+  return {
+    minDelayMs: Math.max(delayMs, crawlDelayMs === null ? 0 : Math.min(crawlDelayMs, config.maxCrawlDelayMs)),
+    autoThrottle: config.autoThrottle,
+    backoff: config.backoff,
+    maxRetryAfterMs: config.maxRetryAfterMs,
+  };
+}
+
+/** Scrapy's rule: the start delay, never below the minimum delay. */
+function startDelayMs(policy: HostPacingPolicy): number {
+  return Math.max(policy.minDelayMs, policy.autoThrottle.startDelayMs);
+}
+
+/** The gap to reserve after a request to the host starts. */
+export function requestGapMs(policy: HostPacingPolicy, pacing: HostPacing): number {
+  if (!policy.autoThrottle.enabled) return policy.minDelayMs;
+  return Math.max(policy.minDelayMs, pacing.throttleDelayMs ?? startDelayMs(policy));
+}
+
+/** What one request to the host came to. */
+export interface RequestOutcome {
+  /** The final response's status; null when no response arrived. */
+  status: number | null;
+  error: FetchErrorCode | null;
+  /** From sending the request to the response headers; null without a response. */
+  latencyMs: number | null;
+  /** The response's Retry-After (429 and 503 only), uncapped; null when absent. */
+  retryAfterMs: number | null;
+}
+
+/**
+ * Whether the host is in trouble: transient failures (connection errors, timeouts, 408,
+ * 425, 429, 5xx) count against it, any other response clears it, and failures the host did
+ * not cause (a blocked address, a too-large body) change nothing.
+ */
+function health(outcome: RequestOutcome): 'failure' | 'success' | 'neutral' {
+  if (isRetryable(outcome)) return 'failure';
+  return outcome.status === null ? 'neutral' : 'success';
+}
+
+/** Backoff after the `streak`-th failure in a row: base, 2 x base, 4 x base, ... up to max. */
+export function backoffDelayMs(backoff: CrawlConfig['backoff'], streak: number): number {
+  if (streak <= 0 || backoff.baseMs === 0) return 0;
+  return Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(streak - 1, 40));
+}
+
+/**
+ * Scrapy's AutoThrottle (scrapy/extensions/throttle.py, docs "Throttling algorithm"): with a
+ * target of N requests in flight, a server that takes `latency` to answer should get a
+ * request every latency / N. The new delay is the mean of the old one and that target, but
+ * at least the target ("works better with problematic sites"), kept within
+ * [minimum delay, AUTOTHROTTLE_MAX_DELAY]; and a non-200 response never lowers it, since
+ * error pages tend to be fast and would otherwise speed the crawl up as a site struggles.
+ */
+export function throttledDelayMs(policy: HostPacingPolicy, currentMs: number | null, latencyMs: number, status: number): number {
+  const { targetConcurrency, maxDelayMs } = policy.autoThrottle;
+  const old = currentMs ?? startDelayMs(policy);
+  const target = latencyMs / targetConcurrency;
+  const next = Math.round(Math.min(Math.max(policy.minDelayMs, Math.max(target, (old + target) / 2)), maxDelayMs));
+  return status !== 200 && next <= old ? old : next;
+}
+
+/** The host's pacing after one request, and how long every worker must now leave it alone. */
+export function pacingAfter(policy: HostPacingPolicy, current: HostPacing, outcome: RequestOutcome, now: number): PacingUpdate {
+  const state = health(outcome);
+  const errorStreak = state === 'failure' ? current.errorStreak + 1 : state === 'success' ? 0 : current.errorStreak;
+  const throttleDelayMs =
+    policy.autoThrottle.enabled && outcome.latencyMs !== null && outcome.status !== null
+      ? throttledDelayMs(policy, current.throttleDelayMs, outcome.latencyMs, outcome.status)
+      : current.throttleDelayMs;
+  const retryAfterMs = outcome.retryAfterMs === null ? 0 : Math.min(outcome.retryAfterMs, policy.maxRetryAfterMs);
+  const waitMs = Math.max(state === 'failure' ? backoffDelayMs(policy.backoff, errorStreak) : 0, retryAfterMs);
+  return { pacing: { errorStreak, throttleDelayMs }, notBefore: waitMs > 0 ? now + waitMs : null };
+}

@@ -1,0 +1,188 @@
+/**
+ * The crawl settings for politeness and requests: exponential backoff per host, AutoThrottle,
+ * request headers and cookies, an HTTP proxy, and per-host overrides of all of them. Part of
+ * the one crawl schema (`crawl-config.ts` spreads `politenessFields` into it); pure zod, so
+ * the workflow may import it.
+ *
+ * Secrets: crawl input is stored in workflow history (and shown by the Web UI), so every
+ * secret-bearing setting has a `...FromEnv` twin that names an environment variable of the
+ * workers instead; only the variable's name enters history.
+ */
+import { z } from 'zod';
+
+const millis = (max: number) => z.number().int().min(0).max(max);
+
+/** RFC 9110 token: what a header (or cookie) name may be. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Headers a crawl may not set: hop-by-hop fields (RFC 9110 section 7.6.1) belong to one
+ * connection, not to the request; Host and Content-Length are the transport's; the rest have
+ * their own setting (User-Agent: `userAgent`, Cookie: `cookies`) or would break decoding
+ * (Accept-Encoding: the body reader knows gzip, deflate and br only).
+ */
+const RESERVED_HEADERS: Readonly<Record<string, string>> = {
+  connection: 'is hop-by-hop',
+  'keep-alive': 'is hop-by-hop',
+  'proxy-connection': 'is hop-by-hop',
+  'proxy-authenticate': 'is hop-by-hop',
+  'proxy-authorization': 'is hop-by-hop (use proxyAuthFromEnv)',
+  te: 'is hop-by-hop',
+  trailer: 'is hop-by-hop',
+  'transfer-encoding': 'is hop-by-hop',
+  upgrade: 'is hop-by-hop',
+  host: 'is set by the transport',
+  'content-length': 'is set by the transport',
+  'accept-encoding': 'is set by the crawler (it decodes gzip, deflate and br)',
+  'user-agent': 'has its own setting: userAgent',
+  cookie: 'has its own setting: cookies',
+};
+
+/** A header value: no line breaks or NUL (header injection), bounded. */
+export const headerValue = z
+  .string()
+  .max(8_192)
+  .refine((value) => !/[\r\n\0]/.test(value), 'must not contain CR, LF or NUL');
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const envName = z.string().regex(ENV_NAME, 'must be an environment variable name (letters, digits, _)');
+
+/** A record keyed by header names, each checked; errors name the offending key. */
+function headerRecord<V extends z.ZodType<string>>(value: V) {
+  return z.record(z.string(), value).superRefine((headers, ctx) => {
+    const seen = new Set<string>();
+    for (const name of Object.keys(headers)) {
+      const lower = name.toLowerCase();
+      const problem = !TOKEN.test(name)
+        ? 'is not a valid header name'
+        : RESERVED_HEADERS[lower] !== undefined
+          ? `may not be set: it ${RESERVED_HEADERS[lower]}`
+          : seen.has(lower)
+            ? 'is given twice (header names are case-insensitive)'
+            : undefined;
+      seen.add(lower);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `header ${problem}` });
+    }
+  });
+}
+
+/** RFC 6265 cookie-octets: no whitespace, quotes, commas, semicolons or backslashes. */
+const COOKIE_VALUE = /^[\x21\x23-\x2B\x2D-\x3A\x3C-\x5B\x5D-\x7E]*$/;
+
+function cookieRecord<V extends z.ZodType<string>>(value: V) {
+  return z.record(z.string(), value).superRefine((cookies, ctx) => {
+    for (const name of Object.keys(cookies)) {
+      if (!TOKEN.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'is not a valid cookie name' });
+    }
+  });
+}
+
+export const cookieValue = z.string().max(4_096).regex(COOKIE_VALUE, 'must be a cookie value (no spaces, quotes, commas, semicolons or backslashes)');
+
+/** What a request looks like; set for the whole crawl, and again per host. */
+const requestFields = {
+  /** Extra request headers, by name. */
+  headers: headerRecord(headerValue),
+  /** Extra request headers whose values are read from the workers' environment: name -> variable. */
+  headersFromEnv: headerRecord(envName),
+  /** Cookies sent with every request: name -> value. */
+  cookies: cookieRecord(cookieValue),
+  /** Cookies whose values are read from the workers' environment: name -> variable. */
+  cookiesFromEnv: cookieRecord(envName),
+};
+
+/** Per-host settings; absent fields fall back to the crawl's. */
+export const hostOverrideSchema = z
+  .object({
+    delayMs: millis(3_600_000),
+    perHostConcurrency: z.number().int().min(1).max(64),
+    userAgent: z.string().min(1).max(512),
+    ...requestFields,
+  })
+  .partial()
+  .strict();
+
+export type HostOverride = z.output<typeof hostOverrideSchema>;
+
+/**
+ * A `hosts` key: a host as URLs spell it (lower case, port only when not the default), or
+ * `*.` and a domain for every host under it.
+ */
+function hostPatternProblem(pattern: string): string | undefined {
+  const bare = pattern.startsWith('*.') ? pattern.slice(2) : pattern;
+  let host: string;
+  try {
+    host = new URL(`http://${bare}/`).host;
+  } catch {
+    return 'is not a host name';
+  }
+  if (host !== bare || bare.includes('*')) return `must be written as URLs spell the host (${host}), or *.domain`;
+  return undefined;
+}
+
+const hostOverrides = z.record(z.string(), hostOverrideSchema).superRefine((hosts, ctx) => {
+  for (const pattern of Object.keys(hosts)) {
+    const problem = hostPatternProblem(pattern);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: [pattern], message: `host key ${problem}` });
+  }
+});
+
+/** An HTTP proxy: http(s)://host:port, nothing else (credentials come from `proxyAuthFromEnv`). */
+const proxyUrl = z.string().superRefine((value, ctx) => {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  const problem =
+    url === undefined || !['http:', 'https:'].includes(url.protocol)
+      ? 'must be an http(s) URL such as http://proxy.internal:3128'
+      : url.username || url.password
+        ? 'must not contain credentials (user:password@): use proxyAuthFromEnv'
+        : url.pathname !== '/' || url.search || url.hash
+          ? 'must be scheme://host:port only'
+          : undefined;
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const backoffSchema = z
+  .object({
+    /** Delay after a host's first failure in a row; each further one doubles it. 0 turns backoff off. */
+    baseMs: millis(3_600_000).default(500),
+    /** The longest backoff delay. */
+    maxMs: millis(86_400_000).default(60_000),
+  })
+  .strict()
+  .refine((backoff) => backoff.maxMs >= backoff.baseMs, { message: 'maxMs must be at least baseMs', path: ['maxMs'] });
+
+const autoThrottleSchema = z
+  .object({
+    enabled: z.boolean().default(false),
+    /** Requests the crawl aims to have in flight per host, on average (Scrapy's AUTOTHROTTLE_TARGET_CONCURRENCY). */
+    targetConcurrency: z.number().positive().max(64).default(1),
+    /** A host's delay before its first response was measured. */
+    startDelayMs: millis(3_600_000).default(5_000),
+    /** The largest delay AutoThrottle sets. */
+    maxDelayMs: millis(3_600_000).default(60_000),
+  })
+  .strict();
+
+export type BackoffConfig = z.output<typeof backoffSchema>;
+export type AutoThrottleConfig = z.output<typeof autoThrottleSchema>;
+
+/** Spread into the crawl schema. */
+export const politenessFields = {
+  backoff: backoffSchema.prefault({}),
+  autoThrottle: autoThrottleSchema.prefault({}),
+  headers: requestFields.headers.default({}),
+  headersFromEnv: requestFields.headersFromEnv.default({}),
+  cookies: requestFields.cookies.default({}),
+  cookiesFromEnv: requestFields.cookiesFromEnv.default({}),
+  /** HTTP proxy every request goes through (CONNECT tunnels, also for http:// targets). */
+  proxy: proxyUrl.optional(),
+  /** Environment variable holding the proxy's `user:password`. */
+  proxyAuthFromEnv: envName.optional(),
+  /** Per-host overrides, keyed by host[:port] or *.domain. */
+  hosts: hostOverrides.default({}),
+};
