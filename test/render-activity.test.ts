@@ -132,7 +132,7 @@ describe('render batch activity (headless Chromium)', () => {
   });
 
   it('cancellation closes the page: the render stops at once and its pending request is dropped', async () => {
-    const { crawlId, batch } = await seeded('/hang/', '**/hang/**');
+    const { crawlId, batch } = await seeded('/hang/', '/hang/**');
     const env = new MockActivityEnvironment();
     const running = env.run(renderBatch, batch(1));
     await waitFor(() => requestsOf(site, '/js/hang.js') === 1, 20_000, 'the page to request its script');

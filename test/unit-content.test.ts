@@ -72,7 +72,7 @@ describe('extract setting', () => {
       [{ link: { selector: 'a', type: 'attribute' } }, 'extract.link.attribute', /required when type is 'attribute'/],
       [{ link: { selector: 'a', attribute: 'href' } }, 'extract.link.attribute', /only allowed when type is 'attribute'/],
       [{ link: { selector: 'a', type: 'json' } }, 'extract.link.type', /text|attribute|html/],
-      [{ link: { selector: 'a', xpath: '//a' } }, 'extract.link', /unknown field|Unrecognized/],
+      [{ link: { selector: 'a', xpath: '//a' } }, 'extract.link.xpath', /unknown field/],
       [{ 'bad name': 'h1' }, 'extract.bad name', /field names are/],
       [{ items: { selector: 'li', list: true, maxItems: 0 } }, 'extract.items.maxItems', />=\s*1/],
       [Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`f${i}`, 'p'])), 'extract', /at most 50 fields/],

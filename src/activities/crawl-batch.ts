@@ -14,7 +14,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BatchProgress, BatchResult, CrawlBatchInput } from '../shared/crawl-types';
 import type { CrawlConfig } from '../shared/crawl-config';
-import type { ClaimedUrl, FrontierStore, HostPacing } from '../store/frontier-store';
+import { changesNothing, type ClaimedUrl, type FrontierStore, type HostPacing } from '../store/frontier-store';
 import type { HostOverride } from '../shared/politeness-config';
 import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
 import { AddressGuard } from '../fetch/address-guard';
@@ -197,7 +197,11 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
       };
       // Backoff, Retry-After and AutoThrottle land in the store's state for the host, so every
       // worker of the crawl waits them out; a retry simply asks for the next slot.
-      pacing.current = await store.updatePacing(host, (current) => pacingAfter(pacingPolicy, current, outcome, Date.now()));
+      // The common case (a success on a host this worker saw healthy) changes nothing: no store
+      // transaction per page. A failure or a throttle change always goes to the shared state.
+      if (!changesNothing(pacing.current, pacingAfter(pacingPolicy, pacing.current, outcome, Date.now()))) {
+        pacing.current = await store.updatePacing(host, (current) => pacingAfter(pacingPolicy, current, outcome, Date.now()));
+      }
       if (attempts <= config.maxRetries && isRetryable(outcome)) {
         metrics.retries.inc();
         continue;

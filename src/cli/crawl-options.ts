@@ -289,7 +289,7 @@ export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlReque
       const top = field.split('.')[0];
       // A repeatable name=value flag names the entry too (`--header Host`, `--extract title.selector`).
       if (path !== undefined && NAMED_VALUE_FLAGS.has(top)) return `${FLAG_OF[top]} ${field.slice(top.length + 1)}`;
-      return FLAG_OF[path ?? top] ?? field;
+      return FLAG_OF[path ?? field] ?? FLAG_OF[field.split('.').slice(0, 2).join('.')] ?? FLAG_OF[top] ?? field;
     },
   );
   return { input, config };

@@ -124,6 +124,11 @@ export interface PacingUpdate {
   notBefore: number | null;
 }
 
+/** The common case, a success on a healthy host with AutoThrottle off: nothing to write. */
+export function changesNothing(current: HostPacing, { pacing, notBefore }: PacingUpdate): boolean {
+  return notBefore === null && pacing.errorStreak === current.errorStreak && pacing.throttleDelayMs === current.throttleDelayMs;
+}
+
 export interface RobotsRecord {
   /** HTTP status of robots.txt, or null when it could not be fetched at all. */
   status: number | null;

@@ -22,6 +22,7 @@ import {
   type FrontierSnapshot,
   type FrontierStore,
   type HostPacing,
+  changesNothing,
   INITIAL_PACING,
   type PacingUpdate,
   type PageRecord,
@@ -254,16 +255,14 @@ export class PostgresFrontierStore implements FrontierStore {
       await client.query('INSERT INTO crawlflow.hosts (crawl, host) VALUES ($1, $2) ON CONFLICT DO NOTHING', [crawl, host]);
       const { rows } = await client.query<HostPacing>(`${SELECT_PACING} WHERE crawl = $1 AND host = $2 FOR UPDATE`, [crawl, host]);
       const current = rows[0] ?? INITIAL_PACING;
-      const { pacing, notBefore } = update(current);
-      // The common case (a success on a healthy host, AutoThrottle off) changes nothing: write nothing.
-      const unchanged = notBefore === null && pacing.errorStreak === current.errorStreak && pacing.throttleDelayMs === current.throttleDelayMs;
-      if (!unchanged) {
+      const next = update(current);
+      if (!changesNothing(current, next)) {
         await client.query(
           'UPDATE crawlflow.hosts SET error_streak = $3, throttle_delay_ms = $4, next_request_at = greatest(next_request_at, $5) WHERE crawl = $1 AND host = $2',
-          [crawl, host, pacing.errorStreak, pacing.throttleDelayMs, notBefore ?? 0],
+          [crawl, host, next.pacing.errorStreak, next.pacing.throttleDelayMs, next.notBefore ?? 0],
         );
       }
-      return pacing;
+      return next.pacing;
     });
   }
 

@@ -17,6 +17,7 @@ import {
   type FrontierStore,
   type HostBacklog,
   type HostPacing,
+  changesNothing,
   INITIAL_PACING,
   type PacingUpdate,
   type PageRecord,
@@ -127,6 +128,12 @@ function migrate(db: Database.Database): void {
 type QueuedChange = { n: number; render: number };
 
 const RECORDS_PAGE = 500;
+
+/** The request slot of a host whose next request may start at `next`. */
+function slotAt(next: number, maxWaitMs: number, now: number): SlotReservation {
+  const start = Math.max(now, next);
+  return start - now > maxWaitMs ? { deferUntil: start } : { waitMs: start - now };
+}
 
 /** Where a crawl's file lives: crawl IDs are user text, so they are encoded for the file name. */
 export function crawlStorePath(dataDir: string, crawlId: string): string {
@@ -306,19 +313,15 @@ export class SqliteFrontierStore implements FrontierStore {
       return added;
     });
     this.reserveTx = db.transaction((host: string, gapMs: number, maxWaitMs: number, now: number): SlotReservation => {
-      const next = (s.nextRequestAt.get(host) as number | undefined) ?? 0;
-      const start = Math.max(now, next);
-      if (start - now > maxWaitMs) return { deferUntil: start };
-      if (gapMs > 0) s.setNextRequestAt.run(host, start + gapMs);
-      return { waitMs: start - now };
+      const slot = slotAt((s.nextRequestAt.get(host) as number | undefined) ?? 0, maxWaitMs, now);
+      if ('waitMs' in slot) s.setNextRequestAt.run(host, now + slot.waitMs + gapMs);
+      return slot;
     });
     this.updatePacingTx = db.transaction((host: string, update: (current: HostPacing) => PacingUpdate): HostPacing => {
       const current = this.pacingOf(host);
-      const { pacing, notBefore } = update(current);
-      // The common case (a success on a healthy host, AutoThrottle off) changes nothing: write nothing.
-      const unchanged = notBefore === null && pacing.errorStreak === current.errorStreak && pacing.throttleDelayMs === current.throttleDelayMs;
-      if (!unchanged) s.setPacing.run({ host, ...pacing, notBefore: notBefore ?? 0 });
-      return pacing;
+      const next = update(current);
+      if (!changesNothing(current, next)) s.setPacing.run({ host, ...next.pacing, notBefore: next.notBefore ?? 0 });
+      return next.pacing;
     });
   }
 
@@ -347,6 +350,9 @@ export class SqliteFrontierStore implements FrontierStore {
   }
 
   async reserveRequestSlot(host: string, gapMs: number, maxWaitMs: number, now: number): Promise<SlotReservation> {
+    // With no gap there is nothing to reserve: a plain read still sees a deferral (Retry-After,
+    // backoff), without taking the file's write lock for every request.
+    if (gapMs === 0) return slotAt((this.statements.nextRequestAt.get(host) as number | undefined) ?? 0, maxWaitMs, now);
     return this.reserveTx.immediate(host, gapMs, maxWaitMs, now);
   }
 
