@@ -4,7 +4,8 @@
  * task queue. JavaScript-built links are discovered and their pages crawled; pages that do
  * not match `render.match` are never rendered (their scripts are never requested); every
  * render batch was scheduled on the render queue and run by the render worker; off-site
- * subrequests were refused. Then the same with `crawlflow worker` and `crawlflow
+ * subrequests were refused; with the SQLite store and with PostgreSQL (the render worker on
+ * a data dir of its own, as on another machine). Then the same with `crawlflow worker` and `crawlflow
  * render-worker` processes and a crawl started by `temporal workflow start --input`.
  */
 import { after, before, describe, it } from 'node:test';
@@ -25,7 +26,7 @@ import type { SyntheticSite } from '../src/sites/synthetic-site';
 import { temporalBinaryPath } from '../src/temporal/project-paths';
 import { createCrawlWorker } from '../src/workers/crawl-worker';
 import { CLI, embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
-import { readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { readRecords, runCrawlToEnd, startTestTemporal, STORE_KINDS, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { OFFSITE, RENDER_MATCH, requestsOf, startJsSite } from './helpers/js-site';
 
 const execFileAsync = promisify(execFile);
@@ -75,7 +76,8 @@ function assertCrawledOnce(site: SyntheticSite, urls: string[]): void {
   assert.equal(requestsOf(site, '/static/js-only'), 0);
 }
 
-describe('rendering through Temporal: a fetch worker and a render worker', () => {
+for (const storeKind of STORE_KINDS) {
+describe(`rendering through Temporal: a fetch worker and a render worker (${storeKind} store)`, () => {
   let env: TestTemporal;
   let site: SyntheticSite;
   const fetchQueue = uniqueQueue('render-fetch');
@@ -85,14 +87,15 @@ describe('rendering through Temporal: a fetch worker and a render worker', () =>
   let stopRenderWorker: () => Promise<void>;
 
   before(async () => {
-    env = await startTestTemporal();
+    env = await startTestTemporal({ store: storeKind });
     await env.startWorker(fetchQueue);
     const connection = await NativeConnection.connect({ address: env.address });
     const renderWorker = await createCrawlWorker({
       connection,
       namespace: 'default',
       taskQueue: renderQueue,
-      store: { dataDir: env.dataDir },
+      // With PostgreSQL, a data dir of its own: the render worker shares only the database, as on another machine.
+      store: { dataDir: env.workerDataDir(), storeUrl: env.store.storeUrl },
       metrics: renderMetrics,
       identity: 'render-worker-under-test',
       render: { onBlocked: (request) => blocked.push(request) },
@@ -145,6 +148,7 @@ describe('rendering through Temporal: a fetch worker and a render worker', () =>
     assert.equal(counted.values.find((value) => value.labels.reason === 'out-of-scope')?.value, offsite.size, 'the render worker counts refusals');
   });
 });
+}
 
 /** A `crawlflow render-worker` process; resolves once it polls. */
 function spawnRenderWorker(address: string, taskQueue: string, dataDir: string): { child: ChildProcess; ready: Promise<void> } {

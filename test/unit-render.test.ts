@@ -1,8 +1,8 @@
 /**
  * Rendering's pure policies and its store semantics: render.match patterns, the
  * render config's validation, which requests a rendered page may make, how the workflow
- * splits a host's backlog into fetch and render lanes, and claims by kind in the SQLite
- * store (including a store file from before rendering).
+ * splits a host's backlog into fetch and render lanes, and a SQLite store file from before
+ * rendering. Claims by kind are in the store contract suite (unit-store), run against every store.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -139,56 +139,20 @@ describe('backlog lanes', () => {
   });
 });
 
-describe('SqliteFrontierStore: claims by kind', () => {
+describe('SqliteFrontierStore: a file from before rendering', () => {
   const A = 'a.test';
   const url = (path: string): string => `http://${A}/${path}`;
-  const entries: FrontierEntry[] = [
-    { url: url('f1'), host: A, depth: 0 },
-    { url: url('r1'), host: A, depth: 0, render: true },
-    { url: url('f2'), host: A, depth: 0 },
-    { url: url('r2'), host: A, depth: 0, render: true },
-  ];
+  const entries: FrontierEntry[] = [1, 2, 3, 4].map((n) => ({ url: url(`f${n}`), host: A, depth: 0 }));
   const storeFile = (): string => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlflow-unit-render-'));
     tempDirs.push(dir);
     return join(dir, 'crawl.sqlite');
   };
 
-  it('fetch and render batches claim only their kind; snapshots count the render backlog', async () => {
-    const store = new SqliteFrontierStore(storeFile());
-    try {
-      await store.enqueue(entries);
-      assert.deepEqual((await store.snapshot(10)).hosts, [{ host: A, queued: 4, rendering: 2 }]);
-      assert.deepEqual((await store.claim('fetch', A, 10)).map((item) => item.url), [url('f1'), url('f2')]);
-      assert.deepEqual((await store.snapshot(10)).hosts, [{ host: A, queued: 2, rendering: 2 }]);
-      assert.deepEqual((await store.claim('render', A, 1, undefined, true)).map((item) => item.url), [url('r1')]);
-      assert.deepEqual((await store.claim('render', A, 1, undefined, true)).map((item) => item.url), [url('r1')], 'a retried render batch resumes its own claims');
-      assert.deepEqual((await store.snapshot(10)).hosts, [{ host: A, queued: 1, rendering: 1 }]);
-      await store.release('render');
-      assert.deepEqual((await store.snapshot(10)).hosts, [{ host: A, queued: 2, rendering: 2 }], 'released render URLs are render backlog again');
-      await store.releaseAll();
-      assert.deepEqual((await store.snapshot(10)).hosts, [{ host: A, queued: 4, rendering: 2 }]);
-    } finally {
-      await store.close();
-    }
-  });
-
-  it('the per-host page cap counts fetched and rendered URLs together', async () => {
-    const store = new SqliteFrontierStore(storeFile());
-    try {
-      await store.enqueue(entries);
-      assert.equal((await store.claim('fetch', A, 10, 3)).filter((item) => item.skipped === undefined).length, 2);
-      const rendered = await store.claim('render', A, 10, 3, true);
-      assert.deepEqual(rendered.map((item) => item.skipped ?? 'take'), ['take', 'host-page-cap']);
-    } finally {
-      await store.close();
-    }
-  });
-
   it('a store file from before rendering opens with every URL queued to be fetched', async () => {
     const file = storeFile();
     const old = new SqliteFrontierStore(file);
-    await old.enqueue(entries.map(({ render: _render, ...plain }) => plain));
+    await old.enqueue(entries);
     await old.close();
     const db = new Database(file);
     db.exec('DROP INDEX urls_by_host_kind_state; ALTER TABLE urls DROP COLUMN render; ALTER TABLE hosts DROP COLUMN render_queued');

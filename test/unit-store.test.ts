@@ -3,9 +3,10 @@
  * :memory:, PostgreSQL): dedup, claim/resume/complete/release semantics, the per-host cap,
  * politeness slots, snapshots and totals; and two connections (two worker processes on one
  * file, or two machines on one database) racing, never claiming the same URL or passing the
- * cap; record(url) and recordGone (a recrawl's reads and its gone URLs, counted apart). Then
- * what only one implementation has: migration of an old SQLite file or PostgreSQL database,
- * PostgreSQL's crawls sharing one database, concurrent schema set-up and store URL handling.
+ * cap; record(url) and recordGone (a recrawl's reads and its gone URLs, counted apart); claims
+ * by kind (fetch or render) and the render backlog. Then what only one implementation has:
+ * migration of an old SQLite file or PostgreSQL database, PostgreSQL's crawls sharing one
+ * database, concurrent schema set-up and store URL handling.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -75,6 +76,8 @@ const A = 'a.test';
 const B = 'b.test:8080';
 const urlA = (n: number) => `http://a.test/p/${n}`;
 const urlB = (n: number) => `http://b.test:8080/p/${n}`;
+/** A URL of host A by name, for tests where the name says what the URL is (f1 to fetch, r1 to render). */
+const urlOf = (name: string) => `http://a.test/${name}`;
 async function readRecords(store: FrontierStore): Promise<PageRecord[]> {
   const records: PageRecord[] = [];
   for await (const record of store.records()) records.push(record);
@@ -593,6 +596,75 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       }
     });
   });
+
+  describe('claims by kind: fetch batches and render batches', () => {
+    const kinds: FrontierEntry[] = [
+      { url: urlOf('f1'), host: A, depth: 0 },
+      { url: urlOf('r1'), host: A, depth: 0, render: true },
+      { url: urlOf('f2'), host: A, depth: 0 },
+      { url: urlOf('r2'), host: A, depth: 0, render: true },
+    ];
+    const backlog = async (store: FrontierStore) => (await store.snapshot(10)).hosts;
+
+    it('each batch claims only its kind; snapshots count the render backlog', async () => {
+      const store = await impl.fresh();
+      try {
+        await store.enqueue(kinds);
+        assert.deepEqual(await backlog(store), [{ host: A, queued: 4, rendering: 2 }]);
+        assert.deepEqual(urlsOf(await store.claim('fetch', A, 10)), [urlOf('f1'), urlOf('f2')]);
+        assert.deepEqual(await backlog(store), [{ host: A, queued: 2, rendering: 2 }]);
+        assert.deepEqual(urlsOf(await store.claim('render', A, 1, undefined, true)), [urlOf('r1')]);
+        assert.deepEqual(urlsOf(await store.claim('render', A, 1, undefined, true)), [urlOf('r1')], 'a retried render batch resumes its own claims');
+        assert.deepEqual(await backlog(store), [{ host: A, queued: 1, rendering: 1 }]);
+        await store.release('render');
+        assert.deepEqual(await backlog(store), [{ host: A, queued: 2, rendering: 2 }], 'released render URLs are render backlog again');
+        await store.releaseAll();
+        assert.deepEqual(await backlog(store), [{ host: A, queued: 4, rendering: 2 }]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('the per-host page cap counts fetched and rendered URLs together', async () => {
+      const store = await impl.fresh();
+      try {
+        await store.enqueue(kinds);
+        assert.equal((await store.claim('fetch', A, 10, 3)).filter((item) => item.skipped === undefined).length, 2);
+        const rendered = await store.claim('render', A, 10, 3, true);
+        assert.deepEqual(rendered.map((item) => item.skipped ?? 'take'), ['take', HOST_PAGE_CAP]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('a URL keeps its kind through a retried release, discovery by a completed page and abandon', async () => {
+      const store = await impl.fresh();
+      try {
+        await store.enqueue(kinds);
+        assert.equal((await store.claim('r', A, 2, undefined, true)).length, 2);
+        assert.equal(await store.release('r', { url: urlOf('r2'), attempts: 1 }), 2);
+        assert.deepEqual(await backlog(store), [{ host: A, queued: 4, rendering: 2 }]);
+        assert.deepEqual(await store.claim('r2', A, 10, undefined, true), [
+          { url: urlOf('r1'), depth: 0, attempts: 0 },
+          { url: urlOf('r2'), depth: 0, attempts: 1 },
+        ]);
+        const found: FrontierEntry[] = [
+          { url: urlOf('r3'), host: A, depth: 1, render: true },
+          { url: urlOf('f3'), host: A, depth: 1 },
+        ];
+        assert.equal(await store.complete('r2', pageRecord(urlOf('r1')), found), 2);
+        assert.deepEqual(await backlog(store), [{ host: A, queued: 4, rendering: 1 }], 'f1, f2, f3 to fetch and r3 to render');
+        assert.equal(await store.abandon('r2', 'batch-failed', '2024-01-01T00:00:00.000Z'), 1);
+        assert.deepEqual(await backlog(store), [{ host: A, queued: 4, rendering: 1 }], 'an abandoned URL leaves no backlog behind');
+        assert.deepEqual(urlsOf(await store.claim('f', A, 10)), [urlOf('f1'), urlOf('f2'), urlOf('f3')]);
+        assert.deepEqual(await backlog(store), [{ host: A, queued: 1, rendering: 1 }]);
+        assert.deepEqual(urlsOf(await store.claim('r3', A, 10, undefined, true)), [urlOf('r3')]);
+        assert.deepEqual(await backlog(store), []);
+      } finally {
+        await store.close();
+      }
+    });
+  });
 });
 }
 
@@ -706,6 +778,36 @@ for (const impl of IMPLEMENTATIONS) {
   });
 }
 
+/**
+ * Undoes schema version n (the key), so a test can put a database back as an older version
+ * left it: the content columns (2); the URL kinds, render backlog and kind-keyed queue index (3);
+ * the per-host pacing state (4).
+ */
+const SCHEMA_UNDO: Record<number, string> = {
+  2: `ALTER TABLE crawlflow.urls ${CONTENT_COLUMNS.map((column) => `DROP COLUMN ${column}`).join(', ')}`,
+  3: `ALTER TABLE crawlflow.urls DROP COLUMN render;
+      ALTER TABLE crawlflow.hosts DROP COLUMN render_queued;
+      CREATE INDEX urls_queue ON crawlflow.urls (crawl, host, id) WHERE state = 0;`,
+  4: 'ALTER TABLE crawlflow.hosts DROP COLUMN error_streak, DROP COLUMN throttle_delay_ms',
+};
+
+/** Takes the database at `url` back to schema `version`, newest change first. */
+async function rollBackSchema(url: string, version: number): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM crawlflow.migrations WHERE version > $1 ORDER BY version DESC', [version]);
+    for (const row of rows) {
+      const undo = SCHEMA_UNDO[row.version];
+      assert.ok(undo, `no undo for schema version ${row.version}: add it to SCHEMA_UNDO`);
+      await client.query(undo);
+    }
+    await client.query('DELETE FROM crawlflow.migrations WHERE version > $1', [version]);
+  } finally {
+    await client.end();
+  }
+}
+
 describe('PostgreSQL: one database for many crawls and machines', () => {
   it('crawls sharing the database are isolated: same URLs, separate seen-sets, queues and records', async () => {
     const one = sharedBackend!.open(nextCrawlId());
@@ -762,19 +864,28 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
     await old.enqueue([entry(urlA(0)), entry(urlA(1))]);
     await old.claim('b1', A, 2);
     await old.complete('b1', pageRecord(urlA(0)), []);
-    // Back to the first schema version: as the database was before the content columns.
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query(`ALTER TABLE crawlflow.urls ${CONTENT_COLUMNS.map((column) => `DROP COLUMN ${column}`).join(', ')}`);
-      await client.query('DELETE FROM crawlflow.migrations WHERE version > 1');
-    } finally {
-      await client.end();
-    }
+    await rollBackSchema(url, 1);
     const reopened = postgresBackend(url).open(crawlId);
     assert.deepEqual(await reopened.record(urlA(0)), pageRecord(urlA(0)), 'old rows read with empty content fields');
     assert.equal(await reopened.complete('b1', pageRecord(urlA(1), { etag: '"new"', fields: { f: 'v' } }), []), 0);
     assert.deepEqual(await reopened.record(urlA(1)), pageRecord(urlA(1), { etag: '"new"', fields: { f: 'v' } }));
+  });
+
+  it('a database from before rendering is migrated by the next worker to start, every URL in it to be fetched', async () => {
+    const url = await postgres!.createDatabase('crawlflow_before_render');
+    const crawlId = nextCrawlId();
+    const old = postgresBackend(url).open(crawlId);
+    await old.enqueue([0, 1, 2].map((n) => entry(urlA(n))));
+    await old.claim('b1', A, 1);
+    await rollBackSchema(url, 2);
+    const reopened = postgresBackend(url).open(crawlId);
+    assert.deepEqual((await reopened.snapshot(10)).hosts, [{ host: A, queued: 2 }]);
+    assert.equal(await reopened.release('b1'), 1);
+    assert.deepEqual(urlsOf(await reopened.claim('b2', A, 10, undefined, true)), [], 'nothing old is to render');
+    assert.deepEqual(urlsOf(await reopened.claim('b2', A, 10)), [0, 1, 2].map(urlA));
+    await reopened.enqueue([{ ...entry(urlA(3)), render: true }]);
+    assert.deepEqual((await reopened.snapshot(10)).hosts, [{ host: A, queued: 1, rendering: 1 }]);
+    assert.deepEqual(urlsOf(await reopened.claim('b3', A, 10, undefined, true)), [urlA(3)]);
   });
 
   it('results of an unknown crawl are a clear error, and reading never registers it', async () => {

@@ -74,10 +74,18 @@ const MIGRATIONS: readonly string[] = [
      ADD COLUMN content_hash text,
      ADD COLUMN change text,
      ADD COLUMN body_ref text;`,
+  // Rendering: a URL is queued to be fetched or to be rendered (every older row was to be
+  // fetched), a host counts its render backlog next to its whole backlog (kept in the same
+  // statements as queued), and claims pick by (host, kind), so the queue index takes the kind
+  // and replaces the one without it.
+  `ALTER TABLE crawlflow.urls ADD COLUMN render boolean NOT NULL DEFAULT false;
+   ALTER TABLE crawlflow.hosts ADD COLUMN render_queued integer NOT NULL DEFAULT 0;
+   CREATE INDEX urls_queue_by_kind ON crawlflow.urls (crawl, host, render, id) WHERE state = ${QUEUED};
+   DROP INDEX crawlflow.urls_queue;`,
   // Per-host backoff and AutoThrottle: every host starts with a clean slate.
   `ALTER TABLE crawlflow.hosts
-     ADD COLUMN IF NOT EXISTS error_streak integer NOT NULL DEFAULT 0,
-     ADD COLUMN IF NOT EXISTS throttle_delay_ms bigint;`,
+     ADD COLUMN error_streak integer NOT NULL DEFAULT 0,
+     ADD COLUMN throttle_delay_ms bigint;`,
 ];
 
 /** The schema version a migrated database is at. */

@@ -39,22 +39,24 @@ const RECORDS_PAGE = 1_000;
 const byUrl = (n: number) => `url_hash = md5($${n})::uuid AND url = $${n}`;
 
 /**
- * CTEs that add the entries $2 (urls), $3 (hosts), $4 (depths) to crawl $1 unless seen, in
- * the given order, and count them on their hosts (in host order, so concurrent enqueues lock
- * host rows in one order). `gate` may hold back the insert (a WHERE on the entries).
+ * CTEs that add the entries $2 (urls), $3 (hosts), $4 (depths), $5 (to render or not) to crawl
+ * $1 unless seen, in the given order, and count them on their hosts, all and to render (in
+ * host order, so concurrent enqueues lock host rows in one order). `gate` may hold back the
+ * insert (a WHERE on the entries).
  */
 const insertEntries = (gate: string) => `
   added AS (
-    INSERT INTO crawlflow.urls (crawl, url, host, depth)
-    SELECT $1, e.url, e.host, e.depth FROM unnest($2::text[], $3::text[], $4::int[]) WITH ORDINALITY AS e (url, host, depth, n)
+    INSERT INTO crawlflow.urls (crawl, url, host, depth, render)
+    SELECT $1, e.url, e.host, e.depth, e.render
+    FROM unnest($2::text[], $3::text[], $4::int[], $5::boolean[]) WITH ORDINALITY AS e (url, host, depth, render, n)
     ${gate}
     ORDER BY e.n
     ON CONFLICT (crawl, url_hash) DO NOTHING
-    RETURNING host),
-  per_host AS (SELECT host, count(*)::int AS n FROM added GROUP BY host),
+    RETURNING host, render),
+  per_host AS (SELECT host, count(*)::int AS n, (count(*) FILTER (WHERE render))::int AS rendering FROM added GROUP BY host),
   counted AS (
-    INSERT INTO crawlflow.hosts (crawl, host, queued) SELECT $1, host, n FROM per_host ORDER BY host
-    ON CONFLICT (crawl, host) DO UPDATE SET queued = hosts.queued + excluded.queued
+    INSERT INTO crawlflow.hosts (crawl, host, queued, render_queued) SELECT $1, host, n, rendering FROM per_host ORDER BY host
+    ON CONFLICT (crawl, host) DO UPDATE SET queued = hosts.queued + excluded.queued, render_queued = hosts.render_queued + excluded.render_queued
     RETURNING 1)`;
 
 /** The last step of every queue change: bump the crawl's version once the `changed` CTE has run. */
@@ -67,18 +69,18 @@ const ENQUEUE = `WITH ${insertEntries('')} ${bumpVersionAfter('counted', '(SELEC
 
 const COMPLETE = `
   WITH done AS (
-    UPDATE crawlflow.urls SET state = ${DONE}, status = $7, error = $8, skipped = $9, title = $10, links = $11, fetched_at = $12,
-      final_url = $13, content_type = $14, bytes = $15, canonical = $16, noindex = $17, fields = $18, etag = $19, last_modified = $20,
-      content_hash = $21, change = $22, body_ref = $23
-    WHERE crawl = $1 AND ${byUrl(5)} AND batch_id = $6 AND state = ${CLAIMED}
+    UPDATE crawlflow.urls SET state = ${DONE}, status = $8, error = $9, skipped = $10, title = $11, links = $12, fetched_at = $13,
+      final_url = $14, content_type = $15, bytes = $16, canonical = $17, noindex = $18, fields = $19, etag = $20, last_modified = $21,
+      content_hash = $22, change = $23, body_ref = $24
+    WHERE crawl = $1 AND ${byUrl(6)} AND batch_id = $7 AND state = ${CLAIMED}
     RETURNING 1),
   ${insertEntries('WHERE EXISTS (SELECT 1 FROM done)')}
   ${bumpVersionAfter('counted', '(SELECT sum(n) FROM per_host)::int AS added')}`;
 
 /**
- * Puts claimed URLs matching `filter` back in the queue; $2 and $3 name a URL whose attempt
- * count becomes $4 (a retried URL keeps its count). A URL claimed to be fetched gives its
- * place under the host cap back.
+ * Puts claimed URLs matching `filter` back in the queue, each of its kind (to fetch or to
+ * render); $2 and $3 name a URL whose attempt count becomes $4 (a retried URL keeps its
+ * count). A URL claimed to be fetched gives its place under the host cap back.
  */
 const requeue = (filter: string) => `
   WITH old AS (
@@ -87,10 +89,13 @@ const requeue = (filter: string) => `
     UPDATE crawlflow.urls u SET state = ${QUEUED}, batch_id = NULL, skipped = NULL,
       attempts = CASE WHEN u.url = $3 THEN $4 ELSE u.attempts END
     FROM old WHERE u.crawl = $1 AND u.id = old.id
-    RETURNING u.host, old.skipped),
-  per_host AS (SELECT host, count(*)::int AS n, (count(*) FILTER (WHERE skipped IS NULL))::int AS taken FROM back GROUP BY host),
+    RETURNING u.host, u.render, old.skipped),
+  per_host AS (
+    SELECT host, count(*)::int AS n, (count(*) FILTER (WHERE render))::int AS rendering,
+      (count(*) FILTER (WHERE skipped IS NULL))::int AS taken
+    FROM back GROUP BY host),
   counted AS (
-    UPDATE crawlflow.hosts h SET queued = h.queued + p.n, taken = h.taken - p.taken
+    UPDATE crawlflow.hosts h SET queued = h.queued + p.n, render_queued = h.render_queued + p.rendering, taken = h.taken - p.taken
     FROM (SELECT * FROM per_host ORDER BY host) p WHERE h.crawl = $1 AND h.host = p.host
     RETURNING 1)
   ${bumpVersionAfter('counted', '(SELECT sum(n) FROM per_host)::int AS released')}`;
@@ -99,16 +104,22 @@ const RELEASE = requeue('batch_id = $2');
 // $2 is unused (null), so both variants take the same parameters; batch_id IS NOT NULL lets the batch index serve.
 const RELEASE_ALL = requeue('batch_id IS NOT NULL AND $2::text IS NULL');
 
+/**
+ * Claims up to $4 queued URLs of host $2 of one kind ($6: to render, or to fetch), the first
+ * $5 of them within the host cap and the rest marked to be skipped.
+ */
 const CLAIM_QUEUED = `
   WITH picked AS (
     SELECT id, row_number() OVER (ORDER BY id) AS n FROM (
-      SELECT id FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND state = ${QUEUED} ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED) q),
+      SELECT id FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND render = $6 AND state = ${QUEUED}
+      ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED) q),
   claimed AS (
     UPDATE crawlflow.urls u SET state = ${CLAIMED}, batch_id = $3, skipped = CASE WHEN picked.n <= $5 THEN NULL ELSE '${HOST_PAGE_CAP}' END
     FROM picked WHERE u.crawl = $1 AND u.id = picked.id
-    RETURNING u.id, u.url, u.depth, u.attempts, u.skipped),
+    RETURNING u.id, u.url, u.depth, u.attempts, u.skipped, u.render),
   counted AS (
     UPDATE crawlflow.hosts SET queued = queued - (SELECT count(*) FROM claimed),
+      render_queued = render_queued - (SELECT count(*) FROM claimed WHERE render),
       taken = taken + (SELECT count(*) FROM claimed WHERE skipped IS NULL)
     WHERE crawl = $1 AND host = $2 AND EXISTS (SELECT 1 FROM claimed)
     RETURNING 1),
@@ -123,11 +134,15 @@ const RESERVE_SLOT = `
 
 const SELECT_PACING = 'SELECT error_streak AS "errorStreak", throttle_delay_ms AS "throttleDelayMs" FROM crawlflow.hosts';
 
+/** A host's `rendering` is left out when none of its backlog is to render (json_strip_nulls). */
 const SNAPSHOT = `
   SELECT c.version,
     (SELECT coalesce(sum(queued), 0)::int FROM crawlflow.hosts WHERE crawl = $1 AND queued > 0) AS queued,
-    (SELECT coalesce(json_agg(json_build_object('host', b.host, 'queued', b.queued) ORDER BY b.queued DESC, b.host COLLATE "C"), '[]')
-       FROM (SELECT host, queued FROM crawlflow.hosts WHERE crawl = $1 AND queued > 0 ORDER BY queued DESC, host COLLATE "C" LIMIT $2) b) AS hosts
+    (SELECT coalesce(json_agg(
+         json_strip_nulls(json_build_object('host', b.host, 'queued', b.queued, 'rendering', nullif(b.render_queued, 0)))
+         ORDER BY b.queued DESC, b.host COLLATE "C"), '[]')
+       FROM (SELECT host, queued, render_queued FROM crawlflow.hosts WHERE crawl = $1 AND queued > 0
+             ORDER BY queued DESC, host COLLATE "C" LIMIT $2) b) AS hosts
   FROM crawlflow.crawls c WHERE c.id = $1`;
 
 /** The shared record columns, with noindex (boolean here) read as SQLite's 1/0. */
@@ -163,10 +178,10 @@ export class PostgresFrontierStore implements FrontierStore {
     return rows[0]?.added ?? 0;
   }
 
-  async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER): Promise<ClaimedUrl[]> {
+  async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false): Promise<ClaimedUrl[]> {
     const crawl = await this.crawl();
     return this.db.transaction(async (client) => {
-      // The host's row lock serializes claims of this host across workers: the cap is counted under it.
+      // The host's row lock serializes claims of this host across workers, of both kinds: the cap is counted under it.
       const host_ = await client.query<{ taken: number }>('SELECT taken FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE', [crawl, host]);
       const mine = await client.query<ClaimRow & { state: number }>(
         'SELECT url, depth, attempts, skipped, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 ORDER BY id',
@@ -176,7 +191,7 @@ export class PostgresFrontierStore implements FrontierStore {
       const room = limit - mine.rows.length;
       if (room <= 0 || host_.rows.length === 0) return own.map(toClaimed);
       const capRoom = Math.max(0, maxPagesPerHost - host_.rows[0].taken);
-      const fresh = await client.query<ClaimRow>(CLAIM_QUEUED, [crawl, host, batchId, room, capRoom]);
+      const fresh = await client.query<ClaimRow>(CLAIM_QUEUED, [crawl, host, batchId, room, capRoom, render]);
       return [...own, ...fresh.rows].map(toClaimed);
     });
   }
@@ -337,7 +352,10 @@ export class PostgresFrontierStore implements FrontierStore {
     return rows[0] && toRecord(rows[0]);
   }
 
-  /** One statement: the seen-set's unique index makes it insert-or-ignore, so a retry adds none twice. */
+  /**
+   * One statement: the seen-set's unique index makes it insert-or-ignore, so a retry adds none
+   * twice. A gone URL is never claimed, so it has no kind (render stays at its default).
+   */
   async recordGone(entries: readonly FrontierEntry[], at: string): Promise<number> {
     if (entries.length === 0) return 0;
     const { rowCount } = await this.run(
@@ -345,7 +363,7 @@ export class PostgresFrontierStore implements FrontierStore {
        SELECT $1, e.url, e.host, e.depth, ${GONE}, 'gone', $5 FROM unnest($2::text[], $3::text[], $4::int[]) WITH ORDINALITY AS e (url, host, depth, n)
        ORDER BY e.n
        ON CONFLICT (crawl, url_hash) DO NOTHING`,
-      [...columnsOf(entries), at],
+      [...columnsOf(entries).slice(0, 3), at],
     );
     return rowCount;
   }
@@ -354,6 +372,7 @@ export class PostgresFrontierStore implements FrontierStore {
   async close(): Promise<void> {}
 }
 
-function columnsOf(entries: readonly FrontierEntry[]): [string[], string[], number[]] {
-  return [entries.map((entry) => entry.url), entries.map((entry) => entry.host), entries.map((entry) => entry.depth)];
+/** The entries as the column arrays `insertEntries` unnests: urls, hosts, depths, to render. */
+function columnsOf(entries: readonly FrontierEntry[]): [string[], string[], number[], boolean[]] {
+  return [entries.map((entry) => entry.url), entries.map((entry) => entry.host), entries.map((entry) => entry.depth), entries.map((entry) => entry.render === true)];
 }
