@@ -41,7 +41,7 @@ function configFile(name: string, content: object | string): string {
   return file;
 }
 
-describe('invalid input', () => {
+describe('invalid input', { concurrency: 4 }, () => {
   // Nothing listens on port 1: a command that tried to start a workflow would fail differently.
   const env = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
   const cases: UsageCase[] = [

@@ -27,7 +27,7 @@ function configFile(name: string, content: object): string {
   return file;
 }
 
-describe('invalid content options', () => {
+describe('invalid content options', { concurrency: 4 }, () => {
   // Nothing listens on port 1: a command that tried to start a workflow would fail differently.
   const env = { TEMPORAL_ADDRESS: '127.0.0.1:1', CRAWLFLOW_DATA_DIR: dir };
   const seed = 'http://127.0.0.1:9/';

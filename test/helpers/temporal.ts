@@ -14,6 +14,7 @@ import { createCrawlWorker, type CrawlWorker } from '../../src/workers/crawl-wor
 import { startWorkerHost, type WorkerHost } from '../../src/workers/worker-host';
 import { freeLoopbackPort, installRuntime } from '../../src/workers/runtime';
 import { createLogger } from '../../src/observability/logger';
+import { installTracing } from '../../src/observability/tracing';
 import { CrawlMetrics } from '../../src/observability/metrics';
 import { startCrawl, type CrawlHandle } from '../../src/client/crawl-client';
 import { withCrawlStore } from '../../src/results/export-jsonl';
@@ -95,6 +96,8 @@ export async function startTestTemporal(
         taskQueue,
         store,
         metrics,
+        // The prebuilt workflow bundle carries the tracing interceptors: their sink must be registered.
+        plugins: [installTracing(createLogger('test-tracing', 'warn'), 'crawlflow-test').plugin],
       });
       const done = worker.run().finally(() => nativeConnection.close());
       const running: RunningWorker = {
