@@ -7,21 +7,16 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
-import { temporalBinaryPath } from '../src/temporal/project-paths';
 import { startCrawl } from '../src/client/crawl-client';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
-import { startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import type { PageRecord } from '../src/store/frontier-store';
-
-const execFileAsync = promisify(execFile);
 
 function readJsonl(file: string): PageRecord[] {
   return readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as PageRecord);
@@ -144,20 +139,14 @@ describe('against a running `crawlflow worker`', () => {
   });
 
   it('`temporal workflow start --type crawlSession` runs a crawl', async () => {
-    await execFileAsync(temporalBinaryPath(), [
-      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,
-      '--workflow-id', 'from-temporal-cli', '--input', JSON.stringify({ seeds: [site.urlOf(0)], maxPages: 40 }),
-    ]);
+    await startWithTemporalCli(env, taskQueue, 'from-temporal-cli', { seeds: [site.urlOf(0)], maxPages: 40 });
     const summary = await env.client.workflow.getHandle('from-temporal-cli').result();
     assert.equal(summary.status, 'max-pages-reached');
     assert.equal(summary.totals.processed, 40);
   });
 
   it('invalid input from `temporal workflow start` fails the workflow at once, naming the field', async () => {
-    await execFileAsync(temporalBinaryPath(), [
-      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,
-      '--workflow-id', 'bad-input', '--input', JSON.stringify({ seeds: [site.urlOf(0)], maxPages: -1 }),
-    ]);
+    await startWithTemporalCli(env, taskQueue, 'bad-input', { seeds: [site.urlOf(0)], maxPages: -1 });
     await assert.rejects(env.client.workflow.getHandle('bad-input').result(), (err: unknown) => {
       assert.ok(err instanceof WorkflowFailedError);
       assert.match(String(err.cause?.message), /maxPages/);

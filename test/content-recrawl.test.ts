@@ -10,25 +10,20 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import { parse } from 'csv-parse/sync';
 import { crawlBodyDir, FileBodyStore } from '../src/bodies/body-store';
 import { readStoredResponse, readWarcRecords } from '../src/warc/warc-reader';
-import { temporalBinaryPath } from '../src/temporal/project-paths';
 import type { CrawlSummary } from '../src/shared/crawl-types';
 import type { PageRecord } from '../src/store/frontier-store';
 import { ChangingSite, type SitePage } from './helpers/changing-site';
 import { csvRecords } from './helpers/csv';
 import { runCli } from './helpers/processes';
-import { readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { readRecords, runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import { warcioCheck, warcioRecords } from './helpers/warcio';
-
-const execFileAsync = promisify(execFile);
 
 const html = (title: string, body: string, links: string[]): string =>
   `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>${body}${links.map((link) => `<a href="${link}">${link}</a>`).join('')}</body></html>`;
@@ -231,10 +226,7 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
   it('a crawl started with `temporal workflow start --input` extracts, recrawls, and finds nothing changed', async () => {
     const input = { seeds: [site.url('/')], extract: EXTRACT, recrawlOf: 'content-2' };
     site.requests.length = 0;
-    await execFileAsync(temporalBinaryPath(), [
-      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,
-      '--workflow-id', 'content-3', '--input', JSON.stringify(input),
-    ]);
+    await startWithTemporalCli(env, taskQueue, 'content-3', input);
     const summary = (await env.client.workflow.getHandle('content-3').result()) as CrawlSummary;
     assert.deepEqual(summary.totals.changes, { new: 0, changed: 0, unchanged: 7, gone: 0 }, 'the removed page is still gone: unchanged, and not reported again');
     const records = byPath(await readRecords(env.dataDir, 'content-3'));
@@ -250,10 +242,7 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
 
   it('a recrawl of a crawl that has no records fails at once, naming recrawlOf', async () => {
     site.requests.length = 0;
-    await execFileAsync(temporalBinaryPath(), [
-      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,
-      '--workflow-id', 'content-typo', '--input', JSON.stringify({ seeds: [site.url('/')], recrawlOf: 'content-l' }),
-    ]);
+    await startWithTemporalCli(env, taskQueue, 'content-typo', { seeds: [site.url('/')], recrawlOf: 'content-l' });
     await assert.rejects(env.client.workflow.getHandle('content-typo').result(), (err: unknown) => {
       assert.ok(err instanceof WorkflowFailedError);
       assert.match(String((err.cause?.cause as Error | undefined)?.message), /invalid crawl config: recrawlOf: crawl "content-l" has no records to compare with/);
@@ -263,10 +252,7 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
   });
 
   it('an extract selector that does not compile fails the workflow at once, naming the field', async () => {
-    await execFileAsync(temporalBinaryPath(), [
-      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,
-      '--workflow-id', 'content-bad', '--input', JSON.stringify({ seeds: [site.url('/')], extract: { price: 'span.price:nosuch' } }),
-    ]);
+    await startWithTemporalCli(env, taskQueue, 'content-bad', { seeds: [site.url('/')], extract: { price: 'span.price:nosuch' } });
     await assert.rejects(env.client.workflow.getHandle('content-bad').result(), (err: unknown) => {
       assert.ok(err instanceof WorkflowFailedError);
       assert.match(String(err.cause?.message), /extract\.price\.selector: invalid CSS selector "span\.price:nosuch": Unknown pseudo-class :nosuch/);

@@ -6,17 +6,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { temporalBinaryPath } from '../src/temporal/project-paths';
 import type { SyntheticSite } from '../src/sites/synthetic-site';
 import type { CrawlSummary } from '../src/shared/crawl-types';
-import { readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { readRecords, runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import { DISCOVERY_SETTINGS, expectedPages, requestedPages, SITEMAP_ORPHANS, startDiscoverySite } from './helpers/discovery-site';
-
-const execFileAsync = promisify(execFile);
 
 /** Activity types scheduled by a crawl, in order. */
 async function scheduledActivities(handle: WorkflowHandle): Promise<string[]> {
@@ -41,11 +36,7 @@ describe('discovery and scope through Temporal', () => {
 
   it('`temporal workflow start --input` with sitemaps, excludes and canonicals', async () => {
     const input = { seeds: [site.urlOf(0)], ...DISCOVERY_SETTINGS, respectCanonical: true, allowedContentTypes: ['text/html'], normalize: { sortQuery: true } };
-    // prettier-ignore
-    await execFileAsync(temporalBinaryPath(), [
-      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', queue,
-      '--workflow-id', 'discovery-cli', '--input', JSON.stringify(input),
-    ]);
+    await startWithTemporalCli(env, queue, 'discovery-cli', input);
     const handle = env.client.workflow.getHandle('discovery-cli');
     const summary = (await handle.result()) as CrawlSummary;
     assert.equal(summary.status, 'completed');

@@ -6,17 +6,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { temporalBinaryPath } from '../src/temporal/project-paths';
 import { spawnWorker, type WorkerProcess } from './helpers/processes';
-import { startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import { page, startGaps, startRecordingSite, type RecordingSite } from './helpers/recording-site';
 import type { CrawlSummary } from '../src/shared/crawl-types';
-
-const execFileAsync = promisify(execFile);
 
 /** A history as JSON, its payloads (base64 `data` fields) decoded, so a search sees what the workflow got. */
 function decodedJson(value: unknown): string {
@@ -55,10 +50,7 @@ describe('`temporal workflow start --input` with politeness and request settings
       cookies: { lang: 'en' },
       hosts: { [site.host]: { delayMs: 250, userAgent: 'cli-bot/1', headersFromEnv: { 'X-Api-Token': 'CRAWL_TEST_TOKEN' } } },
     };
-    await execFileAsync(temporalBinaryPath(), [
-      'workflow', 'start', '--address', env.address, '--type', 'crawlSession', '--task-queue', taskQueue,
-      '--workflow-id', 'politeness-from-cli', '--input', JSON.stringify(input),
-    ]);
+    await startWithTemporalCli(env, taskQueue, 'politeness-from-cli', input);
     const handle = env.client.workflow.getHandle('politeness-from-cli');
     const summary = (await handle.result()) as CrawlSummary;
     assert.equal(summary.status, 'completed');

@@ -10,27 +10,22 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { NativeConnection } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
 import { crawlHandle } from '../src/client/crawl-client';
 import { CrawlMetrics } from '../src/observability/metrics';
 import type { BlockedRequest } from '../src/render/chromium-renderer';
-import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import type { SyntheticSite } from '../src/sites/synthetic-site';
-import { temporalBinaryPath } from '../src/temporal/project-paths';
 import { createCrawlWorker } from '../src/workers/crawl-worker';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { CLI, embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
-import { readRecords, runCrawlToEnd, startTestTemporal, STORE_KINDS, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { readRecords, runCrawlToEnd, startTestTemporal, startWithTemporalCli, STORE_KINDS, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import { OFFSITE, RENDER_MATCH, requestsOf, startJsSite } from './helpers/js-site';
-
-const execFileAsync = promisify(execFile);
 
 /** Every page of the fixture a correct crawl reaches from `/`, JavaScript-built links included. */
 const REACHABLE = ['/', '/app/', '/static/', '/plain/1', '/app/item/1', '/app/item/2', '/plain/3', '/plain/item-1', '/plain/item-2'];
@@ -198,10 +193,7 @@ describe('rendering with worker processes and `temporal workflow start --input`'
 
   it('crawls a rendering config given as workflow input', async () => {
     const input = { seeds: [`${site.origin}/`], render: { match: [RENDER_MATCH], taskQueue: renderQueue, waitUntil: 'networkidle' } };
-    await execFileAsync(temporalBinaryPath(), [
-      'workflow', 'start', '--address', env.address, '--task-queue', fetchQueue, '--type', CRAWL_WORKFLOW_TYPE,
-      '--workflow-id', 'render-cli', '--input', JSON.stringify(input),
-    ]);
+    await startWithTemporalCli(env, fetchQueue, 'render-cli', input);
     const summary = await crawlHandle(env.client, 'render-cli').result();
     assert.equal(summary.status, 'completed');
     assertCrawledOnce(site, (await readRecords(env.dataDir, 'render-cli')).map((record) => record.url));

@@ -3,13 +3,17 @@
  * the product uses), in-process crawl workers on a fresh task queue, and helpers to run a
  * crawl and read what it recorded.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { temporalBinaryPath } from '../../src/temporal/project-paths';
+import { CRAWL_WORKFLOW_TYPE } from '../../src/shared/names';
 import { createCrawlWorker, type CrawlWorker } from '../../src/workers/crawl-worker';
 import { startWorkerHost, type WorkerHost } from '../../src/workers/worker-host';
 import { freeLoopbackPort, installRuntime } from '../../src/workers/runtime';
@@ -134,6 +138,14 @@ export async function readRecords(where: string | StoreConfig, crawlId: string):
     for await (const record of store.records()) records.push(record);
     return records;
   });
+}
+
+/** Starts a crawl the way an operator does: `temporal workflow start --type crawlSession --input <JSON>`. */
+export async function startWithTemporalCli(env: TestTemporal, taskQueue: string, workflowId: string, input: unknown): Promise<void> {
+  await promisify(execFile)(temporalBinaryPath(), [
+    'workflow', 'start', '--address', env.address, '--type', CRAWL_WORKFLOW_TYPE, '--task-queue', taskQueue,
+    '--workflow-id', workflowId, '--input', JSON.stringify(input),
+  ]);
 }
 
 export async function runCrawlToEnd(
