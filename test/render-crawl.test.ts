@@ -10,8 +10,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +21,7 @@ import type { BlockedRequest } from '../src/render/chromium-renderer';
 import type { SyntheticSite } from '../src/sites/synthetic-site';
 import { createCrawlWorker } from '../src/workers/crawl-worker';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
-import { CLI, embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
+import { embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { readRecords, runCrawlToEnd, startTestTemporal, startWithTemporalCli, STORE_KINDS, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import { OFFSITE, RENDER_MATCH, requestsOf, startJsSite } from './helpers/js-site';
 
@@ -147,46 +145,24 @@ describe(`rendering through Temporal: a fetch worker and a render worker (${stor
 }
 
 /** A `crawlflow render-worker` process; resolves once it polls. */
-function spawnRenderWorker(address: string, taskQueue: string, dataDir: string): { child: ChildProcess; ready: Promise<void> } {
-  const child = spawn(process.execPath, [CLI, 'render-worker', '--task-queue', taskQueue, '--metrics-address', 'off'], {
-    env: { ...process.env, TEMPORAL_ADDRESS: address, CRAWLFLOW_DATA_DIR: dataDir, CRAWLFLOW_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let log = '';
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stderr?.on('data', (chunk: Buffer) => {
-      log += chunk.toString();
-      if (log.includes('"msg":"worker ready"')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`render worker exited (${code}) before it was ready:\n${log.slice(-2000)}`)));
-  });
-  ready.catch(() => undefined);
-  return { child, ready };
-}
-
 describe('rendering with worker processes and `temporal workflow start --input`', () => {
   let env: TestTemporal;
   let site: SyntheticSite;
   let fetchWorker: WorkerProcess;
-  let renderWorker: ChildProcess;
+  let renderWorker: WorkerProcess;
   const fetchQueue = uniqueQueue('render-cli-fetch');
   const renderQueue = uniqueQueue('render-cli-pages');
 
   before(async () => {
     env = await startTestTemporal();
     fetchWorker = spawnWorker({ address: env.address, taskQueue: fetchQueue, dataDir: env.dataDir, logFile: `${env.dataDir}/worker.log` });
-    const render = spawnRenderWorker(env.address, renderQueue, env.dataDir);
-    renderWorker = render.child;
-    await Promise.all([fetchWorker.ready, render.ready]);
+    renderWorker = spawnWorker({ command: 'render-worker', address: env.address, taskQueue: renderQueue, dataDir: env.dataDir, logFile: `${env.dataDir}/render-worker.log` });
+    await Promise.all([fetchWorker.ready, renderWorker.ready]);
     site = await startJsSite();
   });
   after(async () => {
     await fetchWorker?.kill('SIGTERM');
-    if (renderWorker && renderWorker.exitCode === null && renderWorker.signalCode === null) {
-      const exited = once(renderWorker, 'exit');
-      renderWorker.kill('SIGTERM');
-      await exited;
-    }
+    await renderWorker?.kill('SIGTERM');
     await site?.close();
     await env?.close();
   });

@@ -24,7 +24,7 @@ import {
   type RobotsRecord,
   type SlotReservation,
 } from './frontier-store';
-import { RECORD_COLUMNS, toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
+import { RECORD_COLUMNS, storedFields, toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
 
 const QUEUED = 0;
 const CLAIMED = 1;
@@ -292,7 +292,7 @@ export class SqliteFrontierStore implements FrontierStore {
         batchId,
         links: JSON.stringify(record.links),
         noindex: record.noindex ? 1 : 0,
-        fields: Object.keys(record.fields).length > 0 ? JSON.stringify(record.fields) : null,
+        fields: storedFields(record.fields),
       }).changes;
       // A URL completed twice (a zombie attempt racing its retry) keeps its first record.
       return written === 1 ? insertEntries(discovered) : 0;

@@ -16,6 +16,8 @@ export interface WorkerProcess {
 }
 
 export function spawnWorker(options: {
+  /** `crawlflow worker` (the default) or `crawlflow render-worker`. */
+  command?: 'worker' | 'render-worker';
   address: string;
   taskQueue: string;
   dataDir: string;
@@ -24,11 +26,11 @@ export function spawnWorker(options: {
   metricsAddress?: string;
   logFile: string;
 }): WorkerProcess {
-  const child = spawn(process.execPath, [CLI, 'worker', '--metrics-address', options.metricsAddress ?? 'off'], {
+  const command = options.command ?? 'worker';
+  const child = spawn(process.execPath, [CLI, command, '--task-queue', options.taskQueue, '--metrics-address', options.metricsAddress ?? 'off'], {
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: options.address,
-      CRAWLFLOW_TASK_QUEUE: options.taskQueue,
       CRAWLFLOW_DATA_DIR: options.dataDir,
       CRAWLFLOW_STORE_URL: options.storeUrl ?? '',
       CRAWLFLOW_LOG_LEVEL: 'info',
@@ -43,7 +45,7 @@ export function spawnWorker(options: {
       buffered += chunk.toString();
       if (buffered.includes('"msg":"worker ready"')) resolve();
     });
-    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready; see ${options.logFile}`)));
+    child.once('exit', (code) => reject(new Error(`${command} exited (${code}) before it was ready; see ${options.logFile}`)));
   });
   ready.catch(() => undefined);
   return {
