@@ -129,16 +129,21 @@ async function raceTwoThreads(file: string, maxPagesPerHost?: number): Promise<R
     const { SqliteFrontierStore } = require(workerData.store);
     const { drainHost } = require(workerData.race);
     const store = new SqliteFrontierStore(workerData.file);
-    // Start together: each thread waits here until both have opened the file.
+    // Start together: each thread waits at a barrier until both have opened the file, and again
+    // until both have claimed a first batch (one thread could otherwise drain the host alone).
     const gate = new Int32Array(workerData.gate);
-    Atomics.add(gate, 0, 1);
-    while (Atomics.load(gate, 0) < 2) Atomics.wait(gate, 0, Atomics.load(gate, 0), 5);
-    drainHost(store, workerData.name, workerData.host, workerData.maxPagesPerHost).then(async (side) => {
+    const barrier = (slot) => {
+      Atomics.add(gate, slot, 1);
+      const until = Date.now() + 10000;
+      while (Atomics.load(gate, slot) < 2 && Date.now() < until) Atomics.wait(gate, slot, Atomics.load(gate, slot), 5);
+    };
+    barrier(0);
+    drainHost(store, workerData.name, workerData.host, workerData.maxPagesPerHost, () => barrier(1)).then(async (side) => {
       await store.close();
       parentPort.postMessage(side);
     });
   `;
-  const gate = new SharedArrayBuffer(4);
+  const gate = new SharedArrayBuffer(8);
   const run = (name: string) =>
     new Promise<RaceSide>((resolve, reject) => {
       const workerData = { name, file, host: A, maxPagesPerHost, gate, store: require.resolve('../src/store/sqlite-store'), race: require.resolve('./helpers/store-race') };

@@ -10,12 +10,23 @@ export interface RaceSide {
   skipped: string[];
 }
 
-export async function drainHost(store: FrontierStore, name: string, host: string, maxPagesPerHost?: number): Promise<RaceSide> {
+/**
+ * `afterFirstClaim` runs once, after this side's first claim got URLs: a barrier there lets
+ * every side in before any drains the host, so the race does not depend on thread scheduling.
+ */
+export async function drainHost(
+  store: FrontierStore,
+  name: string,
+  host: string,
+  maxPagesPerHost?: number,
+  afterFirstClaim?: () => void,
+): Promise<RaceSide> {
   const side: RaceSide = { fetched: [], skipped: [] };
   for (let batch = 0; ; batch++) {
     const batchId = `${name}-${batch}`;
     const claimed = await store.claim(batchId, host, 3, maxPagesPerHost);
     if (claimed.length === 0) return side;
+    if (batch === 0) afterFirstClaim?.();
     for (const item of claimed) {
       (item.skipped ? side.skipped : side.fetched).push(item.url);
       await store.complete(
