@@ -9,7 +9,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startDevServer, type DevServer } from '../src/temporal/dev-server';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
+import { PortInUseError, startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
@@ -94,5 +96,22 @@ describe('faults: Temporal server restart mid-crawl', () => {
       `server-restart: pages expected ${expected.size}, recorded ${stats.recorded}, lost ${stats.lost}, duplicated ${stats.duplicated}; ${refetched} pages fetched twice, ${retried} batches retried; ` +
         `server stop took ${seconds(stoppedIn)} s, downtime ${seconds(downtime)} s, ${requestsWhileDown} site requests while down, first request ${seconds(firstRequestAfterRestart - upAt)} s after the server was back; total ${seconds(total)} s`,
     );
+  });
+});
+
+describe('dev server start on a port another process holds', () => {
+  it('fails with PortInUseError (which the test helpers answer by trying other ports)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crawlflow-port-taken-'));
+    const holder = createServer();
+    holder.listen(0, '127.0.0.1');
+    await once(holder, 'listening');
+    try {
+      const port = (holder.address() as AddressInfo).port;
+      const options = { port, uiPort: await freeLoopbackPort(), dbFile: join(dir, 'temporal.sqlite'), logFile: join(dir, 'temporal.log'), headless: true };
+      await assert.rejects(startDevServer(options), (err: Error) => err instanceof PortInUseError && err.message.includes(options.logFile));
+    } finally {
+      holder.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

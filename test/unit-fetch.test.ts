@@ -160,6 +160,24 @@ describe('fetchPage over UndiciTransport', () => {
       assert.equal(page.html, html('end'));
     });
 
+    it('tells onSent when each hop goes out, before the site sees it, with the hop URL', async () => {
+      const sent: Array<{ url: string; at: number }> = [];
+      const seenAt = new Map<string, number>();
+      site.routes.set('/sent/a', (_req, res) => {
+        seenAt.set('/sent/a', Date.now());
+        res.writeHead(302, { location: '/sent/b' }).end();
+      });
+      site.routes.set('/sent/b', (_req, res) => {
+        seenAt.set('/sent/b', Date.now());
+        res.writeHead(200, { 'content-type': 'text/html' }).end(html('b'));
+      });
+      const before = Date.now();
+      await fetch(site.url('/sent/a'), { onSent: (url, at) => sent.push({ url: url.href, at }) });
+      assert.deepEqual(sent.map((hop) => hop.url), [site.url('/sent/a'), site.url('/sent/b')]);
+      assert.ok(sent[0].at >= before && sent[0].at <= seenAt.get('/sent/a')!, 'the first hop is reported sent before the site saw it');
+      assert.ok(sent[1].at >= seenAt.get('/sent/a')! && sent[1].at <= seenAt.get('/sent/b')!, 'the redirect hop is reported when it goes out');
+    });
+
     it("ends a redirect loop with 'redirect-loop'", async () => {
       site.redirect('/loop/a', '/loop/b');
       site.redirect('/loop/b', '/loop/a');

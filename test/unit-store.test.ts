@@ -400,24 +400,60 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
-  it('reserveRequestSlot spaces requests to a host by gapMs and defers past maxWaitMs', async () => {
+  it('startRequest spaces request starts to a host by gapMs, counted from the actual start, and defers past maxWaitMs', async () => {
     const store = await seeded(1);
+    const at = (now: number) => () => now;
     try {
-      assert.deepEqual(await store.reserveRequestSlot(A, 100, 1_000, 10_000), { waitMs: 0 });
-      assert.deepEqual(await store.reserveRequestSlot(A, 100, 1_000, 10_000), { waitMs: 100 });
-      assert.deepEqual(await store.reserveRequestSlot(A, 100, 1_000, 10_050), { waitMs: 150 });
-      assert.deepEqual(await store.reserveRequestSlot(A, 100, 100, 10_050), { deferUntil: 10_300 }, 'a wait of 250 ms exceeds 100');
-      assert.deepEqual(await store.reserveRequestSlot(A, 100, 1_000, 10_300), { waitMs: 0 }, 'a deferral reserves nothing');
-      assert.deepEqual(await store.reserveRequestSlot(A, 100, 1_000, 20_000), { waitMs: 0 }, 'an idle host is free');
-      assert.deepEqual(await store.reserveRequestSlot(A, 0, 1_000, 20_000), { waitMs: 100 }, 'gap 0 still waits for earlier reservations');
-      assert.deepEqual(await store.reserveRequestSlot(A, 0, 1_000, 20_000), { waitMs: 100 }, 'gap 0 reserves nothing');
-      assert.deepEqual(await store.reserveRequestSlot(B, 100, 0, 20_000), { waitMs: 0 }, 'hosts are independent');
+      assert.deepEqual(await store.startRequest(A, 100, 1_000, at(10_000)), { takenAt: 10_000 });
+      assert.deepEqual(await store.startRequest(A, 100, 1_000, at(10_000)), { waitMs: 100 });
+      assert.deepEqual(await store.startRequest(A, 100, 1_000, at(10_050)), { waitMs: 50 }, 'a wait reserves nothing');
+      assert.deepEqual(await store.startRequest(A, 100, 40, at(10_050)), { deferUntil: 10_100 }, 'a wait of 50 ms exceeds 40');
+      assert.deepEqual(await store.startRequest(A, 100, 1_000, at(10_130)), { takenAt: 10_130 }, 'a deferral reserves nothing either');
+      assert.deepEqual(await store.startRequest(A, 100, 1_000, at(10_200)), { waitMs: 30 }, 'a late start (30 ms after the host was free) moves the next one by as much');
+      assert.deepEqual(await store.startRequest(A, 0, 1_000, at(10_200)), { waitMs: 30 }, 'gap 0 still waits for the host');
+      assert.deepEqual(await store.startRequest(A, 0, 1_000, at(10_230)), { takenAt: 10_230 });
+      assert.deepEqual(await store.startRequest(A, 0, 1_000, at(10_230)), { takenAt: 10_230 }, 'gap 0 takes nothing');
+      assert.deepEqual(await store.startRequest(B, 100, 0, at(10_230)), { takenAt: 10_230 }, 'hosts are independent');
     } finally {
       await store.close();
     }
   });
 
-  it('updatePacing stores the host state and holds back every reservation until notBefore, never shortening it', async () => {
+  it('a start is never taken without keeping the host busy, however the clock moves during the call', async () => {
+    const store = await seeded(1);
+    try {
+      assert.deepEqual(await store.startRequest(A, 100, 1_000, () => 10_000), { takenAt: 10_000 });
+      // Busy at the first reading, free from the second on: a store that reads the clock more
+      // than once must still write the start it hands out.
+      const readings: number[] = [];
+      const stepping = () => {
+        readings.push(10_050 + 100 * readings.length);
+        return readings[readings.length - 1];
+      };
+      const start = await store.startRequest(A, 100, 1_000, stepping);
+      const latest = Math.max(...readings);
+      if ('takenAt' in start) assert.ok(!('takenAt' in (await store.startRequest(A, 100, 1_000, () => latest))), `a second start at ${latest}, after readings ${readings}`);
+      else assert.deepEqual(start, { waitMs: 50 }, 'or it answered from its one reading');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('holdHost keeps the host busy until a later time, never shortening a wait', async () => {
+    const store = await seeded(1);
+    try {
+      assert.deepEqual(await store.startRequest(A, 100, 1_000, () => 10_000), { takenAt: 10_000 });
+      await store.holdHost(A, 10_140); // the request left 40 ms after its start was taken
+      assert.deepEqual(await store.startRequest(A, 100, 1_000, () => 10_100), { waitMs: 40 });
+      await store.holdHost(A, 10_050);
+      assert.deepEqual(await store.startRequest(A, 100, 1_000, () => 10_100), { waitMs: 40 }, 'an earlier hold changes nothing');
+      assert.deepEqual(await store.startRequest(A, 100, 1_000, () => 10_140), { takenAt: 10_140 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('updatePacing stores the host state and holds back every request start until notBefore, never shortening it', async () => {
     const store = await seeded(1);
     const deferTo = (notBefore: number) => (current: HostPacing) => ({ pacing: { ...current, errorStreak: current.errorStreak + 1 }, notBefore });
     try {
@@ -426,10 +462,11 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       assert.deepEqual(await store.updatePacing(A, deferTo(3_000)), { errorStreak: 2, throttleDelayMs: null }, 'each update sees the last');
       await store.updatePacing(A, (current) => ({ pacing: { ...current, throttleDelayMs: 750 }, notBefore: null }));
       assert.deepEqual(await store.hostPacing(A), { errorStreak: 2, throttleDelayMs: 750 });
-      assert.deepEqual(await store.reserveRequestSlot(A, 10, 60_000, 1_000), { waitMs: 4_000 });
-      assert.deepEqual(await store.reserveRequestSlot(A, 10, 1_000, 1_000), { deferUntil: 5_010 });
+      assert.deepEqual(await store.startRequest(A, 10, 60_000, () => 1_000), { waitMs: 4_000 });
+      assert.deepEqual(await store.startRequest(A, 10, 1_000, () => 1_000), { deferUntil: 5_000 });
+      assert.deepEqual(await store.startRequest(A, 10, 1_000, () => 5_000), { takenAt: 5_000 });
       await store.updatePacing('fresh.test', deferTo(9_000));
-      assert.deepEqual(await store.reserveRequestSlot('fresh.test', 0, 0, 1_000), { deferUntil: 9_000 }, 'works for a host with no URLs');
+      assert.deepEqual(await store.startRequest('fresh.test', 0, 0, () => 1_000), { deferUntil: 9_000 }, 'works for a host with no URLs');
       assert.equal((await store.totals()).queued, 1, 'deferring does not touch the queue');
       assert.deepEqual((await store.snapshot(10)).hosts, [{ host: A, queued: 1 }]);
     } finally {
@@ -584,7 +621,7 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       const file = tempStoreFile();
       const old = new SqliteFrontierStore(file);
       await old.enqueue([entry(urlA(0))]);
-      await old.reserveRequestSlot(A, 5_000, 60_000, 1_000);
+      await old.startRequest(A, 5_000, 60_000, () => 1_000);
       await old.close();
       const db = new Database(file);
       db.exec('ALTER TABLE hosts DROP COLUMN error_streak; ALTER TABLE hosts DROP COLUMN throttle_delay_ms');
@@ -593,7 +630,7 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       const store = new SqliteFrontierStore(file);
       try {
         assert.deepEqual(await store.hostPacing(A), INITIAL_PACING);
-        assert.deepEqual(await store.reserveRequestSlot(A, 0, 60_000, 2_000), { waitMs: 4_000 }, 'the reserved slot survived');
+        assert.deepEqual(await store.startRequest(A, 0, 60_000, () => 2_000), { waitMs: 4_000 }, 'the next request time survived');
         await store.updatePacing(A, () => ({ pacing: { errorStreak: 3, throttleDelayMs: 120 }, notBefore: null }));
         assert.deepEqual(await store.hostPacing(A), { errorStreak: 3, throttleDelayMs: 120 });
       } finally {
@@ -737,6 +774,23 @@ for (const impl of IMPLEMENTATIONS) {
         assert.deepEqual(urlsOf(await one.claim('one', A, 5)), [1, 2, 3, 4].map(urlA), 'resume from the other connection too');
         assert.deepEqual(urlsOf(await readRecords(two)), [urlA(0)]);
         assert.equal((await two.totals()).queued, 12, 'p/10..20 and p/31');
+      } finally {
+        await one.close();
+        await two.close();
+      }
+    });
+
+    it('two connections asking for the same host at the same moment: one request starts, the other waits the gap', async () => {
+      const [one, two] = await twins();
+      try {
+        await one.enqueue([entry(urlA(0))]);
+        const starts = await Promise.all([one.startRequest(A, 200, 1_000, () => 50_000), two.startRequest(A, 200, 1_000, () => 50_000)]);
+        assert.deepEqual(
+          starts.map((start) => JSON.stringify(start)).sort(),
+          [JSON.stringify({ takenAt: 50_000 }), JSON.stringify({ waitMs: 200 })].sort(),
+        );
+        assert.deepEqual(await one.startRequest(A, 200, 1_000, () => 50_200), { takenAt: 50_200 }, 'after the gap, the host is free for either');
+        assert.deepEqual(await two.startRequest(A, 200, 1_000, () => 50_300), { waitMs: 100 });
       } finally {
         await one.close();
         await two.close();

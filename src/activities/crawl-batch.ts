@@ -11,10 +11,10 @@
  * the URLs its predecessor claimed and did not finish; finished ones are never redone.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { BatchProgress, BatchResult, CrawlBatchInput } from '../shared/crawl-types';
 import type { CrawlConfig } from '../shared/crawl-config';
 import { changesNothing, type ClaimedUrl, type FrontierStore, type HostPacing } from '../store/frontier-store';
+import { RequestStarts } from '../store/request-starts';
 import type { HostOverride } from '../shared/politeness-config';
 import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
 import { AddressGuard } from '../fetch/address-guard';
@@ -91,16 +91,6 @@ function throwIfCancelled(signal: AbortSignal): void {
   if (signal.aborted) throw signal.reason;
 }
 
-async function cancellableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0) return;
-  try {
-    await sleep(ms, undefined, { signal });
-  } catch (err) {
-    throwIfCancelled(signal);
-    throw err;
-  }
-}
-
 export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchLoader(deps.transport)) {
   const { stores, robots, metrics, workerId, bodies } = deps;
   const queueGauge = metrics.queueLength.labels(workerId);
@@ -148,6 +138,7 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
     item: ClaimedUrl,
     crawlPolicy: CrawlPolicy,
     pacing: { current: HostPacing },
+    starts: RequestStarts,
     signal: AbortSignal,
   ): Promise<UrlResult> {
     const { config, host, crawlId } = input;
@@ -179,14 +170,11 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
       proxy,
     };
     for (let attempts = item.attempts; ; ) {
-      const requestedAt = Date.now();
-      const slot = await store.reserveRequestSlot(host, requestGapMs(pacingPolicy, pacing.current), LONG_WAIT_MS, requestedAt);
-      if ('deferUntil' in slot) return { deferUntil: slot.deferUntil, attempts };
-      metrics.politenessWait.observe(slot.waitMs / 1000);
-      // The slot starts at requestedAt + waitMs: time the store spent waiting for its lock is already gone.
-      await cancellableSleep(requestedAt + slot.waitMs - Date.now(), signal);
+      const start = await starts.take(requestGapMs(pacingPolicy, pacing.current), LONG_WAIT_MS);
+      if ('deferUntil' in start) return { deferUntil: start.deferUntil, attempts };
+      metrics.politenessWait.observe(start.waitedMs / 1000);
 
-      const attempt = await attemptFetch(item.url, policy, config, signal, conditionalHeaders(context.recrawl?.previous));
+      const attempt = await attemptFetch(item.url, { ...policy, onSent: start.sent }, config, signal, conditionalHeaders(context.recrawl?.previous));
       attempts += 1;
       const page = 'page' in attempt ? attempt.page : null;
       const outcome: RequestOutcome = {
@@ -249,6 +237,7 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
     const bodyWriter = input.config.storeBodies ? bodies.writer(input.crawlId, input.batchId, context.info.attempt) : undefined;
     const policy = policyFor(input.crawlId, input.config);
     const pacing = { current: await store.hostPacing(input.host) };
+    const starts = new RequestStarts(store, input.host, signal);
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
     const ticker = setInterval(() => context.heartbeat(progress), HEARTBEAT_TICK_MS);
     context.heartbeat(progress);
@@ -259,7 +248,7 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
     try {
       for (const item of claimed) {
         throwIfCancelled(signal);
-        const result = await processUrl(input, store, item, policy, pacing, signal);
+        const result = await processUrl(input, store, item, policy, pacing, starts, signal);
         if ('deferUntil' in result) {
           deferUntil = result.deferUntil;
           await store.release(input.batchId, { url: item.url, attempts: result.attempts });
@@ -287,6 +276,7 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
       clearInterval(ticker);
       queueGauge.dec(pending);
       await bodyWriter?.close();
+      await starts.settled();
     }
     const totals = await store.batchTotals(input.batchId);
     const frontier = await store.snapshot(SNAPSHOT_HOSTS);

@@ -8,9 +8,9 @@
  * request slot, like a page. A sitemap that cannot be read is reported and skipped: sitemaps
  * add URLs to a crawl, they are never a reason for it to fail.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CrawlConfig } from '../shared/crawl-config';
 import type { FrontierEntry, FrontierStore } from '../store/frontier-store';
+import { cancellableSleep, RequestStarts, type TakenStart } from '../store/request-starts';
 import type { AddressGuard } from '../fetch/address-guard';
 import { FetchError } from '../fetch/errors';
 import { fetchResource, type FetchPolicy } from '../fetch/fetch-page';
@@ -80,18 +80,19 @@ async function startingSitemaps(reading: SitemapReading): Promise<string[]> {
   return [...new Set(found.flatMap((url) => normalizeUrl(url) ?? []))];
 }
 
-async function waitForSlot(reading: SitemapReading, host: string): Promise<void> {
+/** Waits for the sitemap host's next request start, however long it is deferred. */
+async function takeStart(reading: SitemapReading, starts: RequestStarts): Promise<TakenStart> {
   for (;;) {
-    const slot = await reading.store.reserveRequestSlot(host, reading.config.delayMs, MAX_SLOT_WAIT_MS, Date.now());
-    const waitMs = 'waitMs' in slot ? slot.waitMs : Math.min(slot.deferUntil - Date.now(), MAX_SLOT_WAIT_MS);
-    if (waitMs > 0) await sleep(waitMs, undefined, { signal: reading.signal });
-    if ('waitMs' in slot) return;
+    const start = await starts.take(reading.config.delayMs, MAX_SLOT_WAIT_MS);
+    if ('sent' in start) return start;
+    await cancellableSleep(Math.min(start.deferUntil - Date.now(), MAX_SLOT_WAIT_MS), reading.signal);
   }
 }
 
 async function fetchSitemap(reading: SitemapReading, url: string): Promise<ParsedSitemap> {
-  const { config, transport, guard, signal } = reading;
-  await waitForSlot(reading, new URL(url).host);
+  const { config, transport, guard, signal, store } = reading;
+  const starts = new RequestStarts(store, new URL(url).host, signal);
+  const start = await takeStart(reading, starts);
   const policy: FetchPolicy = {
     userAgent: config.userAgent,
     timeoutMs: config.timeoutMs,
@@ -100,10 +101,15 @@ async function fetchSitemap(reading: SitemapReading, url: string): Promise<Parse
     // Sitemaps are often served from another host (a CDN); the address guard still applies.
     allowRedirect: () => true,
     guard,
+    onSent: start.sent,
   };
-  const response = await fetchResource(transport, url, policy, signal, (status) => status >= 200 && status < 300);
-  if (response.body === null) throw new SitemapError('http-status', `HTTP ${response.status}`);
-  return parseSitemap(decodeSitemapBody(response.body));
+  try {
+    const response = await fetchResource(transport, url, policy, signal, (status) => status >= 200 && status < 300);
+    if (response.body === null) throw new SitemapError('http-status', `HTTP ${response.status}`);
+    return parseSitemap(decodeSitemapBody(response.body));
+  } finally {
+    await starts.settled();
+  }
 }
 
 /** Reads the sitemaps, breadth first, and queues their URLs. */

@@ -8,7 +8,7 @@ import type { AddressGuard } from './address-guard';
 import { readBody } from './body';
 import { decodeHtml } from './charset';
 import { FetchError, toFetchError } from './errors';
-import { discardBody, type Transport, type TransportResponse } from './transport';
+import { discardBody, type OnSent, type Transport, type TransportResponse } from './transport';
 import type { ProxyRoute } from './request-profile';
 
 export interface FetchPolicy {
@@ -32,6 +32,8 @@ export interface FetchPolicy {
   headersFor?: (url: URL) => Readonly<Record<string, string>>;
   /** The proxy every hop goes through. */
   proxy?: ProxyRoute;
+  /** Told when each hop's request goes out (politeness counts the gap from then). */
+  onSent?: OnSent;
 }
 
 export interface FetchedResource {
@@ -112,7 +114,7 @@ async function followRedirects(
   let url = start;
   for (let hop = 0; ; hop++) {
     const hopHeaders = policy.headersFor ? { ...headers, ...policy.headersFor(url) } : headers;
-    const response = await transport.get(url, hopHeaders, signal, policy.guard, policy.proxy);
+    const response = await transport.get(url, hopHeaders, signal, policy.guard, policy.proxy, policy.onSent);
     const location = header(response, 'location');
     if (!REDIRECT_STATUSES.has(response.status) || location === null) return { url, response, blocked: null, headers };
     discardBody(response.body);

@@ -38,10 +38,39 @@ export function discardBody(body: Readable): void {
 }
 
 export interface Transport {
-  /** `guard` decides which addresses this request may connect to, on every hop; `proxy` routes it through a proxy. */
-  get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard, proxy?: ProxyRoute): Promise<TransportResponse>;
+  /**
+   * `guard` decides which addresses this request may connect to, on every hop; `proxy` routes it
+   * through a proxy; `onSent` is told when the request goes out (its connection ready, its
+   * headers about to be written), the moment a site sees as its start.
+   */
+  get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard, proxy?: ProxyRoute, onSent?: OnSent): Promise<TransportResponse>;
   close(): Promise<void>;
 }
+
+export type OnSent = (url: URL, sentAt: number) => void;
+
+/** The request options `get` hands its dispatcher: undici's, and who to tell when it goes out. */
+type SentRequestOptions = Dispatcher.DispatchOptions & { onSent?: () => void };
+
+/**
+ * Tells a request's `onSent` when undici starts it on a connection: onRequestStart comes once
+ * the connection is ready, right before the headers are written. Everything else is passed on.
+ */
+const reportSent: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (options: SentRequestOptions, handler) => {
+  const { onSent, ...rest } = options;
+  if (onSent === undefined) return dispatch(rest, handler);
+  return dispatch(rest, {
+    onRequestStart: (controller, context) => {
+      onSent();
+      handler.onRequestStart?.(controller, context);
+    },
+    onRequestUpgrade: (controller, statusCode, headers, socket) => handler.onRequestUpgrade?.(controller, statusCode, headers, socket),
+    onResponseStart: (controller, statusCode, headers, statusMessage) => handler.onResponseStart?.(controller, statusCode, headers, statusMessage),
+    onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
+    onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
+    onResponseError: (controller, error) => handler.onResponseError?.(controller, error),
+  });
+};
 
 /** Every address a name resolves to. */
 export type LookupAll = (hostname: string) => Promise<ReadonlyArray<{ address: string }>>;
@@ -114,7 +143,7 @@ export class UndiciTransport implements Transport {
         bodyTimeout: this.options.idleTimeoutMs,
         keepAliveTimeout: 10_000,
         connections: this.options.connectionsPerOrigin,
-      });
+      }).compose(reportSent);
       this.agents.set(guard.key, agent);
     }
     return agent;
@@ -131,7 +160,7 @@ export class UndiciTransport implements Transport {
         bodyTimeout: this.options.idleTimeoutMs,
         keepAliveTimeout: 10_000,
         connections: this.options.connectionsPerOrigin,
-      });
+      }).compose(reportSent);
       this.proxyAgents.set(key, agent);
     }
     return agent;
@@ -143,15 +172,17 @@ export class UndiciTransport implements Transport {
     return this.proxyAgentFor(proxy);
   }
 
-  async get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard, proxy?: ProxyRoute): Promise<TransportResponse> {
+  async get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard, proxy?: ProxyRoute, onSent?: OnSent): Promise<TransportResponse> {
     const dispatcher = await this.dispatcherFor(url, guard, proxy);
-    const response = await dispatcher.request({
+    const options: Dispatcher.RequestOptions & SentRequestOptions = {
       origin: url.origin,
       path: url.pathname + url.search,
       method: 'GET',
       headers,
       signal,
-    });
+      onSent: onSent && (() => onSent(url, Date.now())),
+    };
+    const response = await dispatcher.request(options);
     return { status: response.statusCode, headers: response.headers, body: response.body };
   }
 

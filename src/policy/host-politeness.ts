@@ -2,7 +2,7 @@
  * The per-host politeness policy: how long to leave between two requests to a host, and how
  * a response changes that. Pure functions; the store keeps the state they work on
  * (`HostPacing`, shared by every worker of the crawl) and applies their decisions atomically
- * (`reserveRequestSlot`, `updatePacing`), so one rule governs a host across workers.
+ * (`startRequest`, `updatePacing`), so one rule governs a host across workers.
  *
  * The gap before a request is the largest of:
  * - the host's minimum delay: its `hosts` override of `delayMs`, else the crawl's `delayMs`,

@@ -12,7 +12,7 @@
  *   It also enforces the per-host page cap, in the same atomic step, so the cap holds
  *   across workers.
  * - `complete` writes a URL's record once; a second completion of the same URL is ignored.
- * - `reserveRequestSlot` is the one place that spaces requests to a host; `updatePacing` is
+ * - `startRequest` is the one place that spaces requests to a host; `updatePacing` is
  *   the one place that changes a host's shared pacing state (backoff, AutoThrottle), atomically.
  */
 export interface FrontierEntry {
@@ -103,7 +103,18 @@ export interface CrawlTotals extends BatchTotals {
   changes: ChangeTotals;
 }
 
-export type SlotReservation = { waitMs: number } | { deferUntil: number };
+/**
+ * What `startRequest` decided: the request may start now (`takenAt`: the clock reading the
+ * host's gap counts from), or the host is busy for another `waitMs` (ask again then), or for
+ * longer than the caller will wait (`deferUntil`).
+ */
+export type RequestStart = { takenAt: number } | { waitMs: number } | { deferUntil: number };
+
+/** The decision for a host that is free from `next` on, asked at `now`: the rule both stores share. */
+export function requestStartAt(next: number, now: number, maxWaitMs: number): RequestStart {
+  if (next <= now) return { takenAt: now };
+  return next - now > maxWaitMs ? { deferUntil: next } : { waitMs: next - now };
+}
 
 /**
  * A host's pacing state, shared by every worker of the crawl. The store keeps it; what it
@@ -159,7 +170,21 @@ export interface FrontierStore {
   abandon(batchId: string, error: string, at: string): Promise<number>;
   /** Puts every claimed, unfinished URL back in the queue: the crawl has stopped. */
   releaseAll(): Promise<number>;
-  reserveRequestSlot(host: string, gapMs: number, maxWaitMs: number, now: number): Promise<SlotReservation>;
+  /**
+   * Takes the host's next request start, atomically across workers: when the host is free at
+   * `clock()` the start is taken and the host stays busy for `gapMs` from that moment. The gap
+   * counts from when a request actually starts, not from when it was planned, so a late timer
+   * never brings two requests closer than the gap. Nothing is reserved by a wait or a
+   * deferral: the caller asks again. With `gapMs` 0 nothing is written: only deferrals
+   * (Retry-After, backoff) hold a request back.
+   */
+  startRequest(host: string, gapMs: number, maxWaitMs: number, clock: () => number): Promise<RequestStart>;
+  /**
+   * Keeps the host busy until at least `until` (never shortens a wait): a request that went out
+   * later than its start was taken (a new connection, a slow store answer) holds the host for
+   * the gap from when it really left.
+   */
+  holdHost(host: string, until: number): Promise<void>;
   /** The host's pacing state (`INITIAL_PACING` for a host never paced). */
   hostPacing(host: string): Promise<HostPacing>;
   /**

@@ -164,11 +164,23 @@ export class PostgresDatabase {
     return rows[0]?.id;
   }
 
-  /** One statement, its own transaction; run again after a deadlock. */
-  async query<R extends object>(sql: string, params: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
+  /**
+   * One statement, its own transaction; run again after a deadlock. `params` may be a function,
+   * called once a connection is at hand, so a statement that carries the caller's clock does
+   * not count the wait for a free connection.
+   */
+  async query<R extends object>(sql: string, params: unknown[] | (() => unknown[])): Promise<{ rows: R[]; rowCount: number }> {
     return this.retrying(async () => {
-      const result = await this.pool.query<R>(sql, params);
-      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+      const client = await this.pool.connect();
+      try {
+        const result = await client.query<R>(sql, typeof params === 'function' ? params() : params);
+        client.release();
+        return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+      } catch (err) {
+        // As pg's pool.query does: a client that failed a query is not reused.
+        client.release(err as Error);
+        throw err;
+      }
     });
   }
 

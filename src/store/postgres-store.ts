@@ -10,7 +10,7 @@
  *   lock, so versions order snapshots and lock order is always urls -> hosts -> crawls.
  *
  * The per-page path is one statement each: `complete` (record + new links + host counts +
- * version) and `reserveRequestSlot`. Several changes are one statement with data-modifying
+ * version) and `startRequest`. Several changes are one statement with data-modifying
  * CTEs; each CTE feeds the next, which fixes the order in which their locks are taken.
  */
 import {
@@ -27,7 +27,8 @@ import {
   type PacingUpdate,
   type PageRecord,
   type RobotsRecord,
-  type SlotReservation,
+  requestStartAt,
+  type RequestStart,
 } from './frontier-store';
 import { CLAIMED, DONE, GONE, QUEUED, type PostgresDatabase } from './postgres-database';
 import { RECORD_COLUMN_NAMES, storedFields, toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
@@ -126,11 +127,14 @@ const CLAIM_QUEUED = `
   bumped AS (${bumpVersionAfter('counted', '1')})
   SELECT id, url, depth, attempts, skipped FROM claimed ORDER BY id`;
 
-/** Reserves the next slot when it is within $5 ms of now ($3), spacing slots by $4 ms. */
-const RESERVE_SLOT = `
-  UPDATE crawlflow.hosts SET next_request_at = greatest($3::bigint, next_request_at) + $4
-  WHERE crawl = $1 AND host = $2 AND greatest($3::bigint, next_request_at) - $3 <= $5
-  RETURNING next_request_at - $4 AS start`;
+/**
+ * Takes the host's next request start when the host is free at $3 (the caller's clock, read
+ * once the statement had a connection), keeping it busy for $4 ms.
+ */
+const TAKE_REQUEST_START = `
+  UPDATE crawlflow.hosts SET next_request_at = $3::bigint + $4
+  WHERE crawl = $1 AND host = $2 AND next_request_at <= $3::bigint
+  RETURNING 1`;
 
 const SELECT_PACING = 'SELECT error_streak AS "errorStreak", throttle_delay_ms AS "throttleDelayMs" FROM crawlflow.hosts';
 
@@ -242,20 +246,28 @@ export class PostgresFrontierStore implements FrontierStore {
     return rows[0]?.released ?? 0;
   }
 
-  async reserveRequestSlot(host: string, gapMs: number, maxWaitMs: number, now: number): Promise<SlotReservation> {
+  async startRequest(host: string, gapMs: number, maxWaitMs: number, clock: () => number): Promise<RequestStart> {
     if (gapMs > 0) {
-      const { rows } = await this.run<{ start: number }>(RESERVE_SLOT, [host, now, gapMs, maxWaitMs]);
-      if (rows.length === 1) return { waitMs: rows[0].start - now };
+      const crawl = await this.crawl();
+      let now = 0;
+      const { rowCount } = await this.db.query(TAKE_REQUEST_START, () => [crawl, host, (now = clock()), gapMs]);
+      if (rowCount === 1) return { takenAt: now };
     }
-    // Too far out (or nothing to reserve): next_request_at only ever grows, so a fresh read
-    // is at least as late as what the reservation saw.
+    // Busy, deferred or nothing to write: next_request_at only ever grows, so a fresh read is at
+    // least as late as what the update saw.
     const { rows } = await this.run<{ next_request_at: number }>('SELECT next_request_at FROM crawlflow.hosts WHERE crawl = $1 AND host = $2', [host]);
     if (rows.length === 0 && gapMs > 0) {
       await this.run('INSERT INTO crawlflow.hosts (crawl, host) VALUES ($1, $2) ON CONFLICT DO NOTHING', [host]);
-      return this.reserveRequestSlot(host, gapMs, maxWaitMs, now);
+      return this.startRequest(host, gapMs, maxWaitMs, clock);
     }
-    const start = Math.max(now, rows[0]?.next_request_at ?? 0);
-    return start - now > maxWaitMs ? { deferUntil: start } : { waitMs: start - now };
+    const start = requestStartAt(rows[0]?.next_request_at ?? 0, clock(), maxWaitMs);
+    // Free by now, but only the update may take a start that has a gap to keep.
+    if ('takenAt' in start && gapMs > 0) return this.startRequest(host, gapMs, maxWaitMs, clock);
+    return start;
+  }
+
+  async holdHost(host: string, until: number): Promise<void> {
+    await this.run('UPDATE crawlflow.hosts SET next_request_at = greatest(next_request_at, $3) WHERE crawl = $1 AND host = $2', [host, until]);
   }
 
   async hostPacing(host: string): Promise<HostPacing> {

@@ -22,7 +22,8 @@ import {
   type PacingUpdate,
   type PageRecord,
   type RobotsRecord,
-  type SlotReservation,
+  requestStartAt,
+  type RequestStart,
 } from './frontier-store';
 import { RECORD_COLUMNS, storedFields, toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
 
@@ -129,12 +130,6 @@ type QueuedChange = { n: number; render: number };
 
 const RECORDS_PAGE = 500;
 
-/** The request slot of a host whose next request may start at `next`. */
-function slotAt(next: number, maxWaitMs: number, now: number): SlotReservation {
-  const start = Math.max(now, next);
-  return start - now > maxWaitMs ? { deferUntil: start } : { waitMs: start - now };
-}
-
 /** Where a crawl's file lives: crawl IDs are user text, so they are encoded for the file name. */
 export function crawlStorePath(dataDir: string, crawlId: string): string {
   return join(dataDir, 'crawls', `${encodeURIComponent(crawlId)}.sqlite`);
@@ -149,7 +144,7 @@ export class SqliteFrontierStore implements FrontierStore {
   private readonly releaseTx;
   private readonly abandonTx;
   private readonly releaseAllTx;
-  private readonly reserveTx;
+  private readonly startRequestTx;
   private readonly goneTx;
   private readonly updatePacingTx;
 
@@ -201,6 +196,7 @@ export class SqliteFrontierStore implements FrontierStore {
       ),
       releaseAll: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL, skipped = NULL WHERE state = ${CLAIMED}`),
       nextRequestAt: db.prepare('SELECT next_request_at FROM hosts WHERE host = ?').pluck(),
+      holdHost: db.prepare('UPDATE hosts SET next_request_at = max(next_request_at, @until) WHERE host = @host'),
       setNextRequestAt: db.prepare(
         'INSERT INTO hosts (host, next_request_at) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET next_request_at = excluded.next_request_at',
       ),
@@ -312,10 +308,11 @@ export class SqliteFrontierStore implements FrontierStore {
       for (const entry of entries) added += s.insertGone.run(entry.url, entry.host, entry.depth, at).changes;
       return added;
     });
-    this.reserveTx = db.transaction((host: string, gapMs: number, maxWaitMs: number, now: number): SlotReservation => {
-      const slot = slotAt((s.nextRequestAt.get(host) as number | undefined) ?? 0, maxWaitMs, now);
-      if ('waitMs' in slot) s.setNextRequestAt.run(host, now + slot.waitMs + gapMs);
-      return slot;
+    this.startRequestTx = db.transaction((host: string, gapMs: number, maxWaitMs: number, clock: () => number): RequestStart => {
+      const now = clock();
+      const start = requestStartAt(this.nextRequestAt(host), now, maxWaitMs);
+      if ('takenAt' in start) s.setNextRequestAt.run(host, now + gapMs);
+      return start;
     });
     this.updatePacingTx = db.transaction((host: string, update: (current: HostPacing) => PacingUpdate): HostPacing => {
       const current = this.pacingOf(host);
@@ -349,11 +346,19 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.releaseAllTx.immediate();
   }
 
-  async reserveRequestSlot(host: string, gapMs: number, maxWaitMs: number, now: number): Promise<SlotReservation> {
-    // With no gap there is nothing to reserve: a plain read still sees a deferral (Retry-After,
+  async startRequest(host: string, gapMs: number, maxWaitMs: number, clock: () => number): Promise<RequestStart> {
+    // With no gap there is nothing to write: a plain read still sees a deferral (Retry-After,
     // backoff), without taking the file's write lock for every request.
-    if (gapMs === 0) return slotAt((this.statements.nextRequestAt.get(host) as number | undefined) ?? 0, maxWaitMs, now);
-    return this.reserveTx.immediate(host, gapMs, maxWaitMs, now);
+    if (gapMs === 0) return requestStartAt(this.nextRequestAt(host), clock(), maxWaitMs);
+    return this.startRequestTx.immediate(host, gapMs, maxWaitMs, clock);
+  }
+
+  async holdHost(host: string, until: number): Promise<void> {
+    this.statements.holdHost.run({ host, until });
+  }
+
+  private nextRequestAt(host: string): number {
+    return (this.statements.nextRequestAt.get(host) as number | undefined) ?? 0;
   }
 
   private pacingOf(host: string): HostPacing {

@@ -3,7 +3,7 @@
  * Web UI), started as a child process and stopped with it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { createConnection } from 'node:net';
 import { dirname } from 'node:path';
@@ -31,6 +31,19 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
+/**
+ * The server could not listen on a port it was given: another process took it between the
+ * moment the port was found free and the server's bind. Starting again on other ports helps.
+ */
+export class PortInUseError extends Error {
+  readonly code = 'port-in-use';
+}
+
+/** What the server wrote to its log from byte `offset` on (the log is appended to across starts). */
+function logSince(logFile: string, offset: number): string {
+  return readFileSync(logFile).subarray(offset).toString('utf8');
+}
+
 export function isPortOpen(host: string, port: number, timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection({ host, port });
@@ -52,7 +65,9 @@ async function waitUntilServing(address: string, child: ChildProcess, timeoutMs:
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1_000 });
       try {
-        await connection.workflowService.describeNamespace({ namespace: DEFAULT_NAMESPACE });
+        // With a deadline: something else listening on the port (it took the port first) may
+        // accept the connection and never answer.
+        await connection.withDeadline(Date.now() + 2_000, () => connection.workflowService.describeNamespace({ namespace: DEFAULT_NAMESPACE }));
         return;
       } finally {
         await connection.close();
@@ -84,6 +99,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ...devServerSearchAttributeFlags(),
     ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`]),
   ];
+  const logOffset = existsSync(options.logFile) ? statSync(options.logFile).size : 0;
   const log = createWriteStream(options.logFile, { flags: 'a' });
   await once(log, 'open');
   const child = spawn(binary, args, { stdio: ['ignore', log, log] });
@@ -106,7 +122,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     await waitUntilServing(address, child, options.startTimeoutMs ?? 60_000);
   } catch (err) {
     await stop();
-    throw new Error(`${(err as Error).message} (server log: ${options.logFile})`);
+    const message = `${(err as Error).message} (server log: ${options.logFile})`;
+    throw logSince(options.logFile, logOffset).includes('address already in use') ? new PortInUseError(message) : new Error(message);
   }
   return { address, uiUrl: `http://${host}:${options.uiPort}`, process: child, stop };
 }

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { PortInUseError, startDevServer, type DevServer, type DevServerOptions } from '../../src/temporal/dev-server';
 import { temporalBinaryPath } from '../../src/temporal/project-paths';
 import { CRAWL_WORKFLOW_TYPE } from '../../src/shared/names';
 import { createCrawlWorker, type CrawlWorker } from '../../src/workers/crawl-worker';
@@ -61,6 +61,21 @@ export function quietRuntime(): Promise<unknown> {
 export const STORE_KINDS = ['sqlite', 'postgres'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
 
+/**
+ * A port found free can be taken before the server binds it (an outgoing connection's
+ * ephemeral port, another suite on the machine), so a start that lost its port is tried again
+ * on others.
+ */
+async function startDevServerOnFreePorts(options: Omit<DevServerOptions, 'port' | 'uiPort'>): Promise<DevServer> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startDevServer({ ...options, port: await freeLoopbackPort(), uiPort: await freeLoopbackPort() });
+    } catch (err) {
+      if (!(err instanceof PortInUseError) || attempt === 3) throw err;
+    }
+  }
+}
+
 export async function startTestTemporal(
   options: { dynamicConfig?: Record<string, string | number | boolean>; webUi?: boolean; store?: StoreKind; postgresSettings?: string[] } = {},
 ): Promise<TestTemporal> {
@@ -68,9 +83,7 @@ export async function startTestTemporal(
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-test-'));
   const postgres = options.store === 'postgres' ? await startTestPostgres({ settings: options.postgresSettings }) : undefined;
   const machineDirs: string[] = [];
-  const server = await startDevServer({
-    port: await freeLoopbackPort(),
-    uiPort: await freeLoopbackPort(),
+  const server = await startDevServerOnFreePorts({
     dbFile: join(dataDir, 'temporal.sqlite'),
     logFile: join(dataDir, 'temporal.log'),
     headless: !options.webUi,
