@@ -102,7 +102,8 @@ describe('faults: Temporal server restart mid-crawl', () => {
 describe('dev server start on a port another process holds', () => {
   it('fails with PortInUseError (which the test helpers answer by trying other ports)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlflow-port-taken-'));
-    const holder = createServer();
+    // It hangs up on whoever connects: an open connection would keep this process alive.
+    const holder = createServer((socket) => socket.destroy());
     holder.listen(0, '127.0.0.1');
     await once(holder, 'listening');
     try {

@@ -84,7 +84,7 @@ async function startingSitemaps(reading: SitemapReading): Promise<string[]> {
 async function takeStart(reading: SitemapReading, starts: RequestStarts): Promise<TakenStart> {
   for (;;) {
     const start = await starts.take(reading.config.delayMs, MAX_SLOT_WAIT_MS);
-    if ('sent' in start) return start;
+    if ('waitedMs' in start) return start;
     await cancellableSleep(Math.min(start.deferUntil - Date.now(), MAX_SLOT_WAIT_MS), reading.signal);
   }
 }

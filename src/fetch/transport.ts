@@ -57,8 +57,8 @@ type SentRequestOptions = Dispatcher.DispatchOptions & { onSent?: () => void };
  * the connection is ready, right before the headers are written. Everything else is passed on.
  */
 const reportSent: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (options: SentRequestOptions, handler) => {
+  if (options.onSent === undefined) return dispatch(options, handler);
   const { onSent, ...rest } = options;
-  if (onSent === undefined) return dispatch(rest, handler);
   return dispatch(rest, {
     onRequestStart: (controller, context) => {
       onSent();
@@ -174,14 +174,8 @@ export class UndiciTransport implements Transport {
 
   async get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard, proxy?: ProxyRoute, onSent?: OnSent): Promise<TransportResponse> {
     const dispatcher = await this.dispatcherFor(url, guard, proxy);
-    const options: Dispatcher.RequestOptions & SentRequestOptions = {
-      origin: url.origin,
-      path: url.pathname + url.search,
-      method: 'GET',
-      headers,
-      signal,
-      onSent: onSent && (() => onSent(url, Date.now())),
-    };
+    const options: Dispatcher.RequestOptions & SentRequestOptions = { origin: url.origin, path: url.pathname + url.search, method: 'GET', headers, signal };
+    if (onSent) options.onSent = () => onSent(url, Date.now());
     const response = await dispatcher.request(options);
     return { status: response.statusCode, headers: response.headers, body: response.body };
   }

@@ -29,9 +29,10 @@ export interface TakenStart {
   waitedMs: number;
   /**
    * To be told when a request to the host went out (the transport's `onSent`), on every hop:
-   * a redirect to the same host is a request to it too.
+   * a redirect to the same host is a request to it too. Absent when the host has no gap to
+   * keep, so a crawl without delays pays nothing per request.
    */
-  sent(url: URL, sentAt: number): void;
+  sent?: (url: URL, sentAt: number) => void;
 }
 
 export class RequestStarts {
@@ -55,14 +56,15 @@ export class RequestStarts {
       if ('deferUntil' in start) return start;
       if ('takenAt' in start) {
         const { takenAt } = start;
-        return { waitedMs: takenAt - askedAt, sent: (url, sentAt) => this.sent(url, sentAt, takenAt, gapMs) };
+        const waitedMs = takenAt - askedAt;
+        return gapMs === 0 ? { waitedMs } : { waitedMs, sent: (url, sentAt) => this.sent(url, sentAt, takenAt, gapMs) };
       }
       await cancellableSleep(start.waitMs, this.signal);
     }
   }
 
   private sent(url: URL, sentAt: number, takenAt: number, gapMs: number): void {
-    if (gapMs === 0 || url.host !== this.host || sentAt - takenAt <= LATE_SEND_MS) return;
+    if (url.host !== this.host || sentAt - takenAt <= LATE_SEND_MS) return;
     // Not awaited: the request is on its way now, and the hold lands long before anyone may
     // take the next start (a gap later). A failed hold costs only that much precision; the
     // store's failure shows on the batch's next store call.
