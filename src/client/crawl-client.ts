@@ -10,6 +10,16 @@ import type { crawlSession } from '../workflows';
 
 export type CrawlHandle = WorkflowHandle<typeof crawlSession>;
 
+/**
+ * A crawl's workflow task timeout (continue-as-new keeps it). A worker that shuts down while
+ * the server is handing its poll a workflow task loses that task in transit (sdk-core
+ * interrupts polls on shutdown, temporalio/sdk-rust#1080), and only this timeout gets it
+ * retried: with the server's default of 10 s, every graceful worker stop could stall a crawl
+ * for 10 s (measured: 10.2-10.6 s in the workers-churn test). A crawl's workflow tasks are small
+ * and a run is cut at a few thousand events, so a replay on a fresh worker fits well within it.
+ */
+export const CRAWL_WORKFLOW_TASK_TIMEOUT = '4s';
+
 export function newCrawlId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
   return `crawl-${stamp}-${Math.random().toString(36).slice(2, 8)}`;
@@ -24,6 +34,7 @@ export async function startCrawl(client: Client, crawlId: string, input: CrawlIn
       args: [input],
       workflowIdConflictPolicy: 'USE_EXISTING', // a running crawl with this ID: attach to it
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowTaskTimeout: CRAWL_WORKFLOW_TASK_TIMEOUT,
       staticSummary: `crawl of ${input.seeds.slice(0, 3).join(', ')}${input.seeds.length > 3 ? ', ...' : ''}`,
     });
   } catch (err) {

@@ -6,6 +6,7 @@ import type { Client, ScheduleDescription, ScheduleOverlapPolicy, ScheduleSummar
 import type { CrawlInput } from '../shared/crawl-config';
 import { CRAWL_WORKFLOW_TYPE } from '../shared/names';
 import type { crawlSession } from '../workflows';
+import { CRAWL_WORKFLOW_TASK_TIMEOUT } from './crawl-client';
 
 export const OVERLAP_POLICIES = ['skip', 'buffer-one', 'buffer-all', 'cancel-other', 'terminate-other', 'allow-all'] as const;
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
@@ -36,6 +37,7 @@ export async function createCrawlSchedule(client: Client, options: CrawlSchedule
       workflowId: options.scheduleId,
       taskQueue: options.taskQueue,
       args: [options.input],
+      workflowTaskTimeout: CRAWL_WORKFLOW_TASK_TIMEOUT,
       staticSummary: `scheduled crawl ${options.scheduleId}`,
     },
     policies: { overlap: overlapPolicy(options.overlap), catchupWindow: options.catchupWindow },
