@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { startSyntheticSite, type RouteHandler, type RequestLogEntry } from '../src/sites/synthetic-site';
 import { historyEventTypes, runCrawlToEnd, startTestTemporal, STORE_KINDS, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { html, linkedRoutes } from './helpers/fixtures';
-import { startGaps } from './helpers/recording-site';
+import { gapsBetween, startGaps } from './helpers/recording-site';
 import { recordRequestSends } from './helpers/request-sends';
 import { startSiteThread } from './helpers/site-thread';
 
@@ -27,10 +27,7 @@ const ARRIVAL_JITTER_MS = 15;
 
 /** Smallest gap between consecutive times. */
 function minGap(times: readonly number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let gap = Infinity;
-  for (let i = 1; i < sorted.length; i++) gap = Math.min(gap, sorted[i] - sorted[i - 1]);
-  return gap;
+  return Math.min(...gapsBetween(times));
 }
 
 /** Smallest gap between the arrivals of page requests at the site. */

@@ -174,7 +174,8 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
       if ('deferUntil' in start) return { deferUntil: start.deferUntil, attempts };
       metrics.politenessWait.observe(start.waitedMs / 1000);
 
-      const attempt = await attemptFetch(item.url, { ...policy, onSent: start.sent }, config, signal, conditionalHeaders(context.recrawl?.previous));
+      const attemptPolicy = start.sent ? { ...policy, onSent: start.sent } : policy;
+      const attempt = await attemptFetch(item.url, attemptPolicy, config, signal, conditionalHeaders(context.recrawl?.previous));
       attempts += 1;
       const page = 'page' in attempt ? attempt.page : null;
       const outcome: RequestOutcome = {

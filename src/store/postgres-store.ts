@@ -172,8 +172,10 @@ export class PostgresFrontierStore implements FrontierStore {
     return this.key;
   }
 
-  private async run<R extends object>(sql: string, params: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
-    return this.db.query<R>(sql, [await this.crawl(), ...params]);
+  /** `sql` with the crawl's key as $1; `params` may be a function (see PostgresDatabase.query). */
+  private async run<R extends object>(sql: string, params: unknown[] | (() => unknown[])): Promise<{ rows: R[]; rowCount: number }> {
+    const crawl = await this.crawl();
+    return this.db.query<R>(sql, typeof params === 'function' ? () => [crawl, ...params()] : [crawl, ...params]);
   }
 
   async enqueue(entries: readonly FrontierEntry[]): Promise<number> {
@@ -248,9 +250,8 @@ export class PostgresFrontierStore implements FrontierStore {
 
   async startRequest(host: string, gapMs: number, maxWaitMs: number, clock: () => number): Promise<RequestStart> {
     if (gapMs > 0) {
-      const crawl = await this.crawl();
       let now = 0;
-      const { rowCount } = await this.db.query(TAKE_REQUEST_START, () => [crawl, host, (now = clock()), gapMs]);
+      const { rowCount } = await this.run(TAKE_REQUEST_START, () => [host, (now = clock()), gapMs]);
       if (rowCount === 1) return { takenAt: now };
     }
     // Busy, deferred or nothing to write: next_request_at only ever grows, so a fresh read is at

@@ -56,8 +56,13 @@ export async function startRecordingSite(routes: Record<string, Handler>, latenc
 
 /** Gaps between the starts of consecutive requests, in order. */
 export function startGaps(requests: readonly RequestLogEntry[]): number[] {
-  const starts = requests.map((request) => request.startedAt).sort((a, b) => a - b);
-  return starts.slice(1).map((start, i) => start - starts[i]);
+  return gapsBetween(requests.map((request) => request.startedAt));
+}
+
+/** The gaps between consecutive times, in time order. */
+export function gapsBetween(times: readonly number[]): number[] {
+  const sorted = [...times].sort((a, b) => a - b);
+  return sorted.slice(1).map((time, i) => time - sorted[i]);
 }
 
 export interface ConnectProxy {
