@@ -18,7 +18,7 @@ import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
 import { commonOptions, print, storeConfigOf, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
-import { StoreUnavailableError } from '../store/postgres-database';
+import { StoreUnavailableError } from '../store/store-errors';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
 import { checkContentOptions } from './content-options';

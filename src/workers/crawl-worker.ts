@@ -17,6 +17,7 @@ import { prebuiltWorkflowBundle } from './workflow-bundle';
 import { openStoreBackend, type StoreBackend } from '../store/store-backend';
 import type { StoreConfig } from '../store/store-url';
 import { FileBodyStore } from '../bodies/body-store';
+import { RecordedConfigs } from '../activities/recorded-config';
 
 export interface CrawlWorkerOptions {
   connection: NativeConnection;
@@ -78,6 +79,7 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
     metrics: options.metrics,
     workerId,
     bodies: new FileBodyStore(options.store.dataDir),
+    configs: new RecordedConfigs(),
   };
   const renderer =
     options.render &&
