@@ -68,7 +68,7 @@ describe('Temporal-native operation', () => {
 
     const history = await handle.fetchHistory();
     const summaries = (history.events ?? [])
-      .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'crawlBatch')
+      .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchBatch')
       .map((event) => decodePayload(event.userMetadata?.summary));
     assert.ok(summaries.length > 0, 'batches were scheduled');
     summaries.forEach((text, index) => assert.equal(text, `${seedHost} · batch ${index + 1} · up to ${/up to (\d+)/.exec(String(text))?.[1]} URLs`));

@@ -35,7 +35,7 @@ import { captureRecords } from '../warc/warc-record';
 import { buildPagePolicy, failedOutcome, fetchedOutcome, skippedOutcome, withChange, type OutcomeContext, type PageOutcome, type PagePolicy } from './page-outcome';
 import type { ActivityDeps } from './deps';
 import { activityFailure } from './activity-failures';
-import { patientStore } from '../store/patient-store';
+import { patientStore, storeWaitMetrics } from '../store/patient-store';
 import { storeOutage } from '../store/store-errors';
 import type { BatchOrder } from '../scheduling/crawl-plan';
 
@@ -344,14 +344,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
 
   /** The store as a batch uses it: patient through short outages, with the wait on the metrics. */
   const batchStore = (store: FrontierStore, signal: AbortSignal): FrontierStore =>
-    patientStore(store, {
-      patienceMs: BATCH_STORE_PATIENCE_MS,
-      signal,
-      onWait: (seconds, waiting) => {
-        metrics.storeWaiting.inc(waiting ? 1 : -1);
-        if (!waiting) metrics.storeWaitSeconds.inc(seconds);
-      },
-    });
+    patientStore(store, { patienceMs: BATCH_STORE_PATIENCE_MS, signal, onWait: storeWaitMetrics(metrics) });
 
   /** A batch of the 0.3 workflow: the config comes from the store, the result is a view of the crawl. */
   async function orderedBatch(order: BatchOrder, store: FrontierStore): Promise<BatchReport> {

@@ -9,7 +9,7 @@ import { buildNormalizer } from '../policy/normalize-url';
 import { markRendered, renderMatcher } from '../policy/render-routing';
 import { parseCrawlConfig, parseSeeds, type CrawlConfig } from '../shared/crawl-config';
 import type { FrontierEntry, FrontierStore } from '../store/frontier-store';
-import { patientStore } from '../store/patient-store';
+import { patientStore, storeWaitMetrics } from '../store/patient-store';
 import { markGone } from '../recrawl/mark-gone';
 import { checkPreviousCrawl } from '../recrawl/previous-crawl';
 import { planOf, type CrawlPlan } from '../scheduling/crawl-plan';
@@ -35,7 +35,7 @@ export interface OpenedCrawl {
   view: CrawlView;
 }
 
-export function createLifecycleActivities({ stores }: Pick<ActivityDeps, 'stores'>) {
+export function createLifecycleActivities({ stores, metrics }: Pick<ActivityDeps, 'stores' | 'metrics'>) {
   /** `work` on the crawl's store, its errors classified for Temporal's retries. */
   const onStore = <T>(crawlId: string, work: (store: FrontierStore) => Promise<T>): Promise<T> =>
     classified(Context.current().info.attempt, () => stores.use(crawlId, work));
@@ -87,7 +87,7 @@ export function createLifecycleActivities({ stores }: Pick<ActivityDeps, 'stores
       const ticker = setInterval(() => context.heartbeat(), HEARTBEAT_TICK_MS);
       context.heartbeat();
       return onStore(crawlId, async (raw) => {
-        const store = patientStore(raw, { patienceMs: Number.POSITIVE_INFINITY, signal: context.cancellationSignal });
+        const store = patientStore(raw, { patienceMs: Number.POSITIVE_INFINITY, signal: context.cancellationSignal, onWait: storeWaitMetrics(metrics) });
         for (const batchId of release) await store.release(batchId);
         return store.view(SNAPSHOT_HOSTS);
       }).finally(() => clearInterval(ticker));

@@ -233,7 +233,7 @@ export class CrawlScheduler {
   }
 
   fatal(): BatchFailure | null {
-    return this.failures.fatal(this.hostsWithWork());
+    return this.failures.fatal(this.hostsWithWork(), this.state.batchesCompleted > 0);
   }
 
   /** How the run ends, once nothing runs; null while there is (or may be) more to do. */

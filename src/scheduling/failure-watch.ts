@@ -51,10 +51,15 @@ export class FailureWatch {
     this.streak = null;
   }
 
-  /** The cause to fail the crawl with, given how many hosts have work; null while progress is possible. */
-  fatal(hostsWithWork: number): BatchFailure | null {
+  /**
+   * The cause to fail the crawl with, given how many hosts have work; null while progress is
+   * possible. A crawl left with no work whose every batch failed fails too: it crawled nothing.
+   */
+  fatal(hostsWithWork: number, succeededEver: boolean): BatchFailure | null {
     const { streak } = this;
-    if (streak === null || streak.count < FAIL_FAST_FAILURES) return null;
+    if (streak === null) return null;
+    if (hostsWithWork === 0 && !succeededEver) return { code: streak.code, message: streak.message };
+    if (streak.count < FAIL_FAST_FAILURES) return null;
     if (streak.hosts.length < Math.min(FAIL_FAST_HOSTS, Math.max(1, hostsWithWork))) return null;
     return { code: streak.code, message: streak.message };
   }

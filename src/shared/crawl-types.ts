@@ -74,7 +74,8 @@ export type CrawlStatus =
   | 'max-pages-reached'
   | 'deadline-exceeded'
   | 'stopped'
-  | 'cancelled';
+  | 'cancelled'
+  | 'failed';
 
 /** Batches that failed for good, by cause. */
 export interface FailureTally extends BatchFailure {
@@ -107,7 +108,8 @@ export interface CrawlProgress {
 
 export interface CrawlSummary {
   crawlId: string;
-  status: Exclude<CrawlStatus, 'running' | 'paused' | 'stopping' | 'waiting-for-store' | 'failing'>;
+  /** A crawl that fails (every batch failed the same way) ends as a failed workflow, not with a summary. */
+  status: Exclude<CrawlStatus, 'running' | 'paused' | 'stopping' | 'waiting-for-store' | 'failing' | 'failed'>;
   totals: CrawlTotals;
   batches: number;
   runs: number;

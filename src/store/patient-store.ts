@@ -9,6 +9,7 @@
  * nothing the second time.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { CrawlMetrics } from '../observability/metrics';
 import type { FrontierStore } from './frontier-store';
 import { storeOutage } from './store-errors';
 
@@ -57,4 +58,12 @@ export function patientStore(store: FrontierStore, patience: Patience): Frontier
       return (...args: unknown[]) => patiently(() => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), patience);
     },
   });
+}
+
+/** Waits on the worker's metrics: calls waiting now, and the time they waited. */
+export function storeWaitMetrics(metrics: CrawlMetrics): NonNullable<Patience['onWait']> {
+  return (seconds, waiting) => {
+    metrics.storeWaiting.inc(waiting ? 1 : -1);
+    if (!waiting) metrics.storeWaitSeconds.inc(seconds);
+  };
 }

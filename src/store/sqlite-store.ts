@@ -147,7 +147,7 @@ function migrate(db: Database.Database): void {
 type QueuedChange = { n: number; render: number };
 
 const RECORDS_PAGE = 500;
-const BUSY_TIMEOUT_MS = 2_000;
+const BUSY_TIMEOUT_MS = 250;
 
 /** Where a crawl's file lives: crawl IDs are user text, so they are encoded for the file name. */
 export function crawlStorePath(dataDir: string, crawlId: string): string {

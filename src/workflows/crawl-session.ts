@@ -22,7 +22,7 @@ import {
 } from '@temporalio/workflow';
 import type { CrawlInput } from '../shared/crawl-config';
 import { INVALID_CONFIG, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
-import type { CrawlProgress, CrawlSummary, CrawlTotals } from '../shared/crawl-types';
+import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals } from '../shared/crawl-types';
 import { addSeedsUpdate, frontierQuery, hostQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
 import { CrawlScheduler, initialSchedulerState, type Launch, type Outcome, type SchedulerState } from '../scheduling/crawl-scheduler';
 import type { BatchOrder, CrawlPlan } from '../scheduling/crawl-plan';
@@ -97,6 +97,8 @@ class CrawlRun {
   private broken: unknown;
   private recovering = false;
   private handingOver = false;
+  /** How the crawl ended, once it has: what progress then shows. */
+  private ended: CrawlStatus | undefined;
 
   constructor(private readonly opened: Opened) {
     this.plan = opened.plan;
@@ -245,7 +247,8 @@ class CrawlRun {
   }
 
   private progress(): CrawlProgress {
-    return { crawlId: this.crawlId, ...this.scheduler.counts(), startedAt: this.opened.startedAt, run: this.opened.run };
+    const counts = this.scheduler.counts();
+    return { crawlId: this.crawlId, ...counts, status: this.ended ?? counts.status, startedAt: this.opened.startedAt, run: this.opened.run };
   }
 
   private index(status: string = this.scheduler.status()): void {
@@ -293,7 +296,8 @@ class CrawlRun {
   }
 
   /** Waits for running work (cancelled work included), gives claims back and reads the store's totals. */
-  private async finished(status: string): Promise<CrawlTotals> {
+  private async finished(status: CrawlStatus): Promise<CrawlTotals> {
+    this.ended = status;
     return CancellationScope.nonCancellable(async () => {
       await condition(() => this.tasks.size === 0);
       const totals = await lifecycle.finishCrawl({ crawlId: this.crawlId, recrawlOf: this.plan.recrawlOf ?? undefined });

@@ -23,7 +23,7 @@ import { CrawlMetrics } from '../../src/observability/metrics';
 import { startCrawl, type CrawlHandle } from '../../src/client/crawl-client';
 import { withCrawlStore } from '../../src/results/export-jsonl';
 import type { StoreConfig } from '../../src/store/store-url';
-import { startTestPostgres } from './postgres';
+import { startTestPostgres, type TestPostgres } from './postgres';
 import type { CrawlInput } from '../../src/shared/crawl-config';
 import type { PageRecord } from '../../src/store/frontier-store';
 import type { CrawlSummary } from '../../src/shared/crawl-types';
@@ -34,6 +34,8 @@ export interface TestTemporal {
   dataDir: string;
   /** Where this environment's workers keep crawl stores: `dataDir`, or a PostgreSQL URL. */
   store: StoreConfig;
+  /** The PostgreSQL server of a `store: 'postgres'` environment. */
+  postgres: TestPostgres | undefined;
   /**
    * The data dir of one more worker process: with SQLite the shared one (workers on one
    * machine share the file); with PostgreSQL a fresh one, so workers share nothing but the
@@ -98,6 +100,7 @@ export async function startTestTemporal(
     client,
     dataDir,
     store,
+    postgres,
     workerDataDir() {
       if (!postgres) return dataDir;
       const dir = mkdtempSync(join(tmpdir(), 'crawlflow-machine-'));
