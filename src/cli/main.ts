@@ -23,7 +23,7 @@ import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, crawlRequestFrom, integer, UsageError, type CrawlFlags } from './crawl-options';
-import { runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
+import { CrawlFailedError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 
 const EXIT_FAILURE = 1;
@@ -202,6 +202,7 @@ async function main(argv: string[]): Promise<number> {
       return EXIT_INTERRUPTED;
     }
     if (
+      err instanceof CrawlFailedError ||
       err instanceof NoTemporalServerError ||
       err instanceof UnknownCrawlError ||
       err instanceof StoreUnavailableError ||

@@ -4,7 +4,7 @@
  * this process (and a render worker on the crawl's render task queue when it renders); with
  * TEMPORAL_ADDRESS it relies on the cluster's workers.
  */
-import type { ClientPlugin } from '@temporalio/client';
+import { WorkflowFailedError, type ClientPlugin } from '@temporalio/client';
 import type { Logger } from '../observability/logger';
 import { crawlHandle, startCrawl } from '../client/crawl-client';
 import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
@@ -35,6 +35,11 @@ export interface CrawlRun {
   summary: CrawlSummary;
   lines: number;
   uiUrl: string | undefined;
+}
+
+/** The crawl's workflow failed; the message says why, in the crawl's words. */
+export class CrawlFailedError extends Error {
+  readonly code = 'crawl-failed';
 }
 
 export class WorkerStoppedError extends Error {
@@ -78,7 +83,14 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
             `the worker stopped before crawl ${options.crawlId} finished; it is durable: run \`crawlflow worker\` to continue it`,
           );
         });
-        const summary = await Promise.race([crawlHandle(client, options.crawlId).result(), ...(workerStopped ? [workerStopped] : [])]);
+        const result = crawlHandle(client, options.crawlId)
+          .result()
+          .catch((err: unknown) => {
+            // The crawl's own failure (its cause) is what the user needs, not the client's wrapper.
+            if (err instanceof WorkflowFailedError) throw new CrawlFailedError(`crawl ${options.crawlId} failed: ${err.cause?.message ?? err.message}`);
+            throw err;
+          });
+        const summary = await Promise.race([result, ...(workerStopped ? [workerStopped] : [])]);
         const lines = await exportResults(options.format, options.store, options.crawlId, options.out);
         return { summary, lines, uiUrl };
       } finally {

@@ -20,9 +20,9 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CrawlInput } from '../shared/crawl-config';
+import type { CrawlInput, CrawlLimits } from '../shared/crawl-config';
 import { INVALID_CONFIG, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
-import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals } from '../shared/crawl-types';
+import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FrontierStats, HostState } from '../shared/crawl-types';
 import { addSeedsUpdate, frontierQuery, hostQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
 import { CrawlScheduler, initialSchedulerState, type Launch, type Outcome, type SchedulerState } from '../scheduling/crawl-scheduler';
 import type { BatchOrder, CrawlPlan } from '../scheduling/crawl-plan';
@@ -55,7 +55,59 @@ interface Opened {
 
 export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSummary> {
   if (!patched(SCHEDULER_V2_PATCH)) return crawlSessionV02(input as V02Input);
-  return new CrawlRun(await open(input)).run();
+  // Queries, signals and updates are answered from the first task on, also while the crawl opens.
+  const messages = new EarlyMessages();
+  const run = new CrawlRun(await open(input));
+  return run.run(messages);
+}
+
+/**
+ * Handlers for the moments before the crawl is open: progress says so, signals and updates
+ * wait and are applied to the crawl once it is.
+ */
+class EarlyMessages {
+  private run: CrawlRun | undefined;
+  private readonly startedAt = Date.now();
+
+  constructor() {
+    const crawlId = workflowInfo().workflowId;
+    const opened = async (): Promise<CrawlRun> => {
+      await condition(() => this.run !== undefined);
+      return this.run!;
+    };
+    setHandler(progressQuery, () => this.run?.progress() ?? openingProgress(crawlId, this.startedAt));
+    setHandler(frontierQuery, () => this.run?.frontier() ?? { queued: 0, snapshotVersion: -1, hosts: [] });
+    setHandler(hostQuery, (host) => this.run?.hostState(host) ?? { host, queued: 0, batchesInFlight: 0, readyAt: null });
+    setHandler(pauseSignal, async () => (await opened()).pause());
+    setHandler(resumeSignal, async () => (await opened()).resume());
+    setHandler(stopUpdate, async () => (await opened()).stop());
+    setHandler(setLimitsUpdate, async (change) => (await opened()).setLimits(change), { validator: validateWith(parseLimitsChange) });
+    setHandler(addSeedsUpdate, async (urls) => (await opened()).addSeeds(urls), { validator: validateWith(parseSeeds) });
+  }
+
+  attach(run: CrawlRun): void {
+    this.run = run;
+  }
+}
+
+function openingProgress(crawlId: string, startedAt: number): CrawlProgress {
+  return {
+    crawlId,
+    status: 'running',
+    processed: 0,
+    fetched: 0,
+    errors: 0,
+    skipped: 0,
+    bytes: 0,
+    queued: 0,
+    batchesInFlight: 0,
+    batchesCompleted: 0,
+    hostsInFlight: [],
+    startedAt,
+    run: 1,
+    storeWait: null,
+    failures: [],
+  };
 }
 
 /** A fresh crawl, a continued one, or the continuation of a 0.2.0 run (opened afresh, its counters kept). */
@@ -109,8 +161,8 @@ class CrawlRun {
     return this.plan.deadlineMs === null ? null : this.opened.startedAt + this.plan.deadlineMs;
   }
 
-  async run(): Promise<CrawlSummary> {
-    this.handleMessages();
+  async run(messages: EarlyMessages): Promise<CrawlSummary> {
+    messages.attach(this);
     this.index();
     log.info(this.opened.fresh ? 'crawl started' : 'crawl continued', { crawlId: this.crawlId, run: this.opened.run });
     if (this.opened.fresh && this.plan.readsSitemaps) await this.readSitemaps();
@@ -246,7 +298,7 @@ class CrawlRun {
     }
   }
 
-  private progress(): CrawlProgress {
+  progress(): CrawlProgress {
     const counts = this.scheduler.counts();
     return { crawlId: this.crawlId, ...counts, status: this.ended ?? counts.status, startedAt: this.opened.startedAt, run: this.opened.run };
   }
@@ -255,44 +307,48 @@ class CrawlRun {
     indexedAttributes(this.crawlId, this.plan.seedHost, status, this.scheduler.view.totals.processed);
   }
 
-  private handleMessages(): void {
-    const { scheduler } = this;
-    /** A change of status: the schedule looks again, and the crawl's search attributes follow. */
-    const statusChanged = (): void => {
-      this.changed = true;
-      this.index();
-    };
-    setHandler(progressQuery, () => this.progress());
-    setHandler(frontierQuery, () => ({
-      queued: scheduler.view.queued,
-      snapshotVersion: scheduler.view.version,
-      hosts: scheduler.view.hosts.slice(0, 50).map(({ host }) => scheduler.hostState(host, Date.now())),
-    }));
-    setHandler(hostQuery, (host) => scheduler.hostState(host, Date.now()));
-    setHandler(pauseSignal, () => {
-      scheduler.pause();
-      statusChanged();
-    });
-    setHandler(resumeSignal, () => {
-      scheduler.resume();
-      statusChanged();
-    });
-    setHandler(stopUpdate, () => {
-      scheduler.stop();
-      statusChanged();
-    });
-    setHandler(setLimitsUpdate, (change) => scheduler.setLimits(parseLimitsChange(change)), { validator: validateWith(parseLimitsChange) });
-    setHandler(
-      addSeedsUpdate,
-      async (urls) => {
-        const { added, configVersion, view } = await lifecycle.appendSeeds({ crawlId: this.crawlId, urls });
-        this.plan.configVersion = Math.max(this.plan.configVersion, configVersion);
-        scheduler.acceptView(view);
-        this.changed = true;
-        return added;
-      },
-      { validator: validateWith(parseSeeds) },
-    );
+  frontier(): FrontierStats {
+    const { view } = this.scheduler;
+    return { queued: view.queued, snapshotVersion: view.version, hosts: view.hosts.slice(0, 50).map(({ host }) => this.hostState(host)) };
+  }
+
+  hostState(host: string): HostState {
+    return this.scheduler.hostState(host, Date.now());
+  }
+
+  pause(): void {
+    this.scheduler.pause();
+    this.statusChanged();
+  }
+
+  resume(): void {
+    this.scheduler.resume();
+    this.statusChanged();
+  }
+
+  stop(): void {
+    this.scheduler.stop();
+    this.statusChanged();
+  }
+
+  setLimits(change: Partial<CrawlLimits>): CrawlLimits {
+    this.changed = true;
+    return this.scheduler.setLimits(parseLimitsChange(change));
+  }
+
+  /** Seeds join the recorded config (a new version, which batches from now on read) and the frontier. */
+  async addSeeds(urls: string[]): Promise<number> {
+    const { added, configVersion, view } = await lifecycle.appendSeeds({ crawlId: this.crawlId, urls });
+    this.plan.configVersion = Math.max(this.plan.configVersion, configVersion);
+    this.scheduler.acceptView(view);
+    this.changed = true;
+    return added;
+  }
+
+  /** A change of status: the schedule looks again, and the crawl's search attributes follow. */
+  private statusChanged(): void {
+    this.changed = true;
+    this.index();
   }
 
   /** Waits for running work (cancelled work included), gives claims back and reads the store's totals. */
