@@ -716,10 +716,10 @@ describe('SqliteFrontierStore files', () => {
   it('a store file from before the cap gets the count added when opened', async () => {
     const file = tempStoreFile();
     const old = new SqliteFrontierStore(file);
-    old.enqueue(Array.from({ length: 5 }, (_, n) => entry(urlA(n))));
-    old.claim('b1', A, 2);
-    old.complete('b1', pageRecord(urlA(0)), []);
-    old.close();
+    await old.enqueue(Array.from({ length: 5 }, (_, n) => entry(urlA(n))));
+    await old.claim('b1', A, 2);
+    await old.complete('b1', pageRecord(urlA(0)), []);
+    await old.close();
     const db = new Database(file);
     db.exec('ALTER TABLE hosts DROP COLUMN taken');
     db.close();
