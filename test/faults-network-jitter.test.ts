@@ -13,6 +13,7 @@ import { startCrawl } from '../src/client/crawl-client';
 import { readRecords, startMeteredWorkerHost, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { html, linkedRoutes, sleep } from './helpers/fixtures';
 import { batchOutcomes, fetchCounts, pendingBatches, recordStats, seededRandom, seconds } from './helpers/faults';
+import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../src/shared/activity-timing';
 
 const PAGES = 60;
 const LONG_SPIKE_MS = 12_000;
@@ -115,6 +116,11 @@ describe('faults: network jitter with spikes longer than the heartbeat timeout',
     const heartbeatLines = metrics.split('\n').filter((line) => /^temporal_request(_total)?\{/.test(line) && line.includes('operation="RecordActivityTaskHeartbeat"'));
     const heartbeatsSent = heartbeatLines.reduce((sum, line) => sum + Number(line.split(/\s+/).pop()), 0);
     assert.ok(heartbeatsSent >= 1, `heartbeats were sent to the server (${heartbeatLines.join(' | ') || 'no temporal_request sample'})`);
+    // What keeps a batch alive through a 12 s response: the server saw a heartbeat more often
+    // than its timeout, and never went that long without one.
+    assert.ok(maxServerGap > 0, `heartbeats were seen in ${polls} polls of the pending activities`);
+    assert.ok(maxServerGap < ACTIVITY_HEARTBEAT_TIMEOUT_MS, `the largest gap between server-recorded heartbeats (${maxServerGap} ms) is under the ${ACTIVITY_HEARTBEAT_TIMEOUT_MS} ms heartbeat timeout`);
+    assert.ok(maxStaleness < ACTIVITY_HEARTBEAT_TIMEOUT_MS, `no running batch went ${ACTIVITY_HEARTBEAT_TIMEOUT_MS} ms without a heartbeat (stalest ${maxStaleness} ms)`);
     const spikes = delayOf.filter((ms) => ms >= 1_000).length;
     console.log(
       `network-jitter: ${PAGES + 1} pages, ${spikes} spikes >= 1 s (max ${seconds(Math.max(...delayOf))} s, 3 x ${seconds(LONG_SPIKE_MS)} s > 10 s heartbeat timeout); recorded ${stats.recorded}, lost ${stats.lost}, duplicated ${stats.duplicated}; ${outcomes.length} batches, 0 failed/timed out/retried; ` +

@@ -33,6 +33,7 @@ import {
   type CrawlLimits,
 } from '../shared/crawl-config';
 import type { BatchResult, BatchTotals, CrawlBatchInput, CrawlProgress, CrawlStatus, CrawlSummary, FrontierSnapshot, HostState } from '../shared/crawl-types';
+import { ACTIVITY_HEARTBEAT_TIMEOUT_MS, BATCH_RETRY_INITIAL_INTERVAL_MS } from '../shared/activity-timing';
 import {
   addSeedsUpdate,
   frontierQuery,
@@ -68,7 +69,7 @@ export type CrawlSessionInput = CrawlInput & { continued?: CarriedState };
 
 type RunOutcome = 'completed' | 'max-pages-reached' | 'stopped' | 'continue-as-new';
 
-const HEARTBEAT_TIMEOUT = '10s';
+const HEARTBEAT_TIMEOUT = ACTIVITY_HEARTBEAT_TIMEOUT_MS;
 /** Room per URL in a batch's start-to-close timeout, on top of its fetch attempts. */
 const PER_URL_OVERHEAD_MS = 15_000;
 /** Search attributes are upserted on status changes and every this many batches. */
@@ -108,7 +109,7 @@ function batchOptions(config: CrawlConfig) {
     // worker-to-server network: a dead worker's batch is retried within ~10 s.
     heartbeatTimeout: HEARTBEAT_TIMEOUT,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+    retry: { initialInterval: BATCH_RETRY_INITIAL_INTERVAL_MS, backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
   };
 }
 
