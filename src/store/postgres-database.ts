@@ -86,6 +86,8 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE crawlflow.hosts
      ADD COLUMN error_streak integer NOT NULL DEFAULT 0,
      ADD COLUMN throttle_delay_ms bigint;`,
+  // Why robots.txt could not be fetched; NULL for files fetched before.
+  `ALTER TABLE crawlflow.hosts ADD COLUMN robots_error text;`,
 ];
 
 /** The schema version a migrated database is at. */
