@@ -189,6 +189,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     if (config.respectRobots) {
       const origin = new URL(item.url).origin;
       const rules = await robots.rules(store, `${crawlId}\n${host}`, origin, { userAgent: profile.userAgent, guard, headersFor, proxy }, signal);
+      if (rules.hostError !== null) return { outcome: withChange(failedOutcome(item, rules.hostError), context) };
       if (!rules.isAllowed(item.url)) return { outcome: withChange(skippedOutcome(item, 'robots'), context) };
       crawlDelayMs = rules.crawlDelayMs;
     }

@@ -217,7 +217,13 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv).then((code) => {
-  logger.flush();
-  process.exitCode = code;
-});
+main(process.argv)
+  .then((code) => {
+    logger.flush();
+    process.exitCode = code;
+  })
+  // main() turns every command's error into an exit code; this only catches a failing flush.
+  .catch((err: unknown) => {
+    process.stderr.write(`crawlflow: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = EXIT_FAILURE;
+  });

@@ -173,6 +173,8 @@ export interface RobotsRecord {
   status: number | null;
   body: string;
   fetchedAt: number;
+  /** Why it could not be fetched (a fetch error code), when status is null. */
+  error: string | null;
 }
 
 export interface FrontierStore {

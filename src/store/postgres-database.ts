@@ -107,6 +107,8 @@ const MIGRATIONS: readonly string[] = [
      config text NOT NULL,
      PRIMARY KEY (crawl, version)
    );`,
+  // Why robots.txt could not be fetched; NULL for files fetched before.
+  `ALTER TABLE crawlflow.hosts ADD COLUMN robots_error text;`,
 ];
 
 /** The schema version a migrated database is at. */

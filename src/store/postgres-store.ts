@@ -314,20 +314,20 @@ export class PostgresFrontierStore implements FrontierStore {
   }
 
   async robots(host: string): Promise<RobotsRecord | undefined> {
-    const { rows } = await this.run<{ robots_status: number | null; robots_body: string | null; robots_fetched_at: number }>(
-      'SELECT robots_status, robots_body, robots_fetched_at FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 AND robots_fetched_at IS NOT NULL',
+    const { rows } = await this.run<{ robots_status: number | null; robots_body: string | null; robots_fetched_at: number; robots_error: string | null }>(
+      'SELECT robots_status, robots_body, robots_fetched_at, robots_error FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 AND robots_fetched_at IS NOT NULL',
       [host],
     );
     const row = rows[0];
-    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at };
+    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at, error: row.robots_error };
   }
 
   async saveRobots(host: string, record: RobotsRecord): Promise<void> {
     await this.run(
-      `INSERT INTO crawlflow.hosts (crawl, host, robots_status, robots_body, robots_fetched_at) VALUES ($1, $2, $3, $4, $5)
+      `INSERT INTO crawlflow.hosts (crawl, host, robots_status, robots_body, robots_fetched_at, robots_error) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (crawl, host) DO UPDATE SET robots_status = excluded.robots_status, robots_body = excluded.robots_body,
-         robots_fetched_at = excluded.robots_fetched_at`,
-      [host, record.status, record.body, record.fetchedAt],
+         robots_fetched_at = excluded.robots_fetched_at, robots_error = excluded.robots_error`,
+      [host, record.status, record.body, record.fetchedAt, record.error],
     );
   }
 

@@ -76,7 +76,8 @@ const SCHEMA = `
     throttle_delay_ms INTEGER,
     robots_status INTEGER,
     robots_body TEXT,
-    robots_fetched_at INTEGER
+    robots_fetched_at INTEGER,
+    robots_error TEXT
   );
   CREATE INDEX IF NOT EXISTS hosts_with_backlog ON hosts (queued) WHERE queued > 0;
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -141,6 +142,8 @@ function migrate(db: Database.Database): void {
     `ALTER TABLE hosts ADD COLUMN error_streak INTEGER NOT NULL DEFAULT 0;
      ALTER TABLE hosts ADD COLUMN throttle_delay_ms INTEGER;`,
   );
+  // Files written before robots.txt failures kept their cause: none recorded for old ones.
+  addMissingColumn(db, 'hosts', 'robots_error', 'ALTER TABLE hosts ADD COLUMN robots_error TEXT');
 }
 
 /** Queued URLs added (or, negative, taken away) per host: all of them, and those to render. */
@@ -241,11 +244,11 @@ export class SqliteFrontierStore implements FrontierStore {
          ON CONFLICT (host) DO UPDATE SET error_streak = excluded.error_streak, throttle_delay_ms = excluded.throttle_delay_ms,
            next_request_at = max(next_request_at, excluded.next_request_at)`,
       ),
-      robots: db.prepare('SELECT robots_status, robots_body, robots_fetched_at FROM hosts WHERE host = ? AND robots_fetched_at IS NOT NULL'),
+      robots: db.prepare('SELECT robots_status, robots_body, robots_fetched_at, robots_error FROM hosts WHERE host = ? AND robots_fetched_at IS NOT NULL'),
       saveRobots: db.prepare(
-        `INSERT INTO hosts (host, robots_status, robots_body, robots_fetched_at) VALUES (?, ?, ?, ?)
+        `INSERT INTO hosts (host, robots_status, robots_body, robots_fetched_at, robots_error) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (host) DO UPDATE SET robots_status = excluded.robots_status, robots_body = excluded.robots_body,
-           robots_fetched_at = excluded.robots_fetched_at`,
+           robots_fetched_at = excluded.robots_fetched_at, robots_error = excluded.robots_error`,
       ),
       backlog: db.prepare('SELECT host, queued, render_queued AS rendering FROM hosts WHERE queued > 0 ORDER BY queued DESC, host LIMIT ?'),
       totalQueued: db.prepare('SELECT coalesce(sum(queued), 0) FROM hosts WHERE queued > 0').pluck(),
@@ -417,13 +420,13 @@ export class SqliteFrontierStore implements FrontierStore {
 
   async robots(host: string): Promise<RobotsRecord | undefined> {
     const row = this.statements.robots.get(host) as
-      | { robots_status: number | null; robots_body: string | null; robots_fetched_at: number }
+      | { robots_status: number | null; robots_body: string | null; robots_fetched_at: number; robots_error: string | null }
       | undefined;
-    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at };
+    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at, error: row.robots_error };
   }
 
   async saveRobots(host: string, record: RobotsRecord): Promise<void> {
-    this.statements.saveRobots.run(host, record.status, record.body, record.fetchedAt);
+    this.statements.saveRobots.run(host, record.status, record.body, record.fetchedAt, record.error);
   }
 
   async snapshot(maxHosts: number): Promise<FrontierSnapshot> {

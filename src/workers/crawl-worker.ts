@@ -10,7 +10,7 @@ import { createActivities } from '../activities';
 import { createRenderActivities } from '../activities/render-batch';
 import { ChromiumRenderer, type ChromiumRendererOptions } from '../render/chromium-renderer';
 import { RobotsCache } from '../fetch/robots';
-import { UndiciTransport } from '../fetch/transport';
+import { UndiciTransport, type UndiciTransportOptions } from '../fetch/transport';
 import type { CrawlMetrics } from '../observability/metrics';
 import { StoreRegistry } from '../store/store-registry';
 import { prebuiltWorkflowBundle } from './workflow-bundle';
@@ -33,6 +33,8 @@ export interface CrawlWorkerOptions {
   plugins?: WorkerPlugin[];
   /** Makes this a render worker: `maxConcurrentBatches` is then the pages it renders at once. */
   render?: ChromiumRendererOptions;
+  /** The fetch transport's connector; a test seam (see UndiciTransportOptions). */
+  network?: Pick<UndiciTransportOptions, 'connect'>;
 }
 
 export interface CrawlWorker {
@@ -71,7 +73,7 @@ export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<Cr
 
 async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, backend: StoreBackend): Promise<CrawlWorker> {
   const stores = new StoreRegistry(backend.open);
-  const transport = new UndiciTransport({ connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, connectionsPerOrigin: 64 });
+  const transport = new UndiciTransport({ connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, connectionsPerOrigin: 64, ...options.network });
   const deps = {
     stores,
     transport,

@@ -9,13 +9,14 @@ import type { CrawlActivities } from '../activities';
 import type { RenderActivities } from '../activities/render-batch';
 import type { BatchFailure, BatchReport } from '../shared/crawl-types';
 import type { BatchOrder, CrawlPlan } from '../scheduling/crawl-plan';
+import { ACTIVITY_HEARTBEAT_TIMEOUT_MS, BATCH_RETRY_INITIAL_INTERVAL_MS } from '../shared/activity-timing';
 
 /** Heartbeats come from a ticker, not from page progress: a dead worker's batch is retried within ~10 s. */
-export const HEARTBEAT_TIMEOUT = '10s';
+const HEARTBEAT_TIMEOUT = ACTIVITY_HEARTBEAT_TIMEOUT_MS;
 /** Attempts of one batch before its unfinished URLs are recorded as failed. */
 export const BATCH_ATTEMPTS = 5;
 
-const backoff = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
+const backoff = { initialInterval: BATCH_RETRY_INITIAL_INTERVAL_MS, backoffCoefficient: 2, maximumInterval: '30s' } as const;
 
 /** Short store work; retried until it succeeds or fails for a reason waiting cannot cure. */
 export const lifecycle = proxyActivities<CrawlActivities>({ startToCloseTimeout: '2m', retry: backoff });

@@ -14,7 +14,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { PortInUseError, startDevServer, type DevServer, type DevServerOptions } from '../../src/temporal/dev-server';
 import { temporalBinaryPath } from '../../src/temporal/project-paths';
 import { CRAWL_WORKFLOW_TYPE } from '../../src/shared/names';
-import { createCrawlWorker, type CrawlWorker } from '../../src/workers/crawl-worker';
+import { createCrawlWorker, type CrawlWorker, type CrawlWorkerOptions } from '../../src/workers/crawl-worker';
 import { startWorkerHost, type WorkerHost } from '../../src/workers/worker-host';
 import { freeLoopbackPort, installRuntime } from '../../src/workers/runtime';
 import { createLogger } from '../../src/observability/logger';
@@ -44,7 +44,7 @@ export interface TestTemporal {
   workerDataDir(): string;
   address: string;
   /** Starts an in-process worker on `taskQueue`; it is stopped by `close()` if not before. */
-  startWorker(taskQueue: string, metrics?: CrawlMetrics): Promise<RunningWorker>;
+  startWorker(taskQueue: string, metrics?: CrawlMetrics, network?: CrawlWorkerOptions['network']): Promise<RunningWorker>;
   close(): Promise<void>;
 }
 
@@ -108,7 +108,7 @@ export async function startTestTemporal(
       return dir;
     },
     address: server.address,
-    async startWorker(taskQueue, metrics = new CrawlMetrics()) {
+    async startWorker(taskQueue, metrics = new CrawlMetrics(), network) {
       const nativeConnection = await NativeConnection.connect({ address: server.address });
       const worker = await createCrawlWorker({
         connection: nativeConnection,
@@ -116,6 +116,7 @@ export async function startTestTemporal(
         taskQueue,
         store,
         metrics,
+        network,
         // The prebuilt workflow bundle carries the tracing interceptors: their sink must be registered.
         plugins: [installTracing(createLogger('test-tracing', 'warn'), 'crawlflow-test').plugin],
       });
