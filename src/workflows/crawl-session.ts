@@ -119,10 +119,10 @@ async function open(input: CrawlSessionInput): Promise<Opened> {
     const view = await lifecycle.crawlView({ crawlId });
     return { ...continued, scheduler: { ...continued.scheduler, view }, fresh: false };
   }
-  const { continued: legacy, ...crawlInput } = input as V02Input;
+  const { continued: legacy } = input as V02Input;
   let opened;
   try {
-    opened = await lifecycle.openCrawl({ crawlId, input: crawlInput });
+    opened = await lifecycle.openCrawl({ crawlId, runId: workflowInfo().runId });
   } catch (err) {
     // A bad input fails the crawl at once, naming the field, as it did when the workflow parsed it.
     const failure = batchFailure(err);
