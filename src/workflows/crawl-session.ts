@@ -225,18 +225,19 @@ class CrawlRun {
     return `${this.crawlId}/${this.runId}/${seq}`;
   }
 
-  private launch({ seq, host, limit, render }: Launch): void {
+  private launch({ seq, shares, render }: Launch): void {
     const order: BatchOrder = {
       crawlId: this.crawlId,
       batchId: this.batchId(seq),
       run: this.runId,
-      host,
-      limit,
+      hosts: shares,
       render,
       configVersion: this.plan.configVersion,
       delayMs: this.scheduler.limits.delayMs,
     };
-    const summary = `${host} · ${render ? 'render ' : ''}batch ${seq} · up to ${limit} URLs`;
+    const limit = shares.reduce((sum, share) => sum + share.limit, 0);
+    const more = shares.length > 1 ? ` +${shares.length - 1} hosts` : '';
+    const summary = `${shares[0].host}${more} · ${render ? 'render ' : ''}batch ${seq} · up to ${limit} URLs`;
     this.track(
       runBatch(this.plan, order, summary).then(
         (report) => {
