@@ -5,8 +5,9 @@
  * site server proves what it fetched. Then crawlflow with 1 and 2 worker processes.
  * Results go to bench/results/<name>.json and .svg, and a table to stdout.
  *
- *   npm run bench                                  # 20,000-page site, all tools, wrk, 1 vs 2 workers
+ *   npm run bench                                  # 20,000-page site, all tools, wrk, 1 vs 2 workers, broad crawl
  *   npm run bench -- --tools raw,crawlflow         # a subset (written as bench/results/partial.*)
+ *   npm run bench -- --tools crawlflow --no-wrk --no-workers --broad-hosts 1000   # the broad scenario with crawlflow only
  *   npm run bench:scale                            # 1,000,000-page site, crawlflow only, RSS over time
  *
  * Numbers from one run compare with each other; across runs, a shared machine adds noise.
@@ -18,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { projectRoot } from '../src/temporal/project-paths';
 import { barPanelsSvg, lineChartSvg, type BarPanel } from './chart';
 import { countHistoryEventsInDataDir, type HistoryCount } from './crawlflow-history';
+import { describeBroadScenario, runBroadScenario, type BroadScenario } from './broad-bench';
 import { ensureWrk } from './installers';
 import { checkPageSet, fetchSiteStats, resetSiteStats, type PageSetCheck } from './page-set';
 import { ProcessMeter, type ProcessUsage, type RssSample } from './process-meter';
@@ -73,6 +75,8 @@ interface Options {
   workers: number[];
   wrk: boolean;
   scale: boolean;
+  /** Hosts of the broad-crawl scenario (bench/broad-bench.ts); 0 skips it. */
+  broadHosts: number;
   toolTimeoutSeconds: number;
   name: string;
 }
@@ -88,6 +92,8 @@ function parseOptions(): Options {
       'no-workers': { type: 'boolean', default: false },
       'no-wrk': { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
+      'broad-hosts': { type: 'string', default: '1000' },
+      'no-broad': { type: 'boolean', default: false },
       'tool-timeout': { type: 'string' },
     },
   });
@@ -102,6 +108,7 @@ function parseOptions(): Options {
     workers: values['no-workers'] || values.scale ? [] : values.workers.split(',').map(Number),
     wrk: !values['no-wrk'],
     scale: values.scale,
+    broadHosts: values['no-broad'] || values.scale || !tools.includes('crawlflow') ? 0 : Number(values['broad-hosts']),
     // Keeps one invocation of the head-to-head near 10 minutes even when a tool stalls.
     toolTimeoutSeconds: Number(values['tool-timeout'] ?? (values.scale ? 4 * 3600 : 240)),
     name: values.scale ? 'scale' : all ? 'latest' : 'partial',
@@ -294,6 +301,8 @@ async function main(): Promise<void> {
       }
     }
 
+    const broad = options.broadHosts > 0 ? await broadScenario(options) : undefined;
+
     const report = {
       generatedAt: new Date().toISOString(),
       command: `node dist/bench/run-bench.js ${process.argv.slice(2).join(' ')}`.trim(),
@@ -303,6 +312,7 @@ async function main(): Promise<void> {
       wrk,
       tools: results,
       workers,
+      broad,
       targets: targetsOf(results, workers),
     };
     const subtitle = `${site.reachableCount.toLocaleString('en-US')} pages of ~8 KB, concurrency ${options.concurrency}, ${report.machine.cpus} cores, ${report.generatedAt.slice(0, 16)}Z`;
@@ -322,12 +332,31 @@ async function main(): Promise<void> {
       if (options.scale) reportScale(crawlflow);
     }
     for (const run of workers) process.stdout.write(`crawlflow, ${run.workers} worker process(es): ${run.pagesPerSecond.toFixed(0)} pages/s\n`);
+    if (broad && 'ratio' in broad) process.stdout.write(`${describeBroadScenario(broad)}\n`);
     for (const [name, target] of Object.entries(report.targets)) {
       if (target.value !== null) process.stdout.write(`target ${name}: ${target.value.toFixed(3)} (${target.target}) ${target.met ? 'met' : 'NOT met'}\n`);
     }
     process.stdout.write(`\nwritten: bench/results/${options.name}.json, bench/results/${options.name}.svg\n`);
   } finally {
     await site.stop();
+  }
+}
+
+/** The broad-crawl scenario on sites of their own (the head-to-head's site is one host). */
+async function broadScenario(options: Options): Promise<BroadScenario | { error: string }> {
+  try {
+    return await runBroadScenario({
+      pages: options.pages,
+      hosts: options.broadHosts,
+      concurrency: options.concurrency,
+      batchSize: options.batchSize,
+      workDir: WORK_DIR,
+      timeoutSeconds: options.toolTimeoutSeconds,
+      log,
+    });
+  } catch (err) {
+    log(`broad scenario failed: ${(err as Error).message}`);
+    return { error: (err as Error).message };
   }
 }
 

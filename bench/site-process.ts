@@ -7,10 +7,13 @@ import { projectRoot } from '../src/temporal/project-paths';
 import { SiteGraph } from '../src/sites/synthetic-site';
 
 export interface SiteProcess {
+  /** The first host's origin (it serves the run's counters too). */
   origin: string;
+  /** Every host's origin: one, or on a many-host site one per host. */
+  origins: string[];
   pid: number;
   pages: number;
-  /** `reachable[n]` is 1 when page n is reachable from page 0. */
+  /** `reachable[n]` is 1 when page n is reachable from page 0 (of its host). */
   reachable: Uint8Array;
   reachableCount: number;
   stop(): Promise<void>;
@@ -19,10 +22,14 @@ export interface SiteProcess {
 export const SITE_SEED = 1;
 export const PAGE_BYTES = 8_192;
 
-export async function startSiteProcess(pages: number): Promise<SiteProcess> {
+/** `hosts` sites of pages/hosts pages each, on ports of their own (see site-server.ts). */
+export async function startSiteProcess(pages: number, hosts = 1): Promise<SiteProcess> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [join(projectRoot, 'dist', 'bench', 'site-server.js'), '--pages', String(pages), '--page-bytes', String(PAGE_BYTES), '--seed', String(SITE_SEED)],
+    [
+      join(projectRoot, 'dist', 'bench', 'site-server.js'),
+      '--pages', String(pages), '--page-bytes', String(PAGE_BYTES), '--seed', String(SITE_SEED), '--hosts', String(hosts),
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   if (!child.stdout || child.pid === undefined) throw new Error('site server did not start');
@@ -30,14 +37,16 @@ export async function startSiteProcess(pages: number): Promise<SiteProcess> {
     throw new Error(`site server exited with code ${String(code)} before it was listening`);
   });
   const [line] = (await Promise.race([once(createInterface({ input: child.stdout }), 'line'), exited])) as [string];
-  const { origin } = JSON.parse(line) as { origin: string };
+  const { origin, origins } = JSON.parse(line) as { origin: string; origins: string[] };
 
   // The same graph the server builds (same seed), walked here for the expected page set.
-  const graph = new SiteGraph({ pages, seed: SITE_SEED });
+  const perHost = pages / hosts;
+  const graph = new SiteGraph({ pages: perHost, seed: SITE_SEED });
   const reachable = new Uint8Array(pages);
-  for (const page of graph.reachableFrom(0)) reachable[page] = 1;
+  for (const page of graph.reachableFrom(0)) for (let host = 0; host < hosts; host += 1) reachable[host * perHost + page] = 1;
   return {
     origin,
+    origins,
     pid: child.pid,
     pages,
     reachable,

@@ -13,6 +13,10 @@ export type ToolName = (typeof TOOL_NAMES)[number];
 
 export interface CrawlJob {
   seed: string;
+  /** crawlflow only: every seed, when the site has many hosts (`seed` is the first). */
+  seeds?: string[];
+  /** crawlflow only: batches per host; the crawl's concurrency (one host is the whole site) when absent. */
+  perHostConcurrency?: number;
   maxPages: number;
   concurrency: number;
   /** crawlflow only: URLs per batch activity. */
@@ -43,13 +47,13 @@ export const CRAWLFLOW_CRAWL_ID = 'bench-crawl';
 /** Flags every crawlflow run of the bench shares (`crawl` and `start`). */
 export function crawlflowCrawlFlags(job: CrawlJob): string[] {
   return [
-    job.seed,
+    ...(job.seeds ?? [job.seed]),
     '--max-pages', String(job.maxPages),
     // Concurrent discovery is not breadth-first, so first-seen depth can exceed the BFS depth:
     // no depth limit, like the other tools.
     '--max-depth', '1000',
     '--concurrency', String(job.concurrency),
-    '--per-host-concurrency', String(job.concurrency),
+    '--per-host-concurrency', String(job.perHostConcurrency ?? job.concurrency),
     // One host is the whole site: the per-host cap (default 100,000) must not cut the crawl short.
     '--max-pages-per-host', String(job.maxPages),
     '--batch-size', String(job.batchSize),

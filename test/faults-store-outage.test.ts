@@ -107,7 +107,7 @@ describe('faults: the SQLite file locked by another process for 30 s', () => {
   let site: SyntheticSite;
   before(async () => {
     env = await startTestTemporal();
-    site = await startSyntheticSite({ pages: 900, latencyMs: 15 });
+    site = await startSyntheticSite({ pages: 600, latencyMs: 15 });
   });
   after(async () => {
     await site?.close();
@@ -139,7 +139,7 @@ describe('faults: the PostgreSQL server stopped for 60 s', () => {
   const workers: WorkerProcess[] = [];
   before(async () => {
     env = await startTestTemporal({ store: 'postgres' });
-    site = await startSyntheticSite({ pages: 1_500, latencyMs: 15 });
+    site = await startSyntheticSite({ pages: 800, latencyMs: 15 });
   });
   after(async () => {
     for (const worker of workers) await worker.kill('SIGKILL');

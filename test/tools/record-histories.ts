@@ -55,6 +55,17 @@ async function main(): Promise<void> {
         await handle.result();
         return 'rec-updates';
       }],
+      ['failed-batches', async () => {
+        // A host override names a variable no worker has: that host's batches fail for good.
+        const other = await startSyntheticSite({ pages: 10 });
+        try {
+          const hosts = { [new URL(other.origin).host]: { headersFromEnv: { 'X-Token': 'CRAWLFLOW_RECORDING_UNSET' } } };
+          await (await startCrawl(env.client, 'rec-failed', { seeds: [...seeds, other.urlOf(0)], batchSize: 20, hosts }, queue)).result();
+        } finally {
+          await other.close();
+        }
+        return 'rec-failed';
+      }],
       ['cancelled', async () => {
         const handle = await startCrawl(env.client, 'rec-cancel', { seeds, batchSize: 5 }, queue);
         await new Promise((resolve) => setTimeout(resolve, 700));

@@ -1,0 +1,99 @@
+/**
+ * The broad-crawl scenario of `npm run bench`: crawlflow on one site of N pages, then on H
+ * sites of N/H pages each (each on a loopback port of its own, so a host of its own, with a
+ * seed per host and `perHostConcurrency` 2), side by side in one run. It prints pages/s of
+ * both and their ratio, history events per page and refetches: a crawl over many small hosts
+ * should run about as fast as a single-site crawl of the same size.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { countHistoryEventsInDataDir } from './crawlflow-history';
+import { checkPageSet, fetchSiteStats } from './page-set';
+import { runProcess } from './run-process';
+import { startSiteProcess } from './site-process';
+import { CRAWLFLOW_CRAWL_ID, TOOLS, type CrawlJob } from './tools';
+
+export interface BroadRun {
+  hosts: number;
+  pages: number;
+  pagesPerSecond: number;
+  windowSeconds: number;
+  cpuSeconds: number;
+  historyEvents: number;
+  runs: number;
+  eventsPerPage: number;
+  /** Page requests beyond the first of each page. */
+  refetched: number;
+  exactlyOnce: boolean;
+}
+
+export interface BroadScenario {
+  single: BroadRun;
+  broad: BroadRun;
+  /** Broad pages/s over single-host pages/s. */
+  ratio: number;
+}
+
+export interface BroadOptions {
+  pages: number;
+  hosts: number;
+  concurrency: number;
+  batchSize: number;
+  workDir: string;
+  timeoutSeconds: number;
+  log(line: string): void;
+}
+
+/** Broad crawls keep two batches per host, as a polite crawl of many sites would. */
+const BROAD_PER_HOST_CONCURRENCY = 2;
+
+async function crawlSites(options: BroadOptions, hosts: number): Promise<BroadRun> {
+  const site = await startSiteProcess(options.pages, hosts);
+  try {
+    const runDir = join(options.workDir, `broad-${hosts}-hosts`);
+    rmSync(runDir, { recursive: true, force: true });
+    mkdirSync(runDir, { recursive: true });
+    const seeds = site.origins.map((origin) => `${origin}/page/0`);
+    const job: CrawlJob = {
+      seed: seeds[0],
+      seeds,
+      maxPages: site.reachableCount,
+      concurrency: options.concurrency,
+      perHostConcurrency: hosts === 1 ? options.concurrency : BROAD_PER_HOST_CONCURRENCY,
+      batchSize: options.batchSize,
+      runDir,
+    };
+    options.log(`broad: crawlflow on ${hosts} host(s), ${site.reachableCount} pages`);
+    const run = await runProcess(await TOOLS.crawlflow.launch(job), { timeoutMs: options.timeoutSeconds * 1000 });
+    if (run.exitCode !== 0) throw new Error(`crawlflow on ${hosts} host(s) failed (exit ${run.exitCode ?? run.signal}):\n${run.stderrTail}`);
+    const pageSet = checkPageSet(await fetchSiteStats(site.origin), site.reachable);
+    const history = await countHistoryEventsInDataDir(join(runDir, 'data'), CRAWLFLOW_CRAWL_ID);
+    return {
+      hosts,
+      pages: pageSet.pages,
+      pagesPerSecond: pageSet.pages / Math.max(1e-3, pageSet.windowSeconds),
+      windowSeconds: pageSet.windowSeconds,
+      cpuSeconds: run.usage.cpuSeconds,
+      historyEvents: history.events,
+      runs: history.runs,
+      eventsPerPage: history.events / Math.max(1, pageSet.pages),
+      refetched: pageSet.pageRequests - pageSet.pages,
+      exactlyOnce: pageSet.exactlyOnce,
+    };
+  } finally {
+    await site.stop();
+  }
+}
+
+export async function runBroadScenario(options: BroadOptions): Promise<BroadScenario> {
+  const single = await crawlSites(options, 1);
+  const broad = await crawlSites(options, options.hosts);
+  return { single, broad, ratio: broad.pagesPerSecond / single.pagesPerSecond };
+}
+
+export function describeBroadScenario({ single, broad, ratio }: BroadScenario): string {
+  const line = (run: BroadRun): string =>
+    `${String(run.hosts).padStart(5)} host(s) | ${run.pages} pages | ${run.pagesPerSecond.toFixed(0)} pages/s | ${run.cpuSeconds.toFixed(1)} CPU s | ` +
+    `${run.eventsPerPage.toFixed(3)} events/page over ${run.runs} run(s) | ${run.refetched} refetched | exactly once: ${run.exactlyOnce}`;
+  return [`broad crawl (same pages, one host vs many):`, line(single), line(broad), `broad / single: ${ratio.toFixed(2)}x (target >= 0.8)`].join('\n');
+}
