@@ -18,7 +18,8 @@ import { startCrawl } from '../src/client/crawl-client';
 import { progressQuery } from '../src/shared/messages';
 import { temporalBinaryPath } from '../src/temporal/project-paths';
 import type { BatchOrder } from '../src/scheduling/crawl-plan';
-import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { page, startRecordingSite } from './helpers/recording-site';
 import { historiesOf, scheduledInputs } from './helpers/histories';
 import { embeddedServerEnv, runCli } from './helpers/processes';
 import { sleep, waitFor } from './helpers/fixtures';
@@ -117,6 +118,63 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
     const progress = await handle.query(progressQuery);
     assert.equal(progress.status, 'failed');
     assert.equal(progress.queued, 6, 'the rest of the frontier is left queued, not recorded as failures');
+  });
+
+  it('a 0.2.0 run that continues as new after the upgrade goes on under the new workflow, its counters kept', async () => {
+    const site = await startSyntheticSite({ pages: 60 });
+    try {
+      // What a 0.2.0 run hands to its next run: its config, and its counters under `continued`.
+      const continued = {
+        run: 3,
+        startedAt: Date.now() - 60_000,
+        deadlineAt: null,
+        paused: false,
+        totals: { processed: 0, fetched: 0, errors: 0, skipped: 0, bytes: 0 },
+        batchSeq: 41,
+        batchesCompleted: 40,
+        frontier: { version: -1, queued: 0, hosts: [] },
+        hostReadyAt: {},
+        limits: { concurrency: 2, perHostConcurrency: 2, delayMs: 0 },
+        addedSeeds: [],
+        stopping: false,
+      };
+      const handle = await env.client.workflow.start('crawlSession', { workflowId: 'core-legacy-continued', taskQueue: queue, args: [{ seeds: [site.urlOf(0)], continued }] });
+      const summary = (await handle.result()) as { status: string; runs: number; startedAt: number; totals: { processed: number } };
+      assert.equal(summary.status, 'completed');
+      assert.equal(summary.runs, 3, 'the run number goes on');
+      assert.equal(summary.startedAt, continued.startedAt, 'the crawl keeps its start');
+      const records = await readRecords(env.store, 'core-legacy-continued');
+      assert.deepEqual(records.map((record) => new URL(record.url).pathname).sort(), [...reachablePaths(site)].sort());
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('scope "any" follows links to other hosts, bounded by depth and pages per host; scope "host" does not', async () => {
+    const b = await startRecordingSite({
+      '/': (_req, res) => page(res, ['/b1', '/b2', '/b3']),
+      '/b1': (_req, res) => page(res, ['/b4']),
+      '/b2': (_req, res) => page(res),
+      '/b3': (_req, res) => page(res),
+      '/b4': (_req, res) => page(res),
+    });
+    const a = await startRecordingSite({ '/': (_req, res) => page(res, ['/a1', `${b.origin}/`]), '/a1': (_req, res) => page(res) });
+    try {
+      const crawl = async (crawlId: string, scope: 'host' | 'any') => {
+        const { records } = await runCrawlToEnd(env, queue, crawlId, { seeds: [`${a.origin}/`], scope, maxDepth: 2, maxPagesPerHost: 3, respectRobots: false });
+        return records.map(({ url, status, skipped }) => `${url} ${status ?? skipped}`).sort();
+      };
+      assert.deepEqual(await crawl('core-scope-host', 'host'), [`${a.origin}/ 200`, `${a.origin}/a1 200`]);
+      assert.equal(b.requests.length, 0, 'the other host is never asked under scope "host"');
+      assert.deepEqual(
+        await crawl('core-scope-any', 'any'),
+        [`${a.origin}/ 200`, `${a.origin}/a1 200`, `${b.origin}/ 200`, `${b.origin}/b1 200`, `${b.origin}/b2 200`, `${b.origin}/b3 host-page-cap`].sort(),
+      );
+      assert.deepEqual(b.pages().map((request) => request.path), ['/', '/b1', '/b2'], '/b4 is past maxDepth; /b3 past the per-host cap');
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 
   it('batch IDs stay unique after `temporal workflow reset`, and every page is still recorded once', async () => {

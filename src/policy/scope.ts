@@ -1,7 +1,8 @@
 /**
  * Crawl scope as a pure predicate built once from the seeds: `host` keeps a link on a seed's
  * host, `domain` on a seed's registrable domain (public-suffix aware), `prefix` under a seed's
- * directory.
+ * directory, and `any` keeps every link (a broad crawl, bounded by depth, pages, pages per host
+ * and the include/exclude patterns; the address guard still applies).
  */
 import { getDomain } from 'tldts';
 import type { Scope } from '../shared/crawl-config';
@@ -32,5 +33,7 @@ export function buildScope(scope: Scope, seeds: readonly string[]): ScopePredica
       const prefixes = [...new Set(seedUrls.map(directoryPrefix))];
       return (url) => prefixes.some((prefix) => url.href.startsWith(prefix));
     }
+    case 'any':
+      return () => true;
   }
 }

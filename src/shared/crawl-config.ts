@@ -120,7 +120,7 @@ const renderSchema = z
   .strict();
 export type RenderConfig = z.output<typeof renderSchema>;
 
-export const SCOPES = ['host', 'domain', 'prefix'] as const;
+export const SCOPES = ['host', 'domain', 'prefix', 'any'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** The limits a running crawl may change (`setLimits`), without defaults: absent means unchanged. */
