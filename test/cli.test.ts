@@ -15,7 +15,7 @@ import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-s
 import { startCrawl } from '../src/client/crawl-client';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
-import { startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
+import { runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import type { PageRecord } from '../src/store/frontier-store';
 
 function readJsonl(file: string): PageRecord[] {
@@ -154,6 +154,76 @@ describe('against a running `crawlflow worker`', () => {
     });
   });
 
+  describe('crawlflow status of a finished crawl', () => {
+    const uiBase = 'http://ui.test';
+    const statusEnv = () => ({ TEMPORAL_ADDRESS: env.address, TEMPORAL_UI_URL: uiBase, CRAWLFLOW_DATA_DIR: env.dataDir });
+    const uiLink = (crawlId: string) => `  Web UI: ${uiBase}/namespaces/default/workflows/${crawlId}`;
+    const secondsBetween = (startedAt: number, finishedAt: number) => ((finishedAt - startedAt) / 1000).toFixed(1);
+
+    it('prints the outcome, totals, duration and Web UI link as text, and the same data with --json', async () => {
+      const { summary } = await runCrawlToEnd(env, taskQueue, 'status-finished', { seeds: [site.urlOf(0)], maxPages: 30 });
+      const { totals } = summary;
+      assert.deepEqual([totals.processed, totals.fetched, totals.errors, totals.skipped], [30, 30, 0, 0]);
+
+      const text = await runCli(['status', 'status-finished'], statusEnv());
+      assert.equal(text.code, 0, text.stderr);
+      const seconds = secondsBetween(summary.startedAt, summary.finishedAt);
+      const rate = (30 / Math.max(0.001, (summary.finishedAt - summary.startedAt) / 1000)).toFixed(1);
+      assert.equal(
+        text.stdout,
+        [
+          'crawl status-finished: max-pages-reached',
+          `  30 URLs (30 fetched, 0 errors, 0 skipped) in ${seconds} s, ${rate} URLs/s`,
+          `  ${totals.queued} left in the frontier, ${totals.discovered} discovered`,
+          uiLink('status-finished'),
+          '',
+        ].join('\n'),
+      );
+
+      const json = await runCli(['status', 'status-finished', '--json'], statusEnv());
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual(JSON.parse(json.stdout), {
+        crawlId: 'status-finished',
+        workflowStatus: 'COMPLETED',
+        outcome: 'max-pages-reached',
+        startedAt: summary.startedAt,
+        finishedAt: summary.finishedAt,
+        totals,
+        failure: null,
+        progress: null,
+        frontier: null,
+        uiUrl: `${uiBase}/namespaces/default/workflows/status-finished`,
+      });
+    });
+
+    it('prints why a failed crawl failed', async () => {
+      await startWithTemporalCli(env, taskQueue, 'status-failed', { seeds: [site.urlOf(0)], maxPages: 0 });
+      const handle = env.client.workflow.getHandle('status-failed');
+      const failure = await handle.result().then(
+        () => assert.fail('the crawl should fail'),
+        (err: unknown) => (err instanceof WorkflowFailedError ? String(err.cause?.message) : assert.fail(String(err))),
+      );
+      assert.match(failure, /maxPages/);
+      const { startTime, closeTime } = await handle.describe();
+      assert.ok(closeTime);
+
+      const text = await runCli(['status', 'status-failed'], statusEnv());
+      assert.equal(text.code, 0, text.stderr);
+      assert.equal(
+        text.stdout,
+        ['crawl status-failed: failed', `  reason: ${failure}`, `  ended after ${secondsBetween(startTime.getTime(), closeTime.getTime())} s`, uiLink('status-failed'), ''].join('\n'),
+      );
+
+      const json = await runCli(['status', 'status-failed', '--json'], statusEnv());
+      assert.equal(json.code, 0, json.stderr);
+      const report = JSON.parse(json.stdout) as Record<string, unknown>;
+      assert.deepEqual(
+        [report.workflowStatus, report.outcome, report.failure, report.totals, report.startedAt, report.finishedAt],
+        ['FAILED', 'failed', failure, null, startTime.getTime(), closeTime.getTime()],
+      );
+    });
+  });
+
   it('concurrent starts of one crawl ID make one execution that fetches each page once', async () => {
     const input = { seeds: [site.urlOf(0)] };
     const before = pageRequests(site);
@@ -175,8 +245,9 @@ describe('against a running `crawlflow worker`', () => {
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       const status = await runCli(['status', 'cli-start', '--json'], cliEnv);
       assert.equal(status.code, 0, status.stderr);
-      const parsed = JSON.parse(status.stdout) as { workflowStatus: string; progress: { processed: number } };
+      const parsed = JSON.parse(status.stdout) as { workflowStatus: string; outcome: string; progress: { processed: number } };
       assert.equal(parsed.workflowStatus, 'RUNNING');
+      assert.equal(parsed.outcome, 'running');
       assert.ok(parsed.progress.processed > 0);
 
       const cancelled = await runCli(['cancel', 'cli-start'], cliEnv);

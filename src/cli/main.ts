@@ -9,7 +9,6 @@ import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { NoStoredBodiesError } from '../results/export-warc';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
-import { describeChanges } from '../results/change-summary';
 import { DEFAULT_RENDER_TASK_QUEUE, ENV } from '../shared/names';
 import { assertChromium, ChromiumMissingError, DEFAULT_CHROMIUM_PATH } from '../render/chromium-renderer';
 import { defaultDataDir } from '../temporal/project-paths';
@@ -21,6 +20,7 @@ import { StoreUrlError } from '../store/store-url';
 import { StoreUnavailableError } from '../store/postgres-database';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
+import { summaryLines, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, crawlRequestFrom, integer, UsageError, type CrawlFlags } from './crawl-options';
 import { runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
@@ -29,7 +29,6 @@ import { addScheduleCommands } from './schedule-commands';
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 const EXIT_INTERRUPTED = 130;
-
 
 interface CrawlCommandFlags extends CrawlFlags, StoreFlags {
   id?: string;
@@ -40,19 +39,14 @@ interface CrawlCommandFlags extends CrawlFlags, StoreFlags {
   metricsAddress?: string;
 }
 
-function reportRun(run: CrawlRun & { recrawl: boolean }, out: string, format: ExportFormat, json: boolean | undefined): void {
+function reportRun(run: CrawlRun, out: string, format: ExportFormat, json: boolean | undefined): void {
   if (json) {
     print(JSON.stringify({ ...run.summary, out, lines: run.lines, uiUrl: run.uiUrl ?? null }));
     return;
   }
-  const { totals, status, crawlId, startedAt, finishedAt } = run.summary;
-  const seconds = Math.max(0.001, (finishedAt - startedAt) / 1000);
-  print(`crawl ${crawlId}: ${status}`);
-  print(`  ${totals.processed} URLs (${totals.fetched} fetched, ${totals.errors} errors, ${totals.skipped} skipped) in ${seconds.toFixed(1)} s, ${(totals.processed / seconds).toFixed(1)} URLs/s`);
-  print(`  ${totals.queued} left in the frontier, ${totals.discovered} discovered`);
-  if (run.recrawl) print(`  ${describeChanges(totals.changes)}`);
+  for (const line of summaryLines(run.summary)) print(line);
   print(`  ${run.lines} ${EXPORT_UNITS[format]} written to ${out}`);
-  if (run.uiUrl) print(`  history: ${run.uiUrl}`);
+  if (run.uiUrl) print(webUiLine(run.uiUrl));
 }
 
 async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<void> {
@@ -77,7 +71,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
       clientPlugins: [tracing.plugin],
     }),
   );
-  reportRun({ ...run, recrawl: config.recrawlOf !== undefined }, out, flags.format, flags.json);
+  reportRun(run, out, flags.format, flags.json);
 }
 
 interface WorkerFlags extends StoreFlags {

@@ -1,0 +1,117 @@
+/**
+ * What the CLI tells a person about a crawl: the lines `crawl` ends with and `status` prints,
+ * and the data behind them, which `--json` prints as is.
+ */
+import { WorkflowFailedError, type WorkflowExecutionStatusName } from '@temporalio/client';
+import type { CrawlHandle } from '../client/crawl-client';
+import { describeChanges, hasChanges } from '../results/change-summary';
+import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FrontierStats } from '../shared/crawl-types';
+import { frontierQuery, progressQuery } from '../shared/messages';
+
+/** How a crawl's workflow ended when it returned no summary (it failed, was terminated, ...). */
+type WorkflowEnd = 'failed' | 'terminated' | 'timed-out' | 'cancelled';
+
+export interface CrawlStatusReport {
+  crawlId: string;
+  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, ... */
+  workflowStatus: string;
+  /** The crawl's own status while it runs or when it returned a summary, else how its workflow ended. */
+  outcome: CrawlStatus | WorkflowEnd;
+  startedAt: number;
+  /** Unset while the crawl runs. */
+  finishedAt: number | null;
+  /** Set when the crawl returned a summary. */
+  totals: CrawlTotals | null;
+  /** Why the workflow did not return a summary: the message of its failure. */
+  failure: string | null;
+  /** Set while the crawl runs. */
+  progress: CrawlProgress | null;
+  frontier: FrontierStats | null;
+  uiUrl: string | null;
+}
+
+const WORKFLOW_ENDS: Partial<Record<WorkflowExecutionStatusName, WorkflowEnd>> = { FAILED: 'failed', TERMINATED: 'terminated', TIMED_OUT: 'timed-out', CANCELLED: 'cancelled' };
+
+function seconds(startedAt: number, finishedAt: number): number {
+  return Math.max(0.001, (finishedAt - startedAt) / 1000);
+}
+
+/** The URL counts of a crawl, finished or running, with its rate. */
+function countsLine(counts: { processed: number; fetched: number; errors: number; skipped: number }, startedAt: number, until: number): string {
+  const elapsed = seconds(startedAt, until);
+  const { processed, fetched, errors, skipped } = counts;
+  return `  ${processed} URLs (${fetched} fetched, ${errors} errors, ${skipped} skipped) in ${elapsed.toFixed(1)} s, ${(processed / elapsed).toFixed(1)} URLs/s`;
+}
+
+/** A finished crawl's counts and duration, frontier, and the changes of a recrawl. */
+function finishedLines(totals: CrawlTotals, startedAt: number, finishedAt: number): string[] {
+  return [
+    countsLine(totals, startedAt, finishedAt),
+    `  ${totals.queued} left in the frontier, ${totals.discovered} discovered`,
+    ...(hasChanges(totals.changes) ? [`  ${describeChanges(totals.changes)}`] : []),
+  ];
+}
+
+/** A finished crawl in a few lines, headed by its outcome. */
+export function summaryLines(summary: CrawlSummary): string[] {
+  return [`crawl ${summary.crawlId}: ${summary.status}`, ...finishedLines(summary.totals, summary.startedAt, summary.finishedAt)];
+}
+
+export function webUiLine(uiUrl: string): string {
+  return `  Web UI: ${uiUrl}`;
+}
+
+/** Why a workflow that returned no summary ended: its failure's cause, as Temporal recorded it. */
+async function failureOf(handle: CrawlHandle): Promise<string | null> {
+  try {
+    await handle.result();
+    return null;
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) return err.cause?.message ?? err.message;
+    throw err;
+  }
+}
+
+/** Everything `status` reports, from one describe and, by the crawl's state, its result or its queries. */
+export async function crawlStatusReport(handle: CrawlHandle, uiUrl: string | undefined): Promise<CrawlStatusReport> {
+  const description = await handle.describe();
+  const workflowStatus = description.status.name;
+  const base = {
+    crawlId: handle.workflowId,
+    workflowStatus,
+    startedAt: description.startTime.getTime(),
+    finishedAt: description.closeTime?.getTime() ?? null,
+    totals: null,
+    failure: null,
+    progress: null,
+    frontier: null,
+    uiUrl: uiUrl ?? null,
+  };
+  if (workflowStatus === 'COMPLETED') {
+    const summary = await handle.result();
+    return { ...base, outcome: summary.status, startedAt: summary.startedAt, finishedAt: summary.finishedAt, totals: summary.totals };
+  }
+  const end = WORKFLOW_ENDS[workflowStatus];
+  if (end !== undefined) return { ...base, outcome: end, failure: await failureOf(handle) };
+  const [progress, frontier] = await Promise.all([handle.query(progressQuery), handle.query(frontierQuery)]);
+  return { ...base, outcome: progress.status, startedAt: progress.startedAt, progress, frontier };
+}
+
+/** The report as short human text: the same facts `--json` gives. */
+export function statusLines(report: CrawlStatusReport): string[] {
+  const lines = [`crawl ${report.crawlId}: ${report.outcome}`];
+  const { progress, frontier, totals, finishedAt } = report;
+  if (progress) {
+    lines.push(countsLine(progress, report.startedAt, Date.now()));
+    lines.push(`  ${progress.queued} queued, ${progress.batchesInFlight} batches in flight${progress.hostsInFlight.length > 0 ? ` on ${progress.hostsInFlight.join(', ')}` : ''}`);
+    const busiest = frontier?.hosts.slice(0, 5).map(({ host, queued }) => `${host} (${queued})`) ?? [];
+    if (busiest.length > 0) lines.push(`  largest backlogs: ${busiest.join(', ')}`);
+  } else if (totals && finishedAt !== null) {
+    lines.push(...finishedLines(totals, report.startedAt, finishedAt));
+  } else {
+    if (report.failure !== null) lines.push(`  reason: ${report.failure}`);
+    if (finishedAt !== null) lines.push(`  ended after ${seconds(report.startedAt, finishedAt).toFixed(1)} s`);
+  }
+  if (report.uiUrl) lines.push(webUiLine(report.uiUrl));
+  return lines;
+}
