@@ -224,6 +224,25 @@ describe('against a running `crawlflow worker`', () => {
     });
   });
 
+  it('crawlflow status says when no worker answers a running crawl, and when there is no such crawl', async () => {
+    const idleQueue = uniqueQueue('nobody-polls');
+    await startCrawl(env.client, 'status-no-worker', { seeds: [site.urlOf(0)] }, idleQueue);
+    try {
+      const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_DATA_DIR: env.dataDir };
+      const unanswered = await runCli(['status', 'status-no-worker'], cliEnv);
+      assert.equal(unanswered.code, 1);
+      assert.equal(
+        unanswered.stderr,
+        `crawlflow: crawl status-no-worker is running, but no worker answered within 5 s: start \`crawlflow worker --task-queue ${idleQueue}\` (see docs/troubleshooting.md)\n`,
+      );
+      const unknown = await runCli(['status', 'no-such-crawl'], cliEnv);
+      assert.equal(unknown.code, 1);
+      assert.equal(unknown.stderr, 'crawlflow: workflow not found for ID: no-such-crawl\n');
+    } finally {
+      await env.client.workflow.getHandle('status-no-worker').terminate('test over');
+    }
+  });
+
   it('concurrent starts of one crawl ID make one execution that fetches each page once', async () => {
     const input = { seeds: [site.urlOf(0)] };
     const before = pageRequests(site);

@@ -40,7 +40,7 @@ export function addControlCommands(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(async (crawlId: string, flags: CommonFlags & { json?: boolean }) => {
       await withClient(flags, async (client, uiUrl) => {
-        const report = await crawlStatusReport(crawlHandle(client, crawlId), uiUrl(crawlId));
+        const report = await crawlStatusReport(client, crawlId, uiUrl(crawlId));
         print(flags.json ? JSON.stringify(report) : statusLines(report).join('\n'));
       });
     });

@@ -2,8 +2,8 @@
  * What the CLI tells a person about a crawl: the lines `crawl` ends with and `status` prints,
  * and the data behind them, which `--json` prints as is.
  */
-import { WorkflowFailedError, type WorkflowExecutionStatusName } from '@temporalio/client';
-import type { CrawlHandle } from '../client/crawl-client';
+import { isGrpcDeadlineError, WorkflowFailedError, type Client, type WorkflowExecutionStatusName } from '@temporalio/client';
+import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { describeChanges, hasChanges } from '../results/change-summary';
 import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FrontierStats } from '../shared/crawl-types';
 import { frontierQuery, progressQuery } from '../shared/messages';
@@ -28,6 +28,20 @@ export interface CrawlStatusReport {
   progress: CrawlProgress | null;
   frontier: FrontierStats | null;
   uiUrl: string | null;
+}
+
+/** How long `status` waits for a worker to answer a running crawl's queries. */
+const QUERY_DEADLINE_MS = 5_000;
+
+/** A running crawl whose queries no worker answered: nothing polls its task queue. */
+export class NoWorkerAnsweredError extends Error {
+  readonly code = 'no-worker';
+  constructor(crawlId: string, taskQueue: string) {
+    super(
+      `crawl ${crawlId} is running, but no worker answered within ${QUERY_DEADLINE_MS / 1000} s: ` +
+        `start \`crawlflow worker --task-queue ${taskQueue}\` (see docs/troubleshooting.md)`,
+    );
+  }
 }
 
 const WORKFLOW_ENDS: Partial<Record<WorkflowExecutionStatusName, WorkflowEnd>> = { FAILED: 'failed', TERMINATED: 'terminated', TIMED_OUT: 'timed-out', CANCELLED: 'cancelled' };
@@ -72,12 +86,25 @@ async function failureOf(handle: CrawlHandle): Promise<string | null> {
   }
 }
 
+/** A running crawl's progress and frontier, asked of the workers that run it. */
+async function liveState(client: Client, handle: CrawlHandle, taskQueue: string): Promise<[CrawlProgress, FrontierStats]> {
+  try {
+    // One after the other: a query still retrying when the first one gave up would outlive the connection.
+    return await client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, async () => [await handle.query(progressQuery), await handle.query(frontierQuery)]);
+  } catch (err) {
+    // The server holds a query until a worker takes it: past the deadline, none is polling.
+    if (isGrpcDeadlineError(err)) throw new NoWorkerAnsweredError(handle.workflowId, taskQueue);
+    throw err;
+  }
+}
+
 /** Everything `status` reports, from one describe and, by the crawl's state, its result or its queries. */
-export async function crawlStatusReport(handle: CrawlHandle, uiUrl: string | undefined): Promise<CrawlStatusReport> {
+export async function crawlStatusReport(client: Client, crawlId: string, uiUrl: string | undefined): Promise<CrawlStatusReport> {
+  const handle = crawlHandle(client, crawlId);
   const description = await handle.describe();
   const workflowStatus = description.status.name;
   const base = {
-    crawlId: handle.workflowId,
+    crawlId,
     workflowStatus,
     startedAt: description.startTime.getTime(),
     finishedAt: description.closeTime?.getTime() ?? null,
@@ -93,7 +120,7 @@ export async function crawlStatusReport(handle: CrawlHandle, uiUrl: string | und
   }
   const end = WORKFLOW_ENDS[workflowStatus];
   if (end !== undefined) return { ...base, outcome: end, failure: await failureOf(handle) };
-  const [progress, frontier] = await Promise.all([handle.query(progressQuery), handle.query(frontierQuery)]);
+  const [progress, frontier] = await liveState(client, handle, description.taskQueue);
   return { ...base, outcome: progress.status, startedAt: progress.startedAt, progress, frontier };
 }
 

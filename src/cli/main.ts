@@ -4,6 +4,7 @@
  * started), 130 interrupted.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { resolve } from 'node:path';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
@@ -14,13 +15,14 @@ import { assertChromium, ChromiumMissingError, DEFAULT_CHROMIUM_PATH } from '../
 import { defaultDataDir } from '../temporal/project-paths';
 import { startSyntheticSite } from '../sites/synthetic-site';
 import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target';
+import { PortInUseError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
 import { commonOptions, print, storeConfigOf, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { StoreUnavailableError } from '../store/postgres-database';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
-import { summaryLines, webUiLine } from './crawl-report';
+import { NoWorkerAnsweredError, summaryLines, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, crawlRequestFrom, integer, UsageError, type CrawlFlags } from './crawl-options';
 import { runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
@@ -29,6 +31,11 @@ import { addScheduleCommands } from './schedule-commands';
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 const EXIT_INTERRUPTED = 130;
+
+/** Another program holds a port of the embedded dev server: say which settings move it. */
+const PORT_IN_USE_HINT =
+  `crawlflow: another process holds the embedded Temporal server's port or its Web UI's (7233, 8233 by default); ` +
+  `stop it, or set ${ENV.devServerPort} and ${ENV.devServerUiPort} to free ports (see docs/troubleshooting.md)`;
 
 interface CrawlCommandFlags extends CrawlFlags, StoreFlags {
   id?: string;
@@ -195,8 +202,14 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_INTERRUPTED;
     }
+    if (err instanceof PortInUseError) {
+      process.stderr.write(`crawlflow: ${err.message}\n${PORT_IN_USE_HINT}\n`);
+      return EXIT_FAILURE;
+    }
     if (
       err instanceof NoTemporalServerError ||
+      err instanceof NoWorkerAnsweredError ||
+      err instanceof WorkflowNotFoundError ||
       err instanceof UnknownCrawlError ||
       err instanceof StoreUnavailableError ||
       err instanceof NoStoredBodiesError ||
