@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
+import { waitFor } from './helpers/fixtures';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
@@ -240,6 +241,22 @@ describe('against a running `crawlflow worker`', () => {
       assert.equal(unknown.stderr, 'crawlflow: workflow not found for ID: no-such-crawl\n');
     } finally {
       await env.client.workflow.getHandle('status-no-worker').terminate('test over');
+    }
+  });
+
+  it('crawlflow crawl that ends without a summary says why in its last line', async () => {
+    const slowSite = await startSyntheticSite({ pages: 500, latencyMs: 50 });
+    try {
+      const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: taskQueue, CRAWLFLOW_DATA_DIR: env.dataDir };
+      const crawl = runCli(['crawl', slowSite.urlOf(0), '--id', 'cli-terminated', '--out', join(env.dataDir, 'terminated.jsonl')], cliEnv);
+      const handle = env.client.workflow.getHandle('cli-terminated');
+      await waitFor(() => slowSite.requests.length > 0, 30_000, 'the crawl to fetch its first page');
+      await handle.terminate('stopped by the test');
+      const ended = await crawl;
+      assert.equal(ended.code, 1);
+      assert.equal(ended.stderr.trimEnd().split('\n').at(-1), 'crawlflow: crawl cli-terminated terminated: stopped by the test');
+    } finally {
+      await slowSite.close();
     }
   });
 

@@ -2,7 +2,15 @@
  * What the CLI tells a person about a crawl: the lines `crawl` ends with and `status` prints,
  * and the data behind them, which `--json` prints as is.
  */
-import { isGrpcDeadlineError, WorkflowFailedError, type Client, type WorkflowExecutionStatusName } from '@temporalio/client';
+import {
+  CancelledFailure,
+  isGrpcDeadlineError,
+  TerminatedFailure,
+  TimeoutFailure,
+  WorkflowFailedError,
+  type Client,
+  type WorkflowExecutionStatusName,
+} from '@temporalio/client';
 import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { describeChanges, hasChanges } from '../results/change-summary';
 import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FrontierStats } from '../shared/crawl-types';
@@ -75,13 +83,30 @@ export function webUiLine(uiUrl: string): string {
   return `  Web UI: ${uiUrl}`;
 }
 
+/** How a crawl's workflow ended without a summary, from the failure its result was rejected with. */
+export function workflowEnd(err: WorkflowFailedError): { outcome: WorkflowEnd; reason: string } {
+  const { cause } = err;
+  const outcome =
+    cause instanceof TerminatedFailure ? 'terminated' : cause instanceof TimeoutFailure ? 'timed-out' : cause instanceof CancelledFailure ? 'cancelled' : 'failed';
+  return { outcome, reason: cause?.message ?? err.message };
+}
+
+/** A crawl followed to its end (`crawlflow crawl`) that ended without a summary: why, in one line. */
+export class CrawlEndedBadlyError extends Error {
+  readonly code = 'crawl-ended-badly';
+  constructor(crawlId: string, err: WorkflowFailedError) {
+    const { outcome, reason } = workflowEnd(err);
+    super(`crawl ${crawlId} ${outcome}: ${reason}`);
+  }
+}
+
 /** Why a workflow that returned no summary ended: its failure's cause, as Temporal recorded it. */
 async function failureOf(handle: CrawlHandle): Promise<string | null> {
   try {
     await handle.result();
     return null;
   } catch (err) {
-    if (err instanceof WorkflowFailedError) return err.cause?.message ?? err.message;
+    if (err instanceof WorkflowFailedError) return workflowEnd(err).reason;
     throw err;
   }
 }

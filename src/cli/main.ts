@@ -4,7 +4,7 @@
  * started), 130 interrupted.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { resolve } from 'node:path';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
@@ -22,7 +22,7 @@ import { StoreUrlError } from '../store/store-url';
 import { StoreUnavailableError } from '../store/postgres-database';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
-import { NoWorkerAnsweredError, summaryLines, webUiLine } from './crawl-report';
+import { CrawlEndedBadlyError, NoWorkerAnsweredError, summaryLines, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, crawlRequestFrom, integer, UsageError, type CrawlFlags } from './crawl-options';
 import { runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
@@ -77,7 +77,9 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
       logger,
       clientPlugins: [tracing.plugin],
     }),
-  );
+  ).catch((err: unknown) => {
+    throw err instanceof WorkflowFailedError ? new CrawlEndedBadlyError(crawlId, err) : err;
+  });
   reportRun(run, out, flags.format, flags.json);
 }
 
@@ -209,6 +211,7 @@ async function main(argv: string[]): Promise<number> {
     if (
       err instanceof NoTemporalServerError ||
       err instanceof NoWorkerAnsweredError ||
+      err instanceof CrawlEndedBadlyError ||
       err instanceof WorkflowNotFoundError ||
       err instanceof UnknownCrawlError ||
       err instanceof StoreUnavailableError ||
