@@ -6,18 +6,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { AddressGuard } from '../src/fetch/address-guard';
-import { FetchError, isRetryable, type FetchErrorCode } from '../src/fetch/errors';
+import { FetchError, type FetchErrorCode } from '../src/fetch/errors';
 import { fetchPage, parseRetryAfter, type FetchPolicy } from '../src/fetch/fetch-page';
 import { UndiciTransport } from '../src/fetch/transport';
 import { parseHtmlPage } from '../src/parse/html-page';
-import { projectRoot } from '../src/temporal/project-paths';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -365,23 +361,6 @@ describe('fetchPage over UndiciTransport', () => {
         assert.ok(closedIn < 1_000, `the server saw the socket close ${closedIn} ms after the abort`);
       });
     }
-
-    it("reports a certificate that does not verify as 'tls', which is not retried", async () => {
-      const tlsDir = join(projectRoot, 'test', 'fixtures', 'tls');
-      const server = createHttpsServer(
-        { cert: readFileSync(join(tlsDir, 'self-signed-127.0.0.1.cert.pem')), key: readFileSync(join(tlsDir, 'self-signed-127.0.0.1.key.pem')) },
-        (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html('secret')),
-      );
-      server.listen(0, '127.0.0.1');
-      await once(server, 'listening');
-      try {
-        const { port } = server.address() as AddressInfo;
-        await expectFetchError(fetch(`https://127.0.0.1:${port}/`), 'tls');
-        assert.equal(isRetryable({ error: 'tls', status: null }), false);
-      } finally {
-        server.close();
-      }
-    });
 
     it('rejects at once with the reason of an already-aborted signal', async () => {
       const before = site.requests.length;

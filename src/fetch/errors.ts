@@ -15,9 +15,6 @@ export const FETCH_ERROR_CODES = [
   'bad-redirect',
   'blocked-address',
   'network',
-  // The site's certificate did not verify, or the TLS handshake failed: a fact about the
-  // site that a retry would only repeat.
-  'tls',
   // A page whose scripts the browser could not run to the end (see src/render).
   'render-failed',
 ] as const;
@@ -87,20 +84,12 @@ const TRANSPORT_CODES: Readonly<Record<string, FetchErrorCode>> = {
  */
 const BODY_TRANSPORT_CODES: Readonly<Record<string, FetchErrorCode>> = { ...TRANSPORT_CODES, UND_ERR_SOCKET: 'truncated' };
 
-/**
- * Node's TLS failures: OpenSSL's certificate verification codes (CERT_HAS_EXPIRED,
- * DEPTH_ZERO_SELF_SIGNED_CERT, UNABLE_TO_VERIFY_LEAF_SIGNATURE, ...), a certificate for
- * another name (ERR_TLS_CERT_ALTNAME_INVALID) and failed handshakes (ERR_SSL_...).
- */
-const TLS_CODE = /CERT|^ERR_TLS_|^ERR_SSL_/;
-
 function errorCodeOf(err: unknown, codes: Readonly<Record<string, FetchErrorCode>>): FetchErrorCode | undefined {
   for (let current = err; current instanceof Error; current = current.cause) {
     // A response that is not HTTP at all: sending it again gives the same garbage.
     if (current.name === 'HTTPParserError') return 'bad-content';
     const code = (current as NodeJS.ErrnoException).code;
     if (typeof code === 'string' && code in codes) return codes[code];
-    if (typeof code === 'string' && TLS_CODE.test(code)) return 'tls';
   }
   return undefined;
 }
