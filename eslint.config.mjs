@@ -17,6 +17,33 @@ export default tseslint.config(
     },
   },
   {
+    // Type-aware rules, for the TypeScript the compiler sees (tsconfig.json's include).
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      // A promise nobody awaits hides its rejection and lets a test end before its work does.
+      // node:test's test()/describe() return promises the runner itself awaits and reports.
+      '@typescript-eslint/no-floating-promises': ['error', {
+        allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite'] }],
+      }],
+    },
+  },
+  {
+    // A focused test silently skips every other test in its file.
+    files: ['test/**/*.ts'],
+    rules: {
+      'no-restricted-properties': ['error',
+        ...['test', 'it', 'describe', 'suite'].map((object) => ({ object, property: 'only', message: 'Focused tests skip the rest of the file.' })),
+      ],
+      'no-restricted-syntax': ['error', {
+        selector: "CallExpression Property[key.name='only']",
+        message: 'Focused tests ({ only: true }) skip the rest of the file.',
+      }],
+    },
+  },
+  {
     files: ['src/workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {

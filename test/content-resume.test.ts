@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../src/activities';
 import { crawlBodyDir, FileBodyStore } from '../src/bodies/body-store';
+import { RecordedConfigs } from '../src/activities/recorded-config';
 import { RobotsCache } from '../src/fetch/robots';
 import { CrawlMetrics } from '../src/observability/metrics';
 import { exportWarc } from '../src/results/export-warc';
@@ -38,6 +39,7 @@ describe('stored bodies when a batch is retried', () => {
     metrics: new CrawlMetrics(),
     workerId: 'resume-test',
     bodies: new FileBodyStore(dataDir),
+    configs: new RecordedConfigs(),
   });
   const site = new ChangingSite();
   const pages = ['/p0', '/p1', '/p2', '/p3'];

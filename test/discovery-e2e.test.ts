@@ -71,6 +71,6 @@ describe('discovery and scope through Temporal', () => {
     assert.ok(!records.some((record) => SITEMAP_ORPHANS.includes(Number(new URL(record.url).pathname.split('/').pop()))), 'orphans unreachable');
     const scheduled = await scheduledActivities(handle);
     assert.ok(!scheduled.includes('discoverSitemaps'));
-    assert.ok(scheduled.includes('crawlBatch'));
+    assert.ok(scheduled.includes('fetchBatch'));
   });
 });

@@ -10,30 +10,90 @@ import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-s
 import { startCrawl } from '../src/client/crawl-client';
 import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { spawnWorker, type WorkerProcess } from './helpers/processes';
-import { sleep, waitFor } from './helpers/fixtures';
+import { sleep, sortedPaths, waitFor } from './helpers/fixtures';
 import { batchOutcomes, fetchCounts, pendingBatches, reachablePaths, recordStats, seconds } from './helpers/faults';
+import type { CrawlHandle } from '../src/client/crawl-client';
+import { ACTIVITY_HEARTBEAT_TIMEOUT_MS, BATCH_RETRY_INITIAL_INTERVAL_MS } from '../src/shared/activity-timing';
 
 const KILLS = 3;
 const CONCURRENCY = 6;
+/** How often the recovery watcher asks the server for the pending batches. */
+const WATCH_INTERVAL_MS = 250;
+/**
+ * The server's own lateness: its timer queue fires a heartbeat timeout and dispatches the
+ * retry a little after the due time, more so on a loaded 2-core machine.
+ */
+const SERVER_TIMER_SLACK_MS = 2_000;
+
+interface Kill {
+  at: number;
+  identity: string;
+  /** Batches the server still showed as started by the killed worker right after the kill. */
+  batches: string[];
+  requestsAtKill: number;
+  /** How long the replacement worker took to be ready. */
+  replacementStartMs: number;
+}
+
+/**
+ * The latest a killed worker's batch may be running again elsewhere: its heartbeat times
+ * out, the first retry waits its interval, and the retry may have to wait for the
+ * replacement worker; plus the watcher's and the server's own delays.
+ */
+function recoveryBoundMs(kill: Kill): number {
+  return ACTIVITY_HEARTBEAT_TIMEOUT_MS + BATCH_RETRY_INITIAL_INTERVAL_MS + kill.replacementStartMs + WATCH_INTERVAL_MS + SERVER_TIMER_SLACK_MS;
+}
+
+/** The live worker running the most batches right now (with 6 batches on 3 workers there is always one). */
+async function busiestWorker(handle: CrawlHandle, live: WorkerProcess[]): Promise<WorkerProcess> {
+  for (let tries = 0; tries < 40; tries += 1) {
+    const running = (await pendingBatches(handle)).filter((batch) => batch.state.endsWith('STARTED'));
+    const load = live.map((worker) => running.filter((batch) => batch.identity.startsWith(`${worker.child.pid}@`)).length);
+    const best = load.indexOf(Math.max(...load));
+    if (load[best] > 0) return live[best];
+    await sleep(50);
+  }
+  assert.fail('no worker was running a batch');
+}
+
+/**
+ * Records, per kill, the first moment one of the killed worker's batches is started again by
+ * another worker (attempt > 1) or has completed. Stops when `stop` is called.
+ */
+function watchRecoveries(handle: CrawlHandle, kills: Kill[]): { restartedAt: Map<number, number>; stop: () => Promise<void> } {
+  const restartedAt = new Map<number, number>();
+  let watching = true;
+  const watcher = (async () => {
+    while (watching) {
+      const pending = await pendingBatches(handle).catch(() => undefined);
+      kills.forEach((kill, index) => {
+        if (!pending || restartedAt.has(index)) return;
+        const moved = pending.some((batch) => kill.batches.includes(batch.activityId) && !batch.identity.startsWith(kill.identity) && batch.attempt > 1);
+        const gone = kill.batches.some((id) => !pending.some((batch) => batch.activityId === id));
+        if (moved || gone) restartedAt.set(index, Date.now());
+      });
+      await sleep(WATCH_INTERVAL_MS);
+    }
+  })();
+  return { restartedAt, stop: async () => { watching = false; await watcher; } };
+}
 
 describe('faults: worker processes SIGKILLed repeatedly', () => {
   let env: TestTemporal;
   let site: SyntheticSite;
   const workers: WorkerProcess[] = [];
-  let watching = false;
 
   before(async () => {
     env = await startTestTemporal();
     site = await startSyntheticSite({ pages: 5_000, latencyMs: 5 });
   });
   after(async () => {
-    watching = false;
     for (const worker of workers) await worker.kill('SIGKILL');
     await site?.close();
     await env?.close();
   });
 
-  it(`${KILLS} SIGKILLs of one of three workers: every page once, refetches bounded`, async () => {
+  it(`${KILLS} SIGKILLs of one of three workers: every page once, refetches bounded, recovery within the heartbeat timeout`, async () => {
     const started = Date.now();
     const taskQueue = uniqueQueue('faults-kill');
     const logFile = join(env.dataDir, 'workers.log');
@@ -51,61 +111,36 @@ describe('faults: worker processes SIGKILLed repeatedly', () => {
       taskQueue,
     );
 
-    const kills: { at: number; identity: string; batches: string[]; requestsAtKill: number }[] = [];
-    // Recovery per kill, watched in the background: the first moment one of the killed
-    // worker's batches is started again by another worker (attempt > 1) or has completed.
-    const restartedAt = new Map<number, number>();
-    watching = true;
-    const watcher = (async () => {
-      const watchDeadline = Date.now() + 150_000;
-      while (watching && Date.now() < watchDeadline) {
-        const pending = await pendingBatches(handle).catch(() => undefined);
-        if (pending) {
-          kills.forEach((kill, index) => {
-            if (restartedAt.has(index) || kill.batches.length === 0) return;
-            const moved = pending.some((batch) => kill.batches.includes(batch.activityId) && !batch.identity.startsWith(kill.identity) && batch.attempt > 1);
-            const gone = kill.batches.some((id) => !pending.some((batch) => batch.activityId === id));
-            if (moved || gone) restartedAt.set(index, Date.now());
-          });
-        }
-        await sleep(250);
+    const kills: Kill[] = [];
+    const recoveries = watchRecoveries(handle, kills);
+    try {
+      for (let k = 0; k < KILLS; k += 1) {
+        await waitFor(() => site.requests.length >= 300 + k * 700, 60_000, `${300 + k * 700} requests`);
+        const victim = await busiestWorker(handle, live);
+        await victim.kill('SIGKILL');
+        const at = Date.now();
+        const requestsAtKill = site.requests.length;
+        // The server shows the dead worker's batches as started by it until their heartbeat times out.
+        const identity = `${victim.child.pid}@`;
+        const batches = (await pendingBatches(handle)).filter((batch) => batch.identity.startsWith(identity) && batch.state.endsWith('STARTED')).map((b) => b.activityId);
+        assert.ok(batches.length > 0, `kill #${k + 1} hit a worker with batches in flight`);
+        const kill: Kill = { at, identity, batches, requestsAtKill, replacementStartMs: 0 };
+        kills.push(kill);
+        const replacement = spawn();
+        live = [...live.filter((worker) => worker !== victim), replacement];
+        await replacement.ready;
+        kill.replacementStartMs = Date.now() - at;
       }
-    })();
-    for (let k = 0; k < KILLS; k += 1) {
-      await waitFor(() => site.requests.length >= 300 + k * 700, 60_000, `${300 + k * 700} requests`);
-      // The victim: the live worker running the most batches right now (there is always one).
-      let victim: WorkerProcess | undefined;
-      for (let tries = 0; tries < 40 && !victim; tries += 1) {
-        const running = (await pendingBatches(handle)).filter((batch) => batch.state.endsWith('STARTED'));
-        const load = live.map((worker) => running.filter((batch) => batch.identity.startsWith(`${worker.child.pid}@`)).length);
-        const best = load.indexOf(Math.max(...load));
-        if (load[best] > 0) victim = live[best];
-        else await sleep(50);
-      }
-      assert.ok(victim, 'some worker was running a batch');
-      await victim.kill('SIGKILL');
-      const at = Date.now();
-      const requestsAtKill = site.requests.length;
-      // After the kill the server still shows the dead worker's batches as started by it until their heartbeat times out.
-      const identity = `${victim.child.pid}@`;
-      const batches = (await pendingBatches(handle)).filter((batch) => batch.identity.startsWith(identity) && batch.state.endsWith('STARTED')).map((b) => b.activityId);
-      kills.push({ at, identity, batches, requestsAtKill });
-      const replacement = spawn();
-      live = [...live.filter((worker) => worker !== victim), replacement];
-      await replacement.ready;
+      const summary = await handle.result();
+      assert.equal(summary.status, 'completed');
+    } finally {
+      await recoveries.stop();
     }
-
-    const summary = await handle.result();
-    watching = false;
-    await watcher;
     const totalSeconds = (Date.now() - started) / 1000;
-    assert.equal(summary.status, 'completed');
     const expected = reachablePaths(site);
     const records = await readRecords(env.dataDir, 'faults-kill');
     const stats = recordStats(records, expected);
-    assert.equal(stats.duplicated, 0, 'no page recorded twice');
-    assert.equal(stats.lost, 0, 'every reachable page recorded');
-    assert.equal(stats.extra, 0, 'nothing unreachable recorded');
+    assert.deepEqual(sortedPaths(records.map((record) => record.url)), [...expected].sort(), 'the records are exactly the reachable pages, each once');
     assert.ok(records.every((record) => record.status === 200), 'every record is a 200');
 
     const counts = fetchCounts(site);
@@ -114,22 +149,18 @@ describe('faults: worker processes SIGKILLed repeatedly', () => {
     const killedBatches = kills.reduce((sum, kill) => sum + kill.batches.length, 0);
     assert.ok(maxFetches <= 2, `no page fetched more than twice (max ${maxFetches})`);
     assert.ok(refetched <= killedBatches, `at most one refetch per killed batch (${refetched} refetched, ${killedBatches} batches killed)`);
-    assert.ok(refetched <= KILLS * CONCURRENCY, `refetches <= kills x window (${refetched})`);
 
     const { outcomes, eventTypes } = await batchOutcomes(handle);
     assert.ok(!eventTypes.some((type) => /ACTIVITY_TASK_(FAILED|TIMED_OUT)/.test(type)), 'no batch failed for good');
     kills.forEach((kill, index) => {
       const done = outcomes.filter((outcome) => kill.batches.includes(outcome.activityId) && outcome.closedAt !== undefined).map((outcome) => outcome.closedAt!);
-      const firstDone = done.length ? Math.min(...done) - kill.at : NaN;
-      const restart = restartedAt.has(index) ? restartedAt.get(index)! - kill.at : NaN;
+      const restartMs = (recoveries.restartedAt.get(index) ?? NaN) - kill.at;
       const nextRequest = site.requests.slice(kill.requestsAtKill).find((request) => request.startedAt >= kill.at);
       console.log(
-        `worker-kill #${index + 1}: ${kill.batches.length} batches on the killed worker; retried elsewhere after ${seconds(restart)} s; first of them completed ${seconds(firstDone)} s after kill; next site request ${nextRequest ? nextRequest.startedAt - kill.at : NaN} ms after kill`,
+        `worker-kill #${index + 1}: ${kill.batches.length} batches on the killed worker; retried elsewhere after ${seconds(restartMs)} s (bound ${seconds(recoveryBoundMs(kill))} s, replacement ready after ${seconds(kill.replacementStartMs)} s); first of them completed ${seconds(Math.min(...done) - kill.at)} s after kill; next site request ${nextRequest ? nextRequest.startedAt - kill.at : NaN} ms after kill`,
       );
-      if (kill.batches.length > 0) {
-        assert.ok(done.length === kill.batches.length, `every batch of kill #${index + 1} completed`);
-        assert.ok(firstDone < 45_000, `kill #${index + 1} recovered within 45 s (${firstDone} ms)`);
-      }
+      assert.equal(done.length, kill.batches.length, `every batch of kill #${index + 1} completed`);
+      assert.ok(restartMs <= recoveryBoundMs(kill), `kill #${index + 1}: its batches ran again within ${recoveryBoundMs(kill)} ms (after ${restartMs} ms)`);
     });
     const retried = outcomes.filter((outcome) => outcome.attempt > 1).length;
     console.log(

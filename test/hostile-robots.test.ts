@@ -12,7 +12,7 @@ import { DEFAULT_USER_AGENT } from '../src/shared/names';
 import { hostileFixture, LOOPBACK_GUARD, ROBOTS_CAP } from './helpers/hostile-site';
 
 describe('hostile robots.txt', () => {
-  const { site, transport } = hostileFixture();
+  const { site, transport, connects } = hostileFixture();
   const store = new SqliteFrontierStore(':memory:');
   const robots = new RobotsCache(transport, 1_000);
   const policy = { userAgent: DEFAULT_USER_AGENT, guard: LOOPBACK_GUARD };
@@ -85,9 +85,13 @@ describe('hostile robots.txt', () => {
   });
 
   it('a redirect to an internal address: unavailable, and never connected to', async () => {
+    const connectsBefore = connects.length;
     const { allowed, stored } = await rulesOf('robots-private.test');
     assert.equal(stored?.status, 404);
     assert.equal(allowed('/x'), true);
+    assert.ok(site.requests.some((request) => request.host === 'robots-private.test' && request.path === '/robots.txt'), 'the redirect was served');
+    // metadata.test resolves to 169.254.169.254: the guard must stop it before any socket.
+    assert.deepEqual(connects.slice(connectsBefore), ['127.0.0.1'], 'one socket, to the site itself; none to the redirect target');
   });
 
   it('an unreachable file (no answer in time) means disallow everything', async () => {

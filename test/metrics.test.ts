@@ -52,7 +52,7 @@ describe('worker metrics endpoint', () => {
       // Every page links to ~11 pages, nearly all of them seen before: each seen link is counted once.
       assert.ok(sample(text, 'crawler_urls_dropped_total', { reason: 'already-seen' }) > pages * 5);
       assert.ok(sample(text, 'process_resident_memory_bytes') > 0, 'Node default metrics');
-      const sdk = { task_queue: taskQueue, activity_type: 'crawlBatch' };
+      const sdk = { task_queue: taskQueue, activity_type: 'fetchBatch' };
       assert.equal(
         sample(text, 'temporal_activity_execution_latency_count', sdk),
         sample(text, 'crawler_task_duration_seconds_count', { status: 'completed', type: 'batch' }),

@@ -17,11 +17,12 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../src/activities';
 import { createRenderActivities } from '../src/activities/render-batch';
 import { FileBodyStore } from '../src/bodies/body-store';
+import { RecordedConfigs } from '../src/activities/recorded-config';
 import { RobotsCache } from '../src/fetch/robots';
 import { CrawlMetrics } from '../src/observability/metrics';
 import { ChromiumRenderer, DEFAULT_CHROMIUM_PATH, type BlockedRequest } from '../src/render/chromium-renderer';
 import { parseCrawlConfig, type CrawlConfig } from '../src/shared/crawl-config';
-import type { BatchResult, CrawlBatchInput } from '../src/shared/crawl-types';
+import type { BatchResult, LegacyBatchInput } from '../src/shared/crawl-types';
 import type { PageRecord } from '../src/store/frontier-store';
 import { StoreRegistry } from '../src/store/store-registry';
 import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
@@ -42,7 +43,7 @@ describe('render batch activity (headless Chromium)', () => {
   const { transport, connects } = testTransport();
   const blocked: BlockedRequest[] = [];
   const renderer = new ChromiumRenderer(transport, { onBlocked: (request) => blocked.push(request) });
-  const deps = { stores, transport, robots: new RobotsCache(transport, 2_000), metrics: new CrawlMetrics(), workerId: 'render-test', bodies: new FileBodyStore(dataDir) };
+  const deps = { stores, transport, robots: new RobotsCache(transport, 2_000), metrics: new CrawlMetrics(), workerId: 'render-test', bodies: new FileBodyStore(dataDir), configs: new RecordedConfigs() };
   const activities = createActivities(deps);
   const { renderBatch } = createRenderActivities(deps, renderer);
   let site: SyntheticSite;
@@ -60,7 +61,7 @@ describe('render batch activity (headless Chromium)', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function seeded(seed: string, match = RENDER_MATCH): Promise<{ crawlId: string; config: CrawlConfig; batch: (n: number) => CrawlBatchInput }> {
+  async function seeded(seed: string, match = RENDER_MATCH): Promise<{ crawlId: string; config: CrawlConfig; batch: (n: number) => LegacyBatchInput }> {
     const crawlId = `render-${++crawls}`;
     const config = parseCrawlConfig({ seeds: [site.origin + seed], maxRetries: 0, render: { match: [match] } });
     await activities.seedFrontier({ crawlId, config });

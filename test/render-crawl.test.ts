@@ -123,12 +123,12 @@ describe(`rendering through Temporal: a fetch worker and a render worker (${stor
 
     const events = (await handle.fetchHistory()).events ?? [];
     const activities = scheduledActivities(events);
-    const renders = activities.filter((activity) => activity.type === 'renderBatch');
-    const fetches = activities.filter((activity) => activity.type === 'crawlBatch');
+    const renders = activities.filter((activity) => activity.type === 'browserBatch');
+    const fetches = activities.filter((activity) => activity.type === 'fetchBatch');
     assert.ok(renders.length >= 3, 'a render batch per rendered page (/app/ and its two items) at least');
     assert.ok(fetches.length >= REACHABLE.length - 3);
-    assert.equal(maxInFlight(events, 'renderBatch'), 1, 'render.maxConcurrentPages caps render batches in flight');
-    assert.ok(maxInFlight(events, 'renderBatch', 'crawlBatch') <= 4, 'perHostConcurrency counts both kinds of batch');
+    assert.equal(maxInFlight(events, 'browserBatch'), 1, 'render.maxConcurrentPages caps render batches in flight');
+    assert.ok(maxInFlight(events, 'browserBatch', 'fetchBatch') <= 4, 'perHostConcurrency counts both kinds of batch');
     for (const activity of renders) {
       assert.equal(activity.taskQueue, renderQueue, 'render batches are scheduled on the render task queue');
       assert.equal(activity.identity, 'render-worker-under-test', 'and run by the render worker');

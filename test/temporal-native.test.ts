@@ -16,6 +16,7 @@ import { projectRoot, temporalBinaryPath } from '../src/temporal/project-paths';
 import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { runCli } from './helpers/processes';
 import { sleep, waitFor } from './helpers/fixtures';
+import { decodePayload } from './helpers/histories';
 
 const execFileAsync = promisify(execFile);
 
@@ -32,10 +33,6 @@ async function listIds(env: TestTemporal, query: string, expected: number): Prom
     if (ids.length >= expected || attempt > 50) return ids;
     await sleep(200);
   }
-}
-
-function decodePayload(payload: { data?: Uint8Array | null } | null | undefined): unknown {
-  return payload?.data ? JSON.parse(Buffer.from(payload.data).toString('utf8')) : undefined;
 }
 
 describe('Temporal-native operation', () => {
@@ -68,7 +65,7 @@ describe('Temporal-native operation', () => {
 
     const history = await handle.fetchHistory();
     const summaries = (history.events ?? [])
-      .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'crawlBatch')
+      .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchBatch')
       .map((event) => decodePayload(event.userMetadata?.summary));
     assert.ok(summaries.length > 0, 'batches were scheduled');
     summaries.forEach((text, index) => assert.equal(text, `${seedHost} · batch ${index + 1} · up to ${/up to (\d+)/.exec(String(text))?.[1]} URLs`));

@@ -14,7 +14,7 @@ import { markRendered, renderMatcher } from '../src/policy/render-routing';
 import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
 import { DEFAULT_RENDER_TASK_QUEUE } from '../src/shared/names';
 import { judgeSubrequest, type Subrequest } from '../src/render/request-policy';
-import { backlogLanes } from '../src/workflows/render-lanes';
+import { backlogLanes } from '../src/scheduling/lanes';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
 import type { FrontierEntry } from '../src/store/frontier-store';
 

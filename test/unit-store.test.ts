@@ -21,7 +21,8 @@ import { SqliteFrontierStore } from '../src/store/sqlite-store';
 import { HOST_PAGE_CAP, INITIAL_PACING, type FrontierEntry, type FrontierStore, type HostPacing, type PageRecord } from '../src/store/frontier-store';
 import { openStoreBackend, UnknownCrawlError, type StoreBackend } from '../src/store/store-backend';
 import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store-url';
-import { SCHEMA_VERSION, StoreUnavailableError } from '../src/store/postgres-database';
+import { SCHEMA_VERSION } from '../src/store/postgres-database';
+import { StoreUnavailableError } from '../src/store/store-errors';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { drainHost, type RaceSide } from './helpers/store-race';
 import { PASSWORD, startTestPostgres, type TestPostgres } from './helpers/postgres';
@@ -567,10 +568,10 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     const store = await seeded(1);
     try {
       assert.equal(await store.robots(A), undefined, 'a known host without robots');
-      await store.saveRobots(A, { status: 200, body: 'User-agent: *\nDisallow: /x\n', fetchedAt: 123 });
-      await store.saveRobots('new.test', { status: null, body: '', fetchedAt: 456 });
-      assert.deepEqual(await store.robots(A), { status: 200, body: 'User-agent: *\nDisallow: /x\n', fetchedAt: 123 });
-      assert.deepEqual(await store.robots('new.test'), { status: null, body: '', fetchedAt: 456 });
+      await store.saveRobots(A, { status: 200, body: 'User-agent: *\nDisallow: /x\n', fetchedAt: 123, error: null });
+      await store.saveRobots('new.test', { status: null, body: '', fetchedAt: 456, error: 'tls-certificate' });
+      assert.deepEqual(await store.robots(A), { status: 200, body: 'User-agent: *\nDisallow: /x\n', fetchedAt: 123, error: null });
+      assert.deepEqual(await store.robots('new.test'), { status: null, body: '', fetchedAt: 456, error: 'tls-certificate' });
       assert.deepEqual((await store.snapshot(10)).hosts, [{ host: A, queued: 1 }], 'saving robots does not touch the queue');
     } finally {
       await store.close();
@@ -716,10 +717,10 @@ describe('SqliteFrontierStore files', () => {
   it('a store file from before the cap gets the count added when opened', async () => {
     const file = tempStoreFile();
     const old = new SqliteFrontierStore(file);
-    old.enqueue(Array.from({ length: 5 }, (_, n) => entry(urlA(n))));
-    old.claim('b1', A, 2);
-    old.complete('b1', pageRecord(urlA(0)), []);
-    old.close();
+    await old.enqueue(Array.from({ length: 5 }, (_, n) => entry(urlA(n))));
+    await old.claim('b1', A, 2);
+    await old.complete('b1', pageRecord(urlA(0)), []);
+    await old.close();
     const db = new Database(file);
     db.exec('ALTER TABLE hosts DROP COLUMN taken');
     db.close();
@@ -848,6 +849,10 @@ const SCHEMA_UNDO: Record<number, string> = {
       ALTER TABLE crawlflow.hosts DROP COLUMN render_queued;
       CREATE INDEX urls_queue ON crawlflow.urls (crawl, host, id) WHERE state = 0;`,
   4: 'ALTER TABLE crawlflow.hosts DROP COLUMN error_streak, DROP COLUMN throttle_delay_ms',
+  5: `ALTER TABLE crawlflow.crawls DROP COLUMN processed, DROP COLUMN fetched, DROP COLUMN errors, DROP COLUMN skipped, DROP COLUMN bytes,
+        DROP COLUMN handover;
+      DROP TABLE crawlflow.configs;`,
+  6: 'ALTER TABLE crawlflow.hosts DROP COLUMN robots_error',
 };
 
 /** Takes the database at `url` back to schema `version`, newest change first. */

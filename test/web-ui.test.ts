@@ -65,7 +65,7 @@ describe('Temporal Web UI in Chromium', () => {
 
       await page.goto(`${env.server.uiUrl}/namespaces/default/workflows/web-ui-crawl`);
       // The timeline labels each batch with its activity summary.
-      await page.getByText(`crawlBatch • ${new URL(site.origin).host} · batch 1 · up to`).first().waitFor({ timeout: 30_000 });
+      await page.getByText(`fetchBatch • ${new URL(site.origin).host} · batch 1 · up to`).first().waitFor({ timeout: 30_000 });
       const timelineShot = join(outputDir, 'web-ui-crawl-timeline.png');
       await page.screenshot({ path: timelineShot, fullPage: true });
 

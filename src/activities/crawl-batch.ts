@@ -1,7 +1,7 @@
 /**
  * The batch activity: claims up to `limit` URLs of one host, fetches and parses them one
  * after another (a batch is one connection's worth of politeness), writes each record and
- * its new links to the store, and returns counts and a frontier snapshot — never pages.
+ * its new links to the store, and returns counts and a view of the crawl — never pages.
  *
  * Liveness: a ticker heartbeats every second whatever the network does, so a slow response
  * never looks like a dead worker, and cancellation (delivered with heartbeat responses)
@@ -9,9 +9,13 @@
  *
  * Resume: the batch ID is the same on every attempt, and the store hands a retried attempt
  * the URLs its predecessor claimed and did not finish; finished ones are never redone.
+ *
+ * Outages: store calls wait out a short outage; a longer one ends the batch with a
+ * `store-unavailable` report (its claims kept under its ID), so the workflow can show the
+ * crawl waiting and have the claims given back once the store answers.
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { BatchProgress, BatchResult, CrawlBatchInput } from '../shared/crawl-types';
+import { Context } from '@temporalio/activity';
+import type { BatchProgress, BatchReport, BatchResult, LegacyBatchInput } from '../shared/crawl-types';
 import type { CrawlConfig } from '../shared/crawl-config';
 import { changesNothing, type ClaimedUrl, type FrontierStore, type HostPacing } from '../store/frontier-store';
 import { RequestStarts } from '../store/request-starts';
@@ -21,7 +25,7 @@ import { AddressGuard } from '../fetch/address-guard';
 import { fetchPage, type FetchedPage, type FetchPolicy } from '../fetch/fetch-page';
 import { markRendered, renderMatcher, type UrlMatcher } from '../policy/render-routing';
 import type { Transport } from '../fetch/transport';
-import { proxyRoute, requestProfile, RequestSecretError, type ProxyRoute, type RequestProfile } from '../fetch/request-profile';
+import { proxyRoute, requestProfile, type ProxyRoute, type RequestProfile } from '../fetch/request-profile';
 import { hostOverrideKey } from '../policy/host-overrides';
 import { hostPacingPolicy, pacingAfter, requestGapMs, type RequestOutcome } from '../policy/host-politeness';
 import { statusClass } from '../observability/metrics';
@@ -30,13 +34,32 @@ import { conditionalHeaders } from '../recrawl/change';
 import { captureRecords } from '../warc/warc-record';
 import { buildPagePolicy, failedOutcome, fetchedOutcome, skippedOutcome, withChange, type OutcomeContext, type PageOutcome, type PagePolicy } from './page-outcome';
 import type { ActivityDeps } from './deps';
+import { activityFailure } from './activity-failures';
+import { patientStore, storeWaitMetrics } from '../store/patient-store';
+import { storeOutage } from '../store/store-errors';
+import type { BatchOrder } from '../scheduling/crawl-plan';
 
 /** Waits longer than this are handed back to the workflow as durable timers. */
 export const LONG_WAIT_MS = 10_000;
 const HEARTBEAT_TICK_MS = 1_000;
-const SNAPSHOT_HOSTS = 200;
+export const SNAPSHOT_HOSTS = 200;
+/**
+ * How long a batch's store calls wait out an outage before the batch reports it. Short, so
+ * the workflow shows the wait soon; far below the heartbeat timeout (the ticker runs on).
+ */
+export const BATCH_STORE_PATIENCE_MS = 5_000;
 
 type Attempt = { page: FetchedPage } | { error: FetchErrorCode };
+
+/** One batch's work: which URLs to claim, under which config; `run` is set for batches of a 0.3 workflow run. */
+interface BatchWork {
+  crawlId: string;
+  batchId: string;
+  host: string;
+  limit: number;
+  config: CrawlConfig;
+  run?: string;
+}
 type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: number };
 
 /** A host's override and what requests to it look like. */
@@ -50,13 +73,25 @@ const NO_OVERRIDE = '';
 
 /**
  * Every request profile of the crawl, by `hosts` key: as many as the config has, however many
- * hosts the crawl meets. Built up front, so a variable missing on this worker fails the batch
- * at once, never in the middle of a redirect.
+ * hosts the crawl meets. Built up front, so a variable missing on this worker fails a batch at
+ * once, never in the middle of a redirect; kept per key, so it fails only the batches of the
+ * hosts whose requests need it.
  */
-function requestsByOverride(config: CrawlConfig): Map<string, HostRequests> {
-  const requests = new Map<string, HostRequests>([[NO_OVERRIDE, { override: undefined, profile: requestProfile(config, undefined) }]]);
-  for (const [key, override] of Object.entries(config.hosts)) requests.set(key, { override, profile: requestProfile(config, key) });
-  return requests;
+function requestsByOverride(config: CrawlConfig): (key: string) => HostRequests {
+  const build = (key: string): HostRequests | Error => {
+    const override = key === NO_OVERRIDE ? undefined : config.hosts[key];
+    try {
+      return { override, profile: requestProfile(config, override === undefined ? undefined : key) };
+    } catch (err) {
+      return err as Error;
+    }
+  };
+  const requests = new Map<string, HostRequests | Error>([NO_OVERRIDE, ...Object.keys(config.hosts)].map((key) => [key, build(key)]));
+  return (key) => {
+    const requestsOf = requests.get(key)!;
+    if (requestsOf instanceof Error) throw requestsOf;
+    return requestsOf;
+  };
 }
 
 /** What a crawl's config implies for every URL, built once per crawl and worker. */
@@ -91,8 +126,8 @@ function throwIfCancelled(signal: AbortSignal): void {
   if (signal.aborted) throw signal.reason;
 }
 
-export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchLoader(deps.transport)) {
-  const { stores, robots, metrics, workerId, bodies } = deps;
+export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = fetchLoader(deps.transport)) {
+  const { stores, robots, metrics, workerId, bodies, configs } = deps;
   const queueGauge = metrics.queueLength.labels(workerId);
   /** One policy per crawl, rebuilt when seeds are added (they join the scope and the trusted seed addresses). */
   const policies = new Map<string, CrawlPolicy & { seeds: number }>();
@@ -101,7 +136,7 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
     let policy = policies.get(crawlId);
     if (policy?.seeds !== config.seeds.length) {
       const requests = requestsByOverride(config);
-      const hostRequests = (host: string): HostRequests => requests.get(hostOverrideKey(config.hosts, host) ?? NO_OVERRIDE)!;
+      const hostRequests = (host: string): HostRequests => requests(hostOverrideKey(config.hosts, host) ?? NO_OVERRIDE);
       policy = {
         page: buildPagePolicy(config),
         guard: AddressGuard.forCrawl(config),
@@ -133,7 +168,7 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
   }
 
   async function processUrl(
-    input: CrawlBatchInput,
+    input: BatchWork,
     store: FrontierStore,
     item: ClaimedUrl,
     crawlPolicy: CrawlPolicy,
@@ -154,6 +189,7 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
     if (config.respectRobots) {
       const origin = new URL(item.url).origin;
       const rules = await robots.rules(store, `${crawlId}\n${host}`, origin, { userAgent: profile.userAgent, guard, headersFor, proxy }, signal);
+      if (rules.hostError !== null) return { outcome: withChange(failedOutcome(item, rules.hostError), context) };
       if (!rules.isAllowed(item.url)) return { outcome: withChange(skippedOutcome(item, 'robots'), context) };
       crawlDelayMs = rules.crawlDelayMs;
     }
@@ -223,45 +259,69 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
     if (alreadySeen > 0) metrics.droppedUrls.inc({ reason: 'already-seen' }, alreadySeen);
   };
 
-  async function runBatch(input: CrawlBatchInput, store: FrontierStore): Promise<BatchResult> {
+  /** Heartbeats every second; for a run that is handing over, also watches the store's word for it. */
+  function startTicker(work: BatchWork, store: FrontierStore, progress: BatchProgress, handover: { asked: boolean }): () => void {
+    const context = Context.current();
+    let checking = false;
+    const tick = (): void => {
+      context.heartbeat(progress);
+      if (work.run === undefined || checking || handover.asked) return;
+      checking = true;
+      store
+        .handedOver()
+        .then((run) => void (handover.asked = run === work.run))
+        // Not knowing only delays the hand-over to the next tick; the batch itself reports outages.
+        .catch(() => undefined)
+        .finally(() => (checking = false));
+    };
+    tick();
+    const ticker = setInterval(tick, HEARTBEAT_TICK_MS);
+    return () => clearInterval(ticker);
+  }
+
+  /** Fetches the claimed URLs in order; stops early for a long host wait or a hand-over. */
+  async function runBatch(work: BatchWork, store: FrontierStore): Promise<{ claimed: number; deferUntil: number | null }> {
     const context = Context.current();
     const signal = context.cancellationSignal;
     const resumed = context.info.heartbeatDetails as BatchProgress | undefined;
     const progress: BatchProgress = { processed: resumed?.processed ?? 0 };
     if (resumed) {
       metrics.batchResumes.inc();
-      context.log.info('resuming batch from heartbeat', { batchId: input.batchId, processed: resumed.processed, attempt: context.info.attempt });
+      context.log.info('resuming batch from heartbeat', { batchId: work.batchId, processed: resumed.processed, attempt: context.info.attempt });
     }
 
-    const claimed = await store.claim(input.batchId, input.host, input.limit, input.config.maxPagesPerHost, loader.render);
+    const claimed = await store.claim(work.batchId, work.host, work.limit, work.config.maxPagesPerHost, loader.render);
     // Each attempt writes its own file: what a failed attempt wrote is never referenced.
-    const bodyWriter = input.config.storeBodies ? bodies.writer(input.crawlId, input.batchId, context.info.attempt) : undefined;
-    const policy = policyFor(input.crawlId, input.config);
-    const pacing = { current: await store.hostPacing(input.host) };
-    const starts = new RequestStarts(store, input.host, signal);
+    const bodyWriter = work.config.storeBodies ? bodies.writer(work.crawlId, work.batchId, context.info.attempt) : undefined;
+    const policy = policyFor(work.crawlId, work.config);
+    const pacing = { current: await store.hostPacing(work.host) };
+    const starts = new RequestStarts(store, work.host, signal);
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
-    const ticker = setInterval(() => context.heartbeat(progress), HEARTBEAT_TICK_MS);
-    context.heartbeat(progress);
+    const handover = { asked: false };
+    const stopTicker = startTicker(work, store, progress, handover);
     queueGauge.inc(claimed.length);
-    trackBatch(input.crawlId, 1);
+    trackBatch(work.crawlId, 1);
     let pending = claimed.length;
     let deferUntil: number | null = null;
     try {
       for (const item of claimed) {
         throwIfCancelled(signal);
-        const result = await processUrl(input, store, item, policy, pacing, starts, signal);
+        if (handover.asked) {
+          await store.release(work.batchId);
+          break;
+        }
+        const result = await processUrl(work, store, item, policy, pacing, starts, signal);
         if ('deferUntil' in result) {
           deferUntil = result.deferUntil;
-          await store.release(input.batchId, { url: item.url, attempts: result.attempts });
+          await store.release(work.batchId, { url: item.url, attempts: result.attempts });
           metrics.hostDeferrals.inc();
           break;
         }
         const { record, discovered, dropped, capture } = result.outcome;
         if (bodyWriter && capture) record.bodyRef = await bodyWriter.append(captureRecords(capture, new Date(record.fetchedAt)));
-        const added = await store.complete(input.batchId, record, markRendered(discovered, policy.renders));
+        const added = await store.complete(work.batchId, record, markRendered(discovered, policy.renders));
         countDropped(dropped, discovered.length - added);
-        const outcome = record.error ? 'error' : record.skipped ? 'skipped' : 'fetched';
-        metrics.pages.inc({ outcome, status_class: statusClass(record.status) });
+        metrics.pages.inc({ outcome: record.error ? 'error' : record.skipped ? 'skipped' : 'fetched', status_class: statusClass(record.status) });
         metrics.bytes.inc(record.bytes);
         progress.processed += 1;
         pending -= 1;
@@ -270,30 +330,60 @@ export function createCrawlBatch(deps: ActivityDeps, loader: PageLoader = fetchL
       stopTimer({ status: deferUntil === null ? 'completed' : 'deferred' });
     } catch (err) {
       stopTimer({ status: signal.aborted ? 'cancelled' : 'failed' });
-      if (signal.aborted) await store.release(input.batchId);
-      trackBatch(input.crawlId, -1);
+      if (signal.aborted) await store.release(work.batchId);
       throw err;
     } finally {
-      clearInterval(ticker);
+      stopTicker();
+      trackBatch(work.crawlId, -1);
       queueGauge.dec(pending);
       await bodyWriter?.close();
       await starts.settled();
     }
-    const totals = await store.batchTotals(input.batchId);
-    const frontier = await store.snapshot(SNAPSHOT_HOSTS);
-    frontierSizes.set(input.crawlId, frontier.queued);
-    trackBatch(input.crawlId, -1);
-    context.log.info('batch finished', { batchId: input.batchId, host: input.host, claimed: claimed.length, ...totals, deferUntil });
-    return { batchId: input.batchId, host: input.host, claimed: claimed.length, totals, deferUntil, frontier };
+    context.log.info('batch finished', { batchId: work.batchId, host: work.host, claimed: claimed.length, deferUntil });
+    return { claimed: claimed.length, deferUntil };
   }
 
-  return async function crawlBatch(input: CrawlBatchInput): Promise<BatchResult> {
+  /** The store as a batch uses it: patient through short outages, with the wait on the metrics. */
+  const batchStore = (store: FrontierStore, signal: AbortSignal): FrontierStore =>
+    patientStore(store, { patienceMs: BATCH_STORE_PATIENCE_MS, signal, onWait: storeWaitMetrics(metrics) });
+
+  /** A batch of the 0.3 workflow: the config comes from the store, the result is a view of the crawl. */
+  async function orderedBatch(order: BatchOrder, store: FrontierStore): Promise<BatchReport> {
+    const recorded = await configs.get(store, order);
+    const config = recorded.delayMs === order.delayMs ? recorded : { ...recorded, delayMs: order.delayMs };
+    const { claimed, deferUntil } = await runBatch({ ...order, config }, store);
+    const view = await store.view(SNAPSHOT_HOSTS);
+    frontierSizes.set(order.crawlId, view.queued);
+    updateCrawlGauges();
+    return { kind: 'done', batchId: order.batchId, host: order.host, claimed, deferUntil, view };
+  }
+
+  /** A batch of a crawl started by 0.2.0: the config comes with it, the result has its totals and snapshot. */
+  async function legacyBatch(input: LegacyBatchInput, store: FrontierStore): Promise<BatchResult> {
+    const { claimed, deferUntil } = await runBatch(input, store);
+    const totals = await store.batchTotals(input.batchId);
+    const frontier = await store.snapshot(SNAPSHOT_HOSTS);
+    return { batchId: input.batchId, host: input.host, claimed, totals, deferUntil, frontier };
+  }
+
+  /** Runs `work` on the batch's store; a store outage that outlasted the batch's patience is returned. */
+  async function onStore<T>(crawlId: string, work: (store: FrontierStore) => Promise<T>, onOutage: (message: string) => T | undefined): Promise<T> {
+    const context = Context.current();
     try {
-      return await stores.use(input.crawlId, (store) => runBatch(input, store));
+      return await stores.use(crawlId, (store) => work(batchStore(store, context.cancellationSignal)));
     } catch (err) {
-      // A variable missing on this worker stays missing: retrying the batch cannot help.
-      if (err instanceof RequestSecretError) throw ApplicationFailure.nonRetryable(err.message, err.name);
-      throw err;
+      const outage = context.cancellationSignal.aborted ? undefined : storeOutage(err);
+      const reported = outage && onOutage(outage.message);
+      if (reported !== undefined) return reported;
+      throw activityFailure(err, context.info.attempt);
     }
+  }
+
+  return {
+    /** A batch ordered by the 0.3 workflow; a long store outage is reported, not failed. */
+    ordered: (order: BatchOrder): Promise<BatchReport> =>
+      onStore(order.crawlId, (store) => orderedBatch(order, store), (message) => ({ kind: 'store-unavailable', batchId: order.batchId, host: order.host, message })),
+    /** A batch of a crawl started by 0.2.0, which retries an outage as a failed attempt. */
+    legacy: (input: LegacyBatchInput): Promise<BatchResult> => onStore(input.crawlId, (store) => legacyBatch(input, store), () => undefined),
   };
 }

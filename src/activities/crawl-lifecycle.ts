@@ -1,49 +1,103 @@
-/** The small activities around the batches: seeding the frontier, giving up a batch, finishing. */
-import type { BatchRef, BatchTotals, CrawlTotals, FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
+/**
+ * The small activities around the batches: opening a crawl (config recorded, seeds queued),
+ * adding seeds, giving up a batch, waiting out a store outage, handing a run's batches over,
+ * finishing. The 0.2.0 ones (`seedFrontier`, `addSeeds`) still serve crawls that release started.
+ */
+import { Context } from '@temporalio/activity';
+import type { AbandonInput, BatchTotals, CrawlTotals, CrawlView, FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
 import { buildNormalizer } from '../policy/normalize-url';
 import { markRendered, renderMatcher } from '../policy/render-routing';
-import type { CrawlConfig } from '../shared/crawl-config';
-import type { FrontierEntry } from '../store/frontier-store';
-import type { StoreRegistry } from '../store/store-registry';
+import { parseCrawlConfig, parseSeeds, type CrawlConfig } from '../shared/crawl-config';
+import type { FrontierEntry, FrontierStore } from '../store/frontier-store';
+import { patientStore, storeWaitMetrics } from '../store/patient-store';
 import { markGone } from '../recrawl/mark-gone';
 import { checkPreviousCrawl } from '../recrawl/previous-crawl';
+import { planOf, type CrawlPlan } from '../scheduling/crawl-plan';
+import { classified, UNCLASSIFIED } from './activity-failures';
+import { appendSeeds, recordConfig } from './recorded-config';
+import { SNAPSHOT_HOSTS } from './crawl-batch';
+import type { ActivityDeps } from './deps';
 
-const SNAPSHOT_HOSTS = 200;
+const HEARTBEAT_TICK_MS = 1_000;
 
 /** Seeds under the crawl's normalization rules (scope and filters do not apply to them), marked for rendering by `render.match`. */
-function seedEntries(config: Pick<CrawlConfig, 'seeds' | 'normalize' | 'render'>): FrontierEntry[] {
+function seedEntries(config: Pick<CrawlConfig, 'seeds' | 'normalize' | 'render'>, seeds = config.seeds): FrontierEntry[] {
   const normalizeUrl = buildNormalizer(config.normalize);
-  const entries = config.seeds.flatMap((seed) => {
+  const entries = seeds.flatMap((seed) => {
     const url = normalizeUrl(seed);
     return url ? [{ url, host: new URL(url).host, depth: 0 }] : [];
   });
   return markRendered(entries, renderMatcher(config));
 }
 
-export function createLifecycleActivities(stores: StoreRegistry) {
+export interface OpenedCrawl {
+  plan: CrawlPlan;
+  view: CrawlView;
+}
+
+export function createLifecycleActivities({ stores, metrics }: Pick<ActivityDeps, 'stores' | 'metrics'>) {
+  /** `work` on the crawl's store, its errors classified for Temporal's retries. */
+  const onStore = <T>(crawlId: string, work: (store: FrontierStore) => Promise<T>): Promise<T> =>
+    classified(Context.current().info.attempt, () => stores.use(crawlId, work));
+
   return {
-    /** Idempotent: seeds already in the frontier are not added again. */
-    async seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
-      if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
-      return stores.use(crawlId, async (store) => {
-        await store.enqueue(seedEntries(config));
-        return store.snapshot(SNAPSHOT_HOSTS);
+    /**
+     * Resolves the crawl's input (the one schema, with its defaults) once, records it in the
+     * store, and queues the seeds. Idempotent: a retry, or a run reset to before it, finds the
+     * config recorded and the seeds seen.
+     */
+    openCrawl({ crawlId, input }: { crawlId: string; input: unknown }): Promise<OpenedCrawl> {
+      return classified(Context.current().info.attempt, async () => {
+        const config = parseCrawlConfig(input);
+        if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
+        return stores.use(crawlId, async (store) => {
+          const configVersion = await recordConfig(store, config);
+          await store.enqueue(seedEntries(config));
+          return { plan: planOf(config, configVersion), view: await store.view(SNAPSHOT_HOSTS) };
+        });
       });
     },
 
-    /** Seeds added to a running crawl: like seedFrontier, and says how many were new. */
-    addSeeds({ crawlId, config }: SeedFrontierInput): Promise<{ added: number; frontier: FrontierSnapshot }> {
-      return stores.use(crawlId, async (store) => {
-        const added = await store.enqueue(seedEntries(config));
-        return { added, frontier: await store.snapshot(SNAPSHOT_HOSTS) };
+    /** Seeds added to a running crawl: they join the recorded config (a new version) and the frontier. */
+    appendSeeds({ crawlId, urls }: { crawlId: string; urls: string[] }): Promise<{ added: number; configVersion: number; view: CrawlView }> {
+      return onStore(crawlId, async (store) => {
+        const seeds = parseSeeds(urls);
+        const { version, config } = await appendSeeds(store, seeds);
+        const added = await store.enqueue(seedEntries(config, seeds));
+        return { added, configVersion: version, view: await store.view(SNAPSHOT_HOSTS) };
       });
     },
 
-    /** A batch that kept failing: its unfinished URLs get a final `batch-failed` record. */
-    abandonBatch({ crawlId, batchId }: BatchRef): Promise<BatchTotals> {
-      return stores.use(crawlId, async (store) => {
-        await store.abandon(batchId, 'batch-failed', new Date().toISOString());
-        return store.batchTotals(batchId);
+    /** The crawl's current view: what a continued run starts from. */
+    crawlView({ crawlId }: { crawlId: string }): Promise<CrawlView> {
+      return onStore(crawlId, (store) => store.view(SNAPSHOT_HOSTS));
+    },
+
+    /** Asks the batches of `run` to stop after their current page and give the rest back. */
+    handOver({ crawlId, run }: { crawlId: string; run: string }): Promise<void> {
+      return onStore(crawlId, (store) => store.handOver(run));
+    },
+
+    /**
+     * Waits, heartbeating, until the store answers again, then gives back the claims of the
+     * batches the outage stopped (`release`), so their URLs are crawled by later batches.
+     */
+    awaitStore({ crawlId, release }: { crawlId: string; release: string[] }): Promise<CrawlView> {
+      const context = Context.current();
+      const ticker = setInterval(() => context.heartbeat(), HEARTBEAT_TICK_MS);
+      context.heartbeat();
+      return onStore(crawlId, async (raw) => {
+        const store = patientStore(raw, { patienceMs: Number.POSITIVE_INFINITY, signal: context.cancellationSignal, onWait: storeWaitMetrics(metrics) });
+        for (const batchId of release) await store.release(batchId);
+        return store.view(SNAPSHOT_HOSTS);
+      }).finally(() => clearInterval(ticker));
+    },
+
+    /** A batch that failed for good: its unfinished URLs get a final record with the failure's code. */
+    abandonBatch({ crawlId, batchId, failure }: AbandonInput): Promise<BatchTotals & { view: CrawlView }> {
+      return onStore(crawlId, async (store) => {
+        await store.abandon(batchId, failure?.code ?? UNCLASSIFIED, new Date().toISOString());
+        return { ...(await store.batchTotals(batchId)), view: await store.view(SNAPSHOT_HOSTS) };
       });
     },
 
@@ -52,7 +106,7 @@ export function createLifecycleActivities(stores: StoreRegistry) {
      * recrawl that reached everything it could records the previous crawl's unreached URLs as gone.
      */
     finishCrawl({ crawlId, recrawlOf }: { crawlId: string; recrawlOf?: string }): Promise<CrawlTotals> {
-      return stores.use(crawlId, async (store) => {
+      return onStore(crawlId, async (store) => {
         await store.releaseAll();
         if (recrawlOf !== undefined && (await store.totals()).queued === 0) {
           await stores.use(recrawlOf, (previous) => markGone(previous, store, new Date().toISOString()));
@@ -60,5 +114,23 @@ export function createLifecycleActivities(stores: StoreRegistry) {
         return store.totals();
       });
     },
+
+    /** 0.2.0: idempotent seeding with the config in the input. */
+    async seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
+      if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
+      return stores.use(crawlId, async (store) => {
+        await store.enqueue(seedEntries(config));
+        return store.snapshot(SNAPSHOT_HOSTS);
+      });
+    },
+
+    /** 0.2.0: seeds added to a running crawl, with the config in the input. */
+    addSeeds({ crawlId, config }: SeedFrontierInput): Promise<{ added: number; frontier: FrontierSnapshot }> {
+      return stores.use(crawlId, async (store) => {
+        const added = await store.enqueue(seedEntries(config));
+        return { added, frontier: await store.snapshot(SNAPSHOT_HOSTS) };
+      });
+    },
   };
 }
+

@@ -4,6 +4,7 @@ import type { Transport } from '../fetch/transport';
 import type { RobotsCache } from '../fetch/robots';
 import type { CrawlMetrics } from '../observability/metrics';
 import type { BodyStore } from '../bodies/body-store';
+import type { RecordedConfigs } from './recorded-config';
 
 export interface ActivityDeps {
   stores: StoreRegistry;
@@ -13,4 +14,6 @@ export interface ActivityDeps {
   workerId: string;
   /** Where `storeBodies` crawls keep page bodies. */
   bodies: BodyStore;
+  /** Each crawl's recorded config, as this worker last read it. */
+  configs: RecordedConfigs;
 }

@@ -1,7 +1,9 @@
 /**
  * The activities a crawl worker registers. Workflows import this module's *type* only.
+ * `fetchBatch` serves crawls of this release; `crawlBatch`, `seedFrontier` and `addSeeds`
+ * serve runs of crawls started by 0.2.0 until they end.
  */
-import { createCrawlBatch } from './crawl-batch';
+import { createBatchActivities } from './crawl-batch';
 import { createLifecycleActivities } from './crawl-lifecycle';
 import { createSitemapDiscovery } from './sitemap-discovery';
 import type { ActivityDeps } from './deps';
@@ -9,10 +11,12 @@ import type { ActivityDeps } from './deps';
 export type { ActivityDeps } from './deps';
 
 export function createActivities(deps: ActivityDeps) {
+  const batches = createBatchActivities(deps);
   return {
-    crawlBatch: createCrawlBatch(deps),
+    fetchBatch: batches.ordered,
+    crawlBatch: batches.legacy,
     discoverSitemaps: createSitemapDiscovery(deps),
-    ...createLifecycleActivities(deps.stores),
+    ...createLifecycleActivities(deps),
   };
 }
 

@@ -8,7 +8,7 @@
 import { fetchPage } from '../fetch/fetch-page';
 import type { Transport } from '../fetch/transport';
 import type { ChromiumRenderer } from '../render/chromium-renderer';
-import { createCrawlBatch, type PageLoader } from './crawl-batch';
+import { createBatchActivities, type PageLoader } from './crawl-batch';
 import type { ActivityDeps } from './deps';
 
 export function renderLoader(transport: Transport, renderer: ChromiumRenderer): PageLoader {
@@ -23,9 +23,13 @@ export function renderLoader(transport: Transport, renderer: ChromiumRenderer): 
   };
 }
 
-/** The activities a render worker registers (and nothing else: it runs no workflows). */
+/**
+ * The activities a render worker registers (and nothing else: it runs no workflows):
+ * `browserBatch` for crawls of this release, `renderBatch` for crawls started by 0.2.0.
+ */
 export function createRenderActivities(deps: ActivityDeps, renderer: ChromiumRenderer) {
-  return { renderBatch: createCrawlBatch(deps, renderLoader(deps.transport, renderer)) };
+  const batches = createBatchActivities(deps, renderLoader(deps.transport, renderer));
+  return { browserBatch: batches.ordered, renderBatch: batches.legacy };
 }
 
 export type RenderActivities = ReturnType<typeof createRenderActivities>;

@@ -5,22 +5,27 @@
  * (the frontier's enqueue is idempotent).
  */
 import { Context } from '@temporalio/activity';
-import type { FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
+import type { CrawlView, SeedFrontierInput } from '../shared/crawl-types';
 import { AddressGuard } from '../fetch/address-guard';
 import { readSitemaps, type SitemapReport } from '../discovery/read-sitemaps';
 import { buildUrlPolicy } from '../policy/url-policy';
 import type { ActivityDeps } from './deps';
+import type { ConfigRef } from './recorded-config';
 
 const HEARTBEAT_TICK_MS = 1_000;
 const SNAPSHOT_HOSTS = 200;
 
 export interface SitemapDiscoveryResult extends SitemapReport {
-  frontier: FrontierSnapshot;
+  /** The crawl after the sitemaps' URLs were queued (a 0.2.0 run reads it as its snapshot). */
+  frontier: CrawlView;
 }
 
-export function createSitemapDiscovery({ stores, transport, robots, metrics }: ActivityDeps) {
-  return function discoverSitemaps({ crawlId, config }: SeedFrontierInput): Promise<SitemapDiscoveryResult> {
+/** `input` names the crawl's recorded config, or (0.2.0 runs) carries the config itself. */
+export function createSitemapDiscovery({ stores, transport, robots, metrics, configs }: ActivityDeps) {
+  return function discoverSitemaps(input: ConfigRef | SeedFrontierInput): Promise<SitemapDiscoveryResult> {
+    const { crawlId } = input;
     return stores.use(crawlId, async (store) => {
+      const config = 'config' in input ? input.config : await configs.get(store, input);
       const context = Context.current();
       const ticker = setInterval(() => context.heartbeat(), HEARTBEAT_TICK_MS);
       context.heartbeat();
@@ -41,7 +46,7 @@ export function createSitemapDiscovery({ stores, transport, robots, metrics }: A
         const { failures, ...counts } = report;
         context.log.info('sitemaps read', { crawlId, ...counts });
         for (const failure of failures) context.log.warn('sitemap not read', { crawlId, ...failure });
-        return { ...report, frontier: await store.snapshot(SNAPSHOT_HOSTS) };
+        return { ...report, frontier: await store.view(SNAPSHOT_HOSTS) };
       } finally {
         clearInterval(ticker);
       }

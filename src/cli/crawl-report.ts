@@ -91,15 +91,6 @@ export function workflowEnd(err: WorkflowFailedError): { outcome: WorkflowEnd; r
   return { outcome, reason: cause?.message ?? err.message };
 }
 
-/** A crawl followed to its end (`crawlflow crawl`) that ended without a summary: why, in one line. */
-export class CrawlEndedBadlyError extends Error {
-  readonly code = 'crawl-ended-badly';
-  constructor(crawlId: string, err: WorkflowFailedError) {
-    const { outcome, reason } = workflowEnd(err);
-    super(`crawl ${crawlId} ${outcome}: ${reason}`);
-  }
-}
-
 /** Why a workflow that returned no summary ended: its failure's cause, as Temporal recorded it. */
 async function failureOf(handle: CrawlHandle): Promise<string | null> {
   try {

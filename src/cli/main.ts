@@ -4,7 +4,7 @@
  * started), 130 interrupted.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { resolve } from 'node:path';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
@@ -19,13 +19,13 @@ import { PortInUseError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
 import { commonOptions, print, storeConfigOf, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
-import { StoreUnavailableError } from '../store/postgres-database';
+import { StoreUnavailableError } from '../store/store-errors';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
-import { CrawlEndedBadlyError, NoWorkerAnsweredError, summaryLines, webUiLine } from './crawl-report';
+import { NoWorkerAnsweredError, summaryLines, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, crawlRequestFrom, integer, UsageError, type CrawlFlags } from './crawl-options';
-import { runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
+import { CrawlFailedError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 
 const EXIT_FAILURE = 1;
@@ -77,9 +77,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
       logger,
       clientPlugins: [tracing.plugin],
     }),
-  ).catch((err: unknown) => {
-    throw err instanceof WorkflowFailedError ? new CrawlEndedBadlyError(crawlId, err) : err;
-  });
+  );
   reportRun(run, out, flags.format, flags.json);
 }
 
@@ -209,9 +207,9 @@ async function main(argv: string[]): Promise<number> {
       return EXIT_FAILURE;
     }
     if (
+      err instanceof CrawlFailedError ||
       err instanceof NoTemporalServerError ||
       err instanceof NoWorkerAnsweredError ||
-      err instanceof CrawlEndedBadlyError ||
       err instanceof WorkflowNotFoundError ||
       err instanceof UnknownCrawlError ||
       err instanceof StoreUnavailableError ||
@@ -226,7 +224,13 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv).then((code) => {
-  logger.flush();
-  process.exitCode = code;
-});
+main(process.argv)
+  .then((code) => {
+    logger.flush();
+    process.exitCode = code;
+  })
+  // main() turns every command's error into an exit code; this only catches a failing flush.
+  .catch((err: unknown) => {
+    process.stderr.write(`crawlflow: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = EXIT_FAILURE;
+  });

@@ -4,7 +4,7 @@
  * this process (and a render worker on the crawl's render task queue when it renders); with
  * TEMPORAL_ADDRESS it relies on the cluster's workers.
  */
-import type { ClientPlugin } from '@temporalio/client';
+import { WorkflowFailedError, type ClientPlugin } from '@temporalio/client';
 import type { Logger } from '../observability/logger';
 import { crawlHandle, startCrawl } from '../client/crawl-client';
 import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
@@ -15,6 +15,7 @@ import type { CrawlSummary } from '../shared/crawl-types';
 import type { StoreConfig } from '../store/store-url';
 import { followProgress } from './progress';
 import { assertChromium } from '../render/chromium-renderer';
+import { workflowEnd } from './crawl-report';
 
 export interface RunCrawlOptions {
   crawlId: string;
@@ -35,6 +36,15 @@ export interface CrawlRun {
   summary: CrawlSummary;
   lines: number;
   uiUrl: string | undefined;
+}
+
+/** The crawl's workflow ended without a summary (failed, terminated, ...); the message says why, in one line. */
+export class CrawlFailedError extends Error {
+  readonly code = 'crawl-failed';
+  constructor(crawlId: string, err: WorkflowFailedError) {
+    const { outcome, reason } = workflowEnd(err);
+    super(`crawl ${crawlId} ${outcome}: ${reason}`);
+  }
 }
 
 export class WorkerStoppedError extends Error {
@@ -78,7 +88,14 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
             `the worker stopped before crawl ${options.crawlId} finished; it is durable: run \`crawlflow worker\` to continue it`,
           );
         });
-        const summary = await Promise.race([crawlHandle(client, options.crawlId).result(), ...(workerStopped ? [workerStopped] : [])]);
+        const result = crawlHandle(client, options.crawlId)
+          .result()
+          .catch((err: unknown) => {
+            // The crawl's own failure (its cause) is what the user needs, not the client's wrapper.
+            if (err instanceof WorkflowFailedError) throw new CrawlFailedError(options.crawlId, err);
+            throw err;
+          });
+        const summary = await Promise.race([result, ...(workerStopped ? [workerStopped] : [])]);
         const lines = await exportResults(options.format, options.store, options.crawlId, options.out);
         return { summary, lines, uiUrl };
       } finally {

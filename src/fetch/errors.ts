@@ -15,6 +15,9 @@ export const FETCH_ERROR_CODES = [
   'bad-redirect',
   'blocked-address',
   'network',
+  // The server's TLS certificate was refused: not signed by a trusted CA, issued for another
+  // name, expired or not yet valid. Asking again gets the same certificate.
+  'tls-certificate',
   // A page whose scripts the browser could not run to the end (see src/render).
   'render-failed',
 ] as const;
@@ -53,6 +56,26 @@ export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 425, 429, 5
 /** Statuses whose Retry-After header we honour by deferring the whole host. */
 export const BACKOFF_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
+/** OpenSSL's verification failures (as Node names them) and Node's host name check. */
+const CERTIFICATE_ERRORS = [
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'CERT_CHAIN_TOO_LONG',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_NOT_YET_VALID',
+  'CERT_HAS_EXPIRED',
+  'CERT_REVOKED',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'INVALID_CA',
+  'INVALID_PURPOSE',
+  'HOSTNAME_MISMATCH',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+];
+
 /** Node and undici error codes, mapped onto ours. */
 const TRANSPORT_CODES: Readonly<Record<string, FetchErrorCode>> = {
   UND_ERR_HEADERS_OVERFLOW: 'too-large',
@@ -75,6 +98,7 @@ const TRANSPORT_CODES: Readonly<Record<string, FetchErrorCode>> = {
   Z_DATA_ERROR: 'bad-content',
   Z_BUF_ERROR: 'truncated',
   ERR_INVALID_URL: 'bad-redirect',
+  ...Object.fromEntries(CERTIFICATE_ERRORS.map((code) => [code, 'tls-certificate' as const])),
 };
 
 /**

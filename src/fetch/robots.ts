@@ -1,6 +1,7 @@
 /**
  * robots.txt, with RFC 9309 semantics: a 2xx body is parsed (robots-parser); a 4xx means no
  * rules; a 5xx or an unreachable file means "disallow everything" until it is fetched again.
+ * An unreachable file keeps its cause, so a host whose certificate is refused shows as that.
  * Redirects are followed up to five hops; a file we cannot get to through them (more hops, a
  * loop, a blocked address) is unavailable, like a 4xx. A file over 512 KiB is parsed up to
  * there. The fetched file is kept in the frontier store, so all workers of a crawl share one
@@ -18,6 +19,11 @@ export interface RobotsRules {
   crawlDelayMs: number | null;
   /** The file's `Sitemap:` URLs (absolute, as written). */
   sitemaps: string[];
+  /**
+   * Set when robots.txt failed in a way every page of the host would fail too (a refused TLS
+   * certificate): its pages are recorded with this error, not as skipped for robots.txt.
+   */
+  hostError: FetchErrorCode | null;
 }
 
 const ROBOTS_MAX_BYTES = 512 * 1024; // RFC 9309 asks parsers to handle at least 500 KiB
@@ -28,6 +34,9 @@ const ROBOTS_RETRY_MS = 500;
 const DISALLOW_ALL = 'User-agent: *\nDisallow: /\n';
 /** Recorded for a file that is unavailable without a status of its own: no rules, like a 404. */
 const UNAVAILABLE_STATUS = 404;
+
+/** Failures of the host rather than of the file: no page of it can be fetched either. */
+const HOST_ERRORS: ReadonlySet<string> = new Set<FetchErrorCode>(['tls-certificate']);
 
 /** Failures that mean the file is unavailable (RFC 9309 section 2.3.1.2), not that the server is in trouble. */
 const UNAVAILABLE_ERRORS: ReadonlySet<FetchErrorCode> = new Set(['too-many-redirects', 'redirect-loop', 'bad-redirect', 'blocked-address']);
@@ -71,6 +80,7 @@ function rulesFrom(robotsUrl: string, record: RobotsRecord, userAgent: string): 
     isAllowed: (url) => parsed.isAllowed(url, userAgent) !== false,
     crawlDelayMs: delay === undefined ? null : delay * 1000,
     sitemaps: parsed.getSitemaps(),
+    hostError: status === null && record.error !== null && HOST_ERRORS.has(record.error) ? (record.error as FetchErrorCode) : null,
   };
 }
 
@@ -117,15 +127,15 @@ export class RobotsCache {
           await sleep(ROBOTS_RETRY_MS * attempt, undefined, { signal });
           continue;
         }
-        return { status: response.status, body: response.body ? parsedPart(response.body) : '', fetchedAt: Date.now() };
+        return { status: response.status, body: response.body ? parsedPart(response.body) : '', fetchedAt: Date.now(), error: null };
       } catch (err) {
         if (signal.aborted) throw err;
-        if (err instanceof FetchError && UNAVAILABLE_ERRORS.has(err.code)) return { status: UNAVAILABLE_STATUS, body: '', fetchedAt: Date.now() };
+        if (err instanceof FetchError && UNAVAILABLE_ERRORS.has(err.code)) return { status: UNAVAILABLE_STATUS, body: '', fetchedAt: Date.now(), error: null };
         if (err instanceof FetchError && RETRYABLE_ERROR_CODES.has(err.code) && attempt < ROBOTS_ATTEMPTS) {
           await sleep(ROBOTS_RETRY_MS * attempt, undefined, { signal });
           continue;
         }
-        return { status: null, body: '', fetchedAt: Date.now() };
+        return { status: null, body: '', fetchedAt: Date.now(), error: err instanceof FetchError ? err.code : 'network' };
       }
     }
   }

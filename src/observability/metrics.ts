@@ -81,6 +81,18 @@ export class CrawlMetrics {
     registers: [this.registry],
   });
 
+  readonly storeWaiting = new Gauge({
+    name: 'crawler_store_waiting_calls',
+    help: 'Store calls of this worker waiting for the frontier store to answer again (an outage: the crawl is paused, nothing is lost).',
+    registers: [this.registry],
+  });
+
+  readonly storeWaitSeconds = new Counter({
+    name: 'crawler_store_wait_seconds_total',
+    help: 'Time store calls spent waiting for the frontier store to answer again.',
+    registers: [this.registry],
+  });
+
   readonly frontierQueued = new Gauge({
     name: 'crawler_frontier_queued',
     help: 'URLs waiting in the frontiers of the crawls this worker is running batches for (latest snapshot of each).',

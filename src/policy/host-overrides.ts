@@ -10,7 +10,7 @@ import type { HostOverride } from '../shared/politeness-config';
  * `hostKey`): its exact key, else the longest `*.domain` pattern it falls under (a pattern
  * matches subdomains, not the domain itself, and carries the port like any host key).
  */
-export function hostOverrideKey(hosts: Readonly<Record<string, HostOverride>>, host: string): string | undefined {
+export function hostOverrideKey(hosts: Readonly<Record<string, unknown>>, host: string): string | undefined {
   if (Object.hasOwn(hosts, host)) return host;
   let best: string | undefined;
   for (const pattern of Object.keys(hosts)) {

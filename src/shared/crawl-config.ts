@@ -187,8 +187,11 @@ export type CrawlInput = z.input<typeof crawlConfigSchema>;
 /** What the code uses: defaults applied, durations in milliseconds. */
 export type CrawlConfig = z.output<typeof crawlConfigSchema>;
 
+/** The code of an invalid crawl input, wherever it is found. */
+export const INVALID_CONFIG = 'invalid-config';
+
 export class InvalidCrawlConfigError extends Error {
-  readonly code = 'invalid-config';
+  readonly code = INVALID_CONFIG;
   constructor(
     readonly field: string,
     readonly reason: string,

@@ -3,16 +3,17 @@
  * names, never page contents or URL lists, so workflow history stays small.
  */
 import type { CrawlConfig } from './crawl-config';
-import type { BatchTotals, CrawlTotals, FrontierSnapshot } from '../store/frontier-store';
+import type { BatchTotals, CrawlTotals, CrawlView, FrontierSnapshot } from '../store/frontier-store';
 
-export type { BatchTotals, CrawlTotals, FrontierSnapshot } from '../store/frontier-store';
+export type { BatchTotals, CrawlTotals, CrawlView, FrontierSnapshot } from '../store/frontier-store';
 
 export interface SeedFrontierInput {
   crawlId: string;
   config: CrawlConfig;
 }
 
-export interface CrawlBatchInput {
+/** The batch input of crawls started by 0.2.0 (the whole config in every input); still served for their runs. */
+export interface LegacyBatchInput {
   crawlId: string;
   /** Derived from the crawl ID and a sequence number: the same on every retry of the batch. */
   batchId: string;
@@ -22,6 +23,22 @@ export interface CrawlBatchInput {
   config: CrawlConfig;
 }
 
+/**
+ * How a batch ended, when it did not fail: done (possibly early, when its host asked for a
+ * long wait), or stopped because the store could not be reached for longer than a batch waits.
+ * A batch stopped that way keeps its claims under its ID until the workflow has them released.
+ */
+export type BatchReport =
+  | { kind: 'done'; batchId: string; host: string; claimed: number; deferUntil: number | null; view: CrawlView }
+  | { kind: 'store-unavailable'; batchId: string; host: string; message: string };
+
+/** Why a batch failed for good: a stable code (the error class's) and a message naming the cause. */
+export interface BatchFailure {
+  code: string;
+  message: string;
+}
+
+/** The result of a 0.2.0 batch. */
 export interface BatchResult {
   batchId: string;
   host: string;
@@ -42,7 +59,34 @@ export interface BatchRef {
   batchId: string;
 }
 
-export type CrawlStatus = 'running' | 'paused' | 'stopping' | 'completed' | 'max-pages-reached' | 'deadline-exceeded' | 'stopped' | 'cancelled';
+/** A batch that failed for good: its unfinished URLs are recorded with the failure's code. */
+export interface AbandonInput extends BatchRef {
+  failure?: BatchFailure;
+}
+
+export type CrawlStatus =
+  | 'running'
+  | 'paused'
+  | 'stopping'
+  | 'waiting-for-store'
+  | 'failing'
+  | 'completed'
+  | 'max-pages-reached'
+  | 'deadline-exceeded'
+  | 'stopped'
+  | 'cancelled'
+  | 'failed';
+
+/** Batches that failed for good, by cause. */
+export interface FailureTally extends BatchFailure {
+  batches: number;
+}
+
+/** Set while the crawl waits for its store to answer again. */
+export interface StoreWait {
+  since: number;
+  message: string;
+}
 
 export interface CrawlProgress {
   crawlId: string;
@@ -58,16 +102,21 @@ export interface CrawlProgress {
   hostsInFlight: string[];
   startedAt: number;
   run: number;
+  storeWait: StoreWait | null;
+  failures: FailureTally[];
 }
 
 export interface CrawlSummary {
   crawlId: string;
-  status: Exclude<CrawlStatus, 'running' | 'paused' | 'stopping'>;
+  /** A crawl that fails (every batch failed the same way) ends as a failed workflow, not with a summary. */
+  status: Exclude<CrawlStatus, 'running' | 'paused' | 'stopping' | 'waiting-for-store' | 'failing' | 'failed'>;
   totals: CrawlTotals;
   batches: number;
   runs: number;
   startedAt: number;
   finishedAt: number;
+  /** Batches that failed for good, by cause (absent when none did, and in 0.2.0 summaries). */
+  failures?: FailureTally[];
 }
 
 export interface HostState {

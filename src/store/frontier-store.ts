@@ -12,6 +12,8 @@
  *   It also enforces the per-host page cap, in the same atomic step, so the cap holds
  *   across workers.
  * - `complete` writes a URL's record once; a second completion of the same URL is ignored.
+ *   It and `abandon` keep the crawl's running totals in the same transaction, and every change
+ *   to the queue or the totals moves the version on.
  * - `startRequest` is the one place that spaces requests to a host; `updatePacing` is
  *   the one place that changes a host's shared pacing state (backoff, AutoThrottle), atomically.
  */
@@ -96,6 +98,15 @@ export interface BatchTotals {
   bytes: number;
 }
 
+/**
+ * The crawl as the scheduler sees it: the frontier snapshot and the crawl's totals, read
+ * together, so the totals a running crawl shows are the store's (one truth) and of two views
+ * the one with the larger version is the newer.
+ */
+export interface CrawlView extends FrontierSnapshot {
+  totals: BatchTotals;
+}
+
 export interface CrawlTotals extends BatchTotals {
   queued: number;
   discovered: number;
@@ -140,11 +151,30 @@ export function changesNothing(current: HostPacing, { pacing, notBefore }: Pacin
   return notBefore === null && pacing.errorStreak === current.errorStreak && pacing.throttleDelayMs === current.throttleDelayMs;
 }
 
+/** What finishing one URL with `record` adds to the crawl's totals. */
+export function finishedTotals(record: Pick<PageRecord, 'status' | 'error' | 'skipped' | 'bytes'>): BatchTotals {
+  return {
+    processed: 1,
+    fetched: record.status === null ? 0 : 1,
+    errors: record.error === null ? 0 : 1,
+    skipped: record.skipped === null ? 0 : 1,
+    bytes: record.bytes,
+  };
+}
+
+/** A version of the crawl's resolved config, as JSON (see activities/crawl-config-store.ts). */
+export interface StoredConfig {
+  version: number;
+  config: string;
+}
+
 export interface RobotsRecord {
   /** HTTP status of robots.txt, or null when it could not be fetched at all. */
   status: number | null;
   body: string;
   fetchedAt: number;
+  /** Why it could not be fetched (a fetch error code), when status is null. */
+  error: string | null;
 }
 
 export interface FrontierStore {
@@ -197,6 +227,18 @@ export interface FrontierStore {
   robots(host: string): Promise<RobotsRecord | undefined>;
   saveRobots(host: string, record: RobotsRecord): Promise<void>;
   snapshot(maxHosts: number): Promise<FrontierSnapshot>;
+  /** The snapshot and the crawl's running totals, read together. */
+  view(maxHosts: number): Promise<CrawlView>;
+  /** Records a version of the crawl's config; a version already recorded is kept as it is. */
+  saveConfig(version: number, config: string): Promise<void>;
+  latestConfig(): Promise<StoredConfig | undefined>;
+  /**
+   * Tells the batches of workflow run `run` to stop after the page they are on and give the
+   * rest back: the run is about to continue-as-new (see the batch's heartbeat ticker).
+   */
+  handOver(run: string): Promise<void>;
+  /** The run whose batches are to hand over, if any. */
+  handedOver(): Promise<string | undefined>;
   batchTotals(batchId: string): Promise<BatchTotals>;
   totals(): Promise<CrawlTotals>;
   /** Every record, in the order URLs were first seen; read in pages, so memory stays flat. */

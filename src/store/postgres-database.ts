@@ -8,6 +8,7 @@
  * entries and migrations by the number of crawls, and an integer key keeps every index narrow.
  */
 import { Pool, types, type PoolClient } from 'pg';
+import { StoreUnavailableError } from './store-errors';
 
 export const QUEUED = 0;
 export const CLAIMED = 1;
@@ -86,6 +87,28 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE crawlflow.hosts
      ADD COLUMN error_streak integer NOT NULL DEFAULT 0,
      ADD COLUMN throttle_delay_ms bigint;`,
+  // The crawl's running totals, kept by the statements that finish URLs (counted from the rows
+  // written before); its recorded configs; the run whose batches are to hand over.
+  `ALTER TABLE crawlflow.crawls
+     ADD COLUMN processed bigint NOT NULL DEFAULT 0,
+     ADD COLUMN fetched bigint NOT NULL DEFAULT 0,
+     ADD COLUMN errors bigint NOT NULL DEFAULT 0,
+     ADD COLUMN skipped bigint NOT NULL DEFAULT 0,
+     ADD COLUMN bytes bigint NOT NULL DEFAULT 0,
+     ADD COLUMN handover text;
+   UPDATE crawlflow.crawls c SET processed = t.processed, fetched = t.fetched, errors = t.errors, skipped = t.skipped, bytes = t.bytes
+   FROM (SELECT crawl, count(*) AS processed, count(status) AS fetched, count(error) AS errors, count(skipped) AS skipped,
+           coalesce(sum(bytes), 0) AS bytes
+         FROM crawlflow.urls WHERE state = ${DONE} GROUP BY crawl) t
+   WHERE c.id = t.crawl;
+   CREATE TABLE crawlflow.configs (
+     crawl integer NOT NULL REFERENCES crawlflow.crawls (id) ON DELETE CASCADE,
+     version integer NOT NULL,
+     config text NOT NULL,
+     PRIMARY KEY (crawl, version)
+   );`,
+  // Why robots.txt could not be fetched; NULL for files fetched before.
+  `ALTER TABLE crawlflow.hosts ADD COLUMN robots_error text;`,
 ];
 
 /** The schema version a migrated database is at. */
@@ -97,10 +120,6 @@ const MIGRATION_LOCK = 0x63726177; // "craw"
 /** Errors after which a transaction is simply run again: deadlock and serialization failure. */
 const RETRYABLE = new Set(['40P01', '40001']);
 const MAX_ATTEMPTS = 5;
-
-export class StoreUnavailableError extends Error {
-  readonly code = 'store-unavailable';
-}
 
 /** bigint columns (versions, epoch milliseconds, byte sums) as numbers: exact up to 2^53. */
 const numericTypes = {

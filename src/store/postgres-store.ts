@@ -18,6 +18,7 @@ import {
   type BatchTotals,
   type ClaimedUrl,
   type CrawlTotals,
+  type CrawlView,
   type FrontierEntry,
   type FrontierSnapshot,
   type FrontierStore,
@@ -29,6 +30,7 @@ import {
   type RobotsRecord,
   requestStartAt,
   type RequestStart,
+  type StoredConfig,
 } from './frontier-store';
 import { CLAIMED, DONE, GONE, QUEUED, type PostgresDatabase } from './postgres-database';
 import { RECORD_COLUMN_NAMES, storedFields, toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
@@ -76,7 +78,23 @@ const COMPLETE = `
     WHERE crawl = $1 AND ${byUrl(6)} AND batch_id = $7 AND state = ${CLAIMED}
     RETURNING 1),
   ${insertEntries('WHERE EXISTS (SELECT 1 FROM done)')}
-  ${bumpVersionAfter('counted', '(SELECT sum(n) FROM per_host)::int AS added')}`;
+  UPDATE crawlflow.crawls SET version = version + 1, processed = processed + 1,
+    fetched = fetched + CASE WHEN $8 IS NULL THEN 0 ELSE 1 END, errors = errors + CASE WHEN $9 IS NULL THEN 0 ELSE 1 END,
+    skipped = skipped + CASE WHEN $10 IS NULL THEN 0 ELSE 1 END, bytes = bytes + $16
+  WHERE id = $1 AND EXISTS (SELECT 1 FROM done) AND (SELECT count(*) FROM counted) >= 0
+  RETURNING (SELECT sum(n) FROM per_host)::int AS added`;
+
+/** A URL claimed only to be skipped keeps that record: it was never going to be fetched. */
+const ABANDON = `
+  WITH failed AS (
+    UPDATE crawlflow.urls SET state = ${DONE}, error = CASE WHEN skipped IS NULL THEN $3 END, fetched_at = $4
+    WHERE crawl = $1 AND batch_id = $2 AND state = ${CLAIMED}
+    RETURNING skipped)
+  UPDATE crawlflow.crawls SET version = version + 1, processed = processed + (SELECT count(*) FROM failed),
+    errors = errors + (SELECT count(*) FROM failed WHERE skipped IS NULL),
+    skipped = skipped + (SELECT count(*) FROM failed WHERE skipped IS NOT NULL)
+  WHERE id = $1
+  RETURNING (SELECT count(*) FROM failed)::int AS abandoned`;
 
 /**
  * Puts claimed URLs matching `filter` back in the queue, each of its kind (to fetch or to
@@ -148,6 +166,12 @@ const SNAPSHOT = `
        FROM (SELECT host, queued, render_queued FROM crawlflow.hosts WHERE crawl = $1 AND queued > 0
              ORDER BY queued DESC, host COLLATE "C" LIMIT $2) b) AS hosts
   FROM crawlflow.crawls c WHERE c.id = $1`;
+
+const VIEW = SNAPSHOT.replace(
+  'FROM crawlflow.crawls c',
+  `, json_build_object('processed', c.processed, 'fetched', c.fetched, 'errors', c.errors, 'skipped', c.skipped, 'bytes', c.bytes) AS totals
+  FROM crawlflow.crawls c`,
+);
 
 /** The shared record columns, with noindex (boolean here) read as SQLite's 1/0. */
 const RECORD_COLUMNS = RECORD_COLUMN_NAMES.map((column) => (column === 'noindex' ? 'noindex::int AS noindex' : column)).join(', ');
@@ -234,13 +258,8 @@ export class PostgresFrontierStore implements FrontierStore {
   }
 
   async abandon(batchId: string, error: string, at: string): Promise<number> {
-    // A URL claimed only to be skipped keeps that record: it was never going to be fetched.
-    const { rowCount } = await this.run(
-      `UPDATE crawlflow.urls SET state = ${DONE}, error = CASE WHEN skipped IS NULL THEN $3 END, fetched_at = $4
-       WHERE crawl = $1 AND batch_id = $2 AND state = ${CLAIMED}`,
-      [batchId, error, at],
-    );
-    return rowCount;
+    const { rows } = await this.run<{ abandoned: number }>(ABANDON, [batchId, error, at]);
+    return rows[0]?.abandoned ?? 0;
   }
 
   async releaseAll(): Promise<number> {
@@ -295,26 +314,49 @@ export class PostgresFrontierStore implements FrontierStore {
   }
 
   async robots(host: string): Promise<RobotsRecord | undefined> {
-    const { rows } = await this.run<{ robots_status: number | null; robots_body: string | null; robots_fetched_at: number }>(
-      'SELECT robots_status, robots_body, robots_fetched_at FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 AND robots_fetched_at IS NOT NULL',
+    const { rows } = await this.run<{ robots_status: number | null; robots_body: string | null; robots_fetched_at: number; robots_error: string | null }>(
+      'SELECT robots_status, robots_body, robots_fetched_at, robots_error FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 AND robots_fetched_at IS NOT NULL',
       [host],
     );
     const row = rows[0];
-    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at };
+    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at, error: row.robots_error };
   }
 
   async saveRobots(host: string, record: RobotsRecord): Promise<void> {
     await this.run(
-      `INSERT INTO crawlflow.hosts (crawl, host, robots_status, robots_body, robots_fetched_at) VALUES ($1, $2, $3, $4, $5)
+      `INSERT INTO crawlflow.hosts (crawl, host, robots_status, robots_body, robots_fetched_at, robots_error) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (crawl, host) DO UPDATE SET robots_status = excluded.robots_status, robots_body = excluded.robots_body,
-         robots_fetched_at = excluded.robots_fetched_at`,
-      [host, record.status, record.body, record.fetchedAt],
+         robots_fetched_at = excluded.robots_fetched_at, robots_error = excluded.robots_error`,
+      [host, record.status, record.body, record.fetchedAt, record.error],
     );
   }
 
   async snapshot(maxHosts: number): Promise<FrontierSnapshot> {
     const { rows } = await this.run<FrontierSnapshot>(SNAPSHOT, [maxHosts]);
     return rows[0];
+  }
+
+  async view(maxHosts: number): Promise<CrawlView> {
+    const { rows } = await this.run<CrawlView>(VIEW, [maxHosts]);
+    return rows[0];
+  }
+
+  async saveConfig(version: number, config: string): Promise<void> {
+    await this.run('INSERT INTO crawlflow.configs (crawl, version, config) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [version, config]);
+  }
+
+  async latestConfig(): Promise<StoredConfig | undefined> {
+    const { rows } = await this.run<StoredConfig>('SELECT version, config FROM crawlflow.configs WHERE crawl = $1 ORDER BY version DESC LIMIT 1', []);
+    return rows[0];
+  }
+
+  async handOver(run: string): Promise<void> {
+    await this.run('UPDATE crawlflow.crawls SET handover = $2 WHERE id = $1', [run]);
+  }
+
+  async handedOver(): Promise<string | undefined> {
+    const { rows } = await this.run<{ handover: string | null }>('SELECT handover FROM crawlflow.crawls WHERE id = $1', []);
+    return rows[0]?.handover ?? undefined;
   }
 
   async batchTotals(batchId: string): Promise<BatchTotals> {

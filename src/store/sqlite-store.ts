@@ -12,6 +12,7 @@ import {
   type BatchTotals,
   type ClaimedUrl,
   type CrawlTotals,
+  type CrawlView,
   type FrontierEntry,
   type FrontierSnapshot,
   type FrontierStore,
@@ -24,6 +25,8 @@ import {
   type RobotsRecord,
   requestStartAt,
   type RequestStart,
+  finishedTotals,
+  type StoredConfig,
 } from './frontier-store';
 import { RECORD_COLUMNS, storedFields, toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
 
@@ -73,12 +76,25 @@ const SCHEMA = `
     throttle_delay_ms INTEGER,
     robots_status INTEGER,
     robots_body TEXT,
-    robots_fetched_at INTEGER
+    robots_fetched_at INTEGER,
+    robots_error TEXT
   );
   CREATE INDEX IF NOT EXISTS hosts_with_backlog ON hosts (queued) WHERE queued > 0;
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
   INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0);
+  CREATE TABLE IF NOT EXISTS configs (version INTEGER PRIMARY KEY, config TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS handover (id INTEGER PRIMARY KEY CHECK (id = 1), run TEXT NOT NULL);
 `;
+
+/**
+ * The crawl's running totals, kept in the transactions that finish URLs so a view never scans
+ * the queue. A file written before it gets the row counted from its records.
+ */
+const TOTALS_SCHEMA = `
+  CREATE TABLE totals (id INTEGER PRIMARY KEY CHECK (id = 1), processed INTEGER NOT NULL, fetched INTEGER NOT NULL,
+    errors INTEGER NOT NULL, skipped INTEGER NOT NULL, bytes INTEGER NOT NULL);
+  INSERT INTO totals SELECT 1, count(*), coalesce(sum(status IS NOT NULL), 0), coalesce(sum(error IS NOT NULL), 0),
+    coalesce(sum(skipped IS NOT NULL), 0), coalesce(sum(bytes), 0) FROM urls WHERE state = ${DONE};`;
 
 /**
  * Brings a file written by an older version up to date: runs `migration` when `table` lacks
@@ -115,6 +131,9 @@ function migrate(db: Database.Database): void {
   for (const column of CONTENT_COLUMNS) addMissingColumn(db, 'urls', column, `ALTER TABLE urls ADD COLUMN ${column} TEXT`);
   // Claims select by (host, kind): fetch batches must not step over a host's render backlog.
   db.exec('CREATE INDEX IF NOT EXISTS urls_by_host_kind_state ON urls (host, render, state, id)');
+  db.transaction(() => {
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'totals'").get() === undefined) db.exec(TOTALS_SCHEMA);
+  }).immediate();
   // Files written before per-host backoff and AutoThrottle: every host starts with a clean slate.
   addMissingColumn(
     db,
@@ -123,12 +142,15 @@ function migrate(db: Database.Database): void {
     `ALTER TABLE hosts ADD COLUMN error_streak INTEGER NOT NULL DEFAULT 0;
      ALTER TABLE hosts ADD COLUMN throttle_delay_ms INTEGER;`,
   );
+  // Files written before robots.txt failures kept their cause: none recorded for old ones.
+  addMissingColumn(db, 'hosts', 'robots_error', 'ALTER TABLE hosts ADD COLUMN robots_error TEXT');
 }
 
 /** Queued URLs added (or, negative, taken away) per host: all of them, and those to render. */
 type QueuedChange = { n: number; render: number };
 
 const RECORDS_PAGE = 500;
+const BUSY_TIMEOUT_MS = 250;
 
 /** Where a crawl's file lives: crawl IDs are user text, so they are encoded for the file name. */
 export function crawlStorePath(dataDir: string, crawlId: string): string {
@@ -153,8 +175,11 @@ export class SqliteFrontierStore implements FrontierStore {
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    // Several worker processes may share the file: wait for a writer instead of failing.
-    this.db.pragma('busy_timeout = 10000');
+    // Several worker processes may share the file: wait for a writer instead of failing. The
+    // wait blocks the event loop (better-sqlite3 is synchronous), so it stays well under the
+    // heartbeat timeout; a lock held longer surfaces as SQLITE_BUSY, which batches wait out
+    // without blocking (see store-errors.ts).
+    this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.db.exec(SCHEMA);
     migrate(this.db);
     const db = this.db;
@@ -182,6 +207,19 @@ export class SqliteFrontierStore implements FrontierStore {
            last_modified = @lastModified, content_hash = @contentHash, change = @change, body_ref = @bodyRef
          WHERE url = @url AND batch_id = @batchId AND state = ${CLAIMED}`,
       ),
+      countFinished: db.prepare(
+        `UPDATE totals SET processed = processed + @processed, fetched = fetched + @fetched, errors = errors + @errors,
+           skipped = skipped + @skipped, bytes = bytes + @bytes`,
+      ),
+      unfinishedTotals: db.prepare(
+        `SELECT count(*) AS processed, 0 AS fetched, coalesce(sum(skipped IS NULL), 0) AS errors,
+           coalesce(sum(skipped IS NOT NULL), 0) AS skipped, 0 AS bytes FROM urls WHERE batch_id = ? AND state = ${CLAIMED}`,
+      ),
+      runningTotals: db.prepare('SELECT processed, fetched, errors, skipped, bytes FROM totals'),
+      saveConfig: db.prepare('INSERT INTO configs (version, config) VALUES (?, ?) ON CONFLICT (version) DO NOTHING'),
+      latestConfig: db.prepare('SELECT version, config FROM configs ORDER BY version DESC LIMIT 1'),
+      handOver: db.prepare('INSERT INTO handover (id, run) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET run = excluded.run'),
+      handedOver: db.prepare('SELECT run FROM handover').pluck(),
       unfinishedByHost: db.prepare(
         `SELECT host, count(*) AS n, sum(render) AS render, sum(skipped IS NULL) AS taken FROM urls WHERE batch_id = ? AND state = ${CLAIMED} GROUP BY host`,
       ),
@@ -206,11 +244,11 @@ export class SqliteFrontierStore implements FrontierStore {
          ON CONFLICT (host) DO UPDATE SET error_streak = excluded.error_streak, throttle_delay_ms = excluded.throttle_delay_ms,
            next_request_at = max(next_request_at, excluded.next_request_at)`,
       ),
-      robots: db.prepare('SELECT robots_status, robots_body, robots_fetched_at FROM hosts WHERE host = ? AND robots_fetched_at IS NOT NULL'),
+      robots: db.prepare('SELECT robots_status, robots_body, robots_fetched_at, robots_error FROM hosts WHERE host = ? AND robots_fetched_at IS NOT NULL'),
       saveRobots: db.prepare(
-        `INSERT INTO hosts (host, robots_status, robots_body, robots_fetched_at) VALUES (?, ?, ?, ?)
+        `INSERT INTO hosts (host, robots_status, robots_body, robots_fetched_at, robots_error) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (host) DO UPDATE SET robots_status = excluded.robots_status, robots_body = excluded.robots_body,
-           robots_fetched_at = excluded.robots_fetched_at`,
+           robots_fetched_at = excluded.robots_fetched_at, robots_error = excluded.robots_error`,
       ),
       backlog: db.prepare('SELECT host, queued, render_queued AS rendering FROM hosts WHERE queued > 0 ORDER BY queued DESC, host LIMIT ?'),
       totalQueued: db.prepare('SELECT coalesce(sum(queued), 0) FROM hosts WHERE queued > 0').pluck(),
@@ -291,14 +329,21 @@ export class SqliteFrontierStore implements FrontierStore {
         fields: storedFields(record.fields),
       }).changes;
       // A URL completed twice (a zombie attempt racing its retry) keeps its first record.
-      return written === 1 ? insertEntries(discovered) : 0;
+      if (written !== 1) return 0;
+      s.countFinished.run(finishedTotals(record));
+      s.bumpVersion.run();
+      return insertEntries(discovered);
     });
     this.releaseTx = db.transaction((batchId: string, retried?: { url: string; attempts: number }) => {
       if (retried) s.setAttempts.run(retried.attempts, retried.url, batchId);
       requeueUnfinished(s.unfinishedByHost.all(batchId) as Array<{ host: string; n: number; render: number; taken: number }>);
       return s.releaseBatch.run(batchId).changes;
     });
-    this.abandonTx = db.transaction((batchId: string, error: string, at: string) => s.abandonBatch.run(error, at, batchId).changes);
+    this.abandonTx = db.transaction((batchId: string, error: string, at: string) => {
+      s.countFinished.run(s.unfinishedTotals.get(batchId));
+      s.bumpVersion.run();
+      return s.abandonBatch.run(error, at, batchId).changes;
+    });
     this.releaseAllTx = db.transaction(() => {
       requeueUnfinished(s.claimedByHost.all() as Array<{ host: string; n: number; render: number; taken: number }>);
       return s.releaseAll.run().changes;
@@ -375,23 +420,47 @@ export class SqliteFrontierStore implements FrontierStore {
 
   async robots(host: string): Promise<RobotsRecord | undefined> {
     const row = this.statements.robots.get(host) as
-      | { robots_status: number | null; robots_body: string | null; robots_fetched_at: number }
+      | { robots_status: number | null; robots_body: string | null; robots_fetched_at: number; robots_error: string | null }
       | undefined;
-    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at };
+    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at, error: row.robots_error };
   }
 
   async saveRobots(host: string, record: RobotsRecord): Promise<void> {
-    this.statements.saveRobots.run(host, record.status, record.body, record.fetchedAt);
+    this.statements.saveRobots.run(host, record.status, record.body, record.fetchedAt, record.error);
   }
 
   async snapshot(maxHosts: number): Promise<FrontierSnapshot> {
-    return this.db.transaction(() => ({
+    return this.db.transaction(() => this.snapshotNow(maxHosts))();
+  }
+
+  private snapshotNow(maxHosts: number): FrontierSnapshot {
+    return {
       version: this.statements.version.get() as number,
       queued: this.statements.totalQueued.get() as number,
       hosts: (this.statements.backlog.all(maxHosts) as Array<Required<HostBacklog>>).map(({ host, queued, rendering }) =>
         rendering > 0 ? { host, queued, rendering } : { host, queued },
       ),
-    }))();
+    };
+  }
+
+  async view(maxHosts: number): Promise<CrawlView> {
+    return this.db.transaction(() => ({ ...this.snapshotNow(maxHosts), totals: this.statements.runningTotals.get() as BatchTotals }))();
+  }
+
+  async saveConfig(version: number, config: string): Promise<void> {
+    this.statements.saveConfig.run(version, config);
+  }
+
+  async latestConfig(): Promise<StoredConfig | undefined> {
+    return this.statements.latestConfig.get() as StoredConfig | undefined;
+  }
+
+  async handOver(run: string): Promise<void> {
+    this.statements.handOver.run(run);
+  }
+
+  async handedOver(): Promise<string | undefined> {
+    return this.statements.handedOver.get() as string | undefined;
   }
 
   async batchTotals(batchId: string): Promise<BatchTotals> {

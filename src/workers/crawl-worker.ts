@@ -10,13 +10,14 @@ import { createActivities } from '../activities';
 import { createRenderActivities } from '../activities/render-batch';
 import { ChromiumRenderer, type ChromiumRendererOptions } from '../render/chromium-renderer';
 import { RobotsCache } from '../fetch/robots';
-import { UndiciTransport } from '../fetch/transport';
+import { UndiciTransport, type UndiciTransportOptions } from '../fetch/transport';
 import type { CrawlMetrics } from '../observability/metrics';
 import { StoreRegistry } from '../store/store-registry';
 import { prebuiltWorkflowBundle } from './workflow-bundle';
 import { openStoreBackend, type StoreBackend } from '../store/store-backend';
 import type { StoreConfig } from '../store/store-url';
 import { FileBodyStore } from '../bodies/body-store';
+import { RecordedConfigs } from '../activities/recorded-config';
 
 export interface CrawlWorkerOptions {
   connection: NativeConnection;
@@ -32,6 +33,8 @@ export interface CrawlWorkerOptions {
   plugins?: WorkerPlugin[];
   /** Makes this a render worker: `maxConcurrentBatches` is then the pages it renders at once. */
   render?: ChromiumRendererOptions;
+  /** The fetch transport's connector; a test seam (see UndiciTransportOptions). */
+  network?: Pick<UndiciTransportOptions, 'connect'>;
 }
 
 export interface CrawlWorker {
@@ -70,7 +73,7 @@ export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<Cr
 
 async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, backend: StoreBackend): Promise<CrawlWorker> {
   const stores = new StoreRegistry(backend.open);
-  const transport = new UndiciTransport({ connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, connectionsPerOrigin: 64 });
+  const transport = new UndiciTransport({ connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, connectionsPerOrigin: 64, ...options.network });
   const deps = {
     stores,
     transport,
@@ -78,6 +81,7 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
     metrics: options.metrics,
     workerId,
     bodies: new FileBodyStore(options.store.dataDir),
+    configs: new RecordedConfigs(),
   };
   const renderer =
     options.render &&

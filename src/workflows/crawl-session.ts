@@ -1,13 +1,13 @@
 /**
- * crawlSession: the single durable owner of one crawl. It schedules batch activities over a
- * sliding window, enforcing the crawl's global and per-host concurrency and its page budget;
- * it turns long host waits (Retry-After, Crawl-delay) into durable timers; it pauses,
- * resumes, stops, honours its deadline and cancellation, and continues-as-new before its
- * history grows large. The frontier itself lives in the store: the workflow holds only
- * counters and the latest frontier snapshot (hosts with backlog), so its state stays small.
+ * crawlSession: the durable owner of one crawl, a thin driver over the pure CrawlScheduler
+ * (src/scheduling). It opens the crawl (the `openCrawl` activity resolves and records the
+ * config once; history holds only the plan), launches the batches the scheduler asks for,
+ * feeds their reports back, turns host holds into durable timers, waits out store outages,
+ * answers queries, signals and updates, and continues-as-new before its history grows large.
+ *
+ * Executions started by 0.2.0 carry no scheduler-v2 marker and run the 0.2.0 workflow.
  */
 import {
-  ActivityCancellationType,
   allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
@@ -16,387 +16,379 @@ import {
   isCancellation,
   log,
   patched,
-  proxyActivities,
   setCurrentDetails,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CrawlActivities } from '../activities';
-import type { RenderActivities } from '../activities/render-batch';
-import {
-  InvalidCrawlConfigError,
-  parseCrawlConfig,
-  parseLimitsChange,
-  parseSeeds,
-  type CrawlConfig,
-  type CrawlInput,
-  type CrawlLimits,
-} from '../shared/crawl-config';
-import type { BatchResult, BatchTotals, CrawlBatchInput, CrawlProgress, CrawlStatus, CrawlSummary, FrontierSnapshot, HostState } from '../shared/crawl-types';
-import {
-  addSeedsUpdate,
-  frontierQuery,
-  hostQuery,
-  pauseSignal,
-  progressQuery,
-  resumeSignal,
-  setLimitsUpdate,
-  stopUpdate,
-} from '../shared/messages';
-import { addTotals, describeProgress, emptyTotals, indexedAttributes } from './crawl-state';
-import { backlogLanes, RENDER_QUEUE_PATCH, renderBatchOptions, type Lane } from './render-lanes';
-import { hostOverride } from '../policy/host-overrides';
+import type { CrawlInput, CrawlLimits } from '../shared/crawl-config';
+import { INVALID_CONFIG, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
+import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FrontierStats, HostState } from '../shared/crawl-types';
+import { addSeedsUpdate, frontierQuery, hostQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
+import { CrawlScheduler, initialSchedulerState, type Launch, type Outcome, type SchedulerState } from '../scheduling/crawl-scheduler';
+import type { BatchOrder, CrawlPlan } from '../scheduling/crawl-plan';
+import { batchFailure, discovery, lifecycle, runBatch, storeWatch } from './crawl-activities';
+import { crawlSessionV02, isLegacyContinuation, type CrawlSessionInput as V02Input } from './crawl-session-v0.2';
+import { describeProgress, indexedAttributes, validateWith } from './crawl-state';
 
-/** What one run hands to the next across continue-as-new: counters and cursors only. */
-export interface CarriedState {
-  run: number;
-  startedAt: number;
-  deadlineAt: number | null;
-  paused: boolean;
-  totals: BatchTotals;
-  batchSeq: number;
-  batchesCompleted: number;
-  frontier: FrontierSnapshot;
-  hostReadyAt: Record<string, number>;
-  /** Since 0.2.0 (absent in runs continued from 0.1.0). */
-  limits?: CrawlLimits;
-  addedSeeds?: string[];
-  stopping?: boolean;
-}
-
-export type CrawlSessionInput = CrawlInput & { continued?: CarriedState };
-
-type RunOutcome = 'completed' | 'max-pages-reached' | 'stopped' | 'continue-as-new';
-
-const HEARTBEAT_TIMEOUT = '10s';
-/** Room per URL in a batch's start-to-close timeout, on top of its fetch attempts. */
-const PER_URL_OVERHEAD_MS = 15_000;
+/** Patch: executions of this release schedule through CrawlScheduler; 0.2.0 histories have no marker. */
+export const SCHEDULER_V2_PATCH = 'crawl-scheduler-v2';
 /** Search attributes are upserted on status changes and every this many batches. */
 const INDEX_EVERY_BATCHES = 25;
-/** Patch: executions started by 0.2.0+ keep search attributes up to date; 0.1.0 histories had none. */
-export const SEARCH_ATTRIBUTES_PATCH = 'crawl-search-attributes';
-/** Patch: executions started by 0.3.0+ read sitemaps after seeding; earlier histories had no such step. */
-export const SITEMAPS_PATCH = 'crawl-sitemaps';
 
-function validated(input: CrawlSessionInput): { config: CrawlConfig; continued?: CarriedState } {
-  const { continued, ...rest } = input;
-  try {
-    return { config: parseCrawlConfig(rest), continued };
-  } catch (err) {
-    if (err instanceof InvalidCrawlConfigError) throw ApplicationFailure.nonRetryable(err.message, 'InvalidCrawlConfig');
-    throw err;
-  }
+/** What a run hands to the next across continue-as-new. */
+export interface CarriedCrawl {
+  plan: CrawlPlan;
+  scheduler: SchedulerState;
+  startedAt: number;
+  run: number;
 }
 
-/** Update validators throw; the rejection reaches the caller and nothing enters history. */
-function validateWith<T>(parse: (input: unknown) => T): (input: unknown) => void {
-  return (input) => {
-    try {
-      parse(input);
-    } catch (err) {
-      if (err instanceof InvalidCrawlConfigError) throw new Error(err.message);
-      throw err;
-    }
-  };
+export type CrawlSessionInput = CrawlInput | V02Input | { continued: CarriedCrawl };
+
+interface Opened {
+  plan: CrawlPlan;
+  scheduler: SchedulerState;
+  startedAt: number;
+  run: number;
+  fresh: boolean;
 }
-
-function batchOptions(config: CrawlConfig) {
-  const perUrlMs = config.timeoutMs * (config.maxRetries + 1) + PER_URL_OVERHEAD_MS;
-  return {
-    startToCloseTimeout: config.batchSize * perUrlMs + 60_000,
-    // Heartbeats come from a ticker, not from page progress, so this only has to cover the
-    // worker-to-server network: a dead worker's batch is retried within ~10 s.
-    heartbeatTimeout: HEARTBEAT_TIMEOUT,
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
-  };
-}
-
-const lifecycle = proxyActivities<CrawlActivities>({
-  startToCloseTimeout: '2m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
-});
-
-/** Reading sitemaps is many fetches: heartbeated, and a failure leaves the crawl to its seeds. */
-const discovery = proxyActivities<CrawlActivities>({
-  startToCloseTimeout: '1h',
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 3 },
-  summary: 'reading sitemaps',
-});
 
 export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSummary> {
-  const { config, continued } = validated(input);
-  const crawlId = workflowInfo().workflowId;
-  const root = CancellationScope.current();
-  const indexed = patched(SEARCH_ATTRIBUTES_PATCH);
-  const startedAt = continued?.startedAt ?? Date.now();
-  const state: Required<CarriedState> = {
-    run: 1,
-    startedAt,
-    deadlineAt: config.deadline === undefined ? null : startedAt + config.deadline,
-    paused: false,
-    totals: emptyTotals(),
-    batchSeq: 0,
-    batchesCompleted: 0,
-    frontier: { version: -1, queued: 0, hosts: [] },
-    hostReadyAt: {},
-    limits: { concurrency: config.concurrency, perHostConcurrency: config.perHostConcurrency, delayMs: config.delayMs },
-    addedSeeds: [],
-    stopping: false,
-    ...continued,
-  };
+  if (!patched(SCHEDULER_V2_PATCH)) return crawlSessionV02(input as V02Input);
+  // Queries, signals and updates are answered from the first task on, also while the crawl opens.
+  const messages = new EarlyMessages();
+  const run = new CrawlRun(await open(input));
+  return run.run(messages);
+}
 
-  // Only crawls that render schedule render batches; the marker is recorded only for them.
-  const renders = config.render !== undefined && patched(RENDER_QUEUE_PATCH);
-  const inFlight = new Map<string, { host: string; limit: number; render?: boolean }>();
-  /** URLs handed to batches since the current snapshot arrived, per host. */
-  let launchedSinceSnapshot = new Map<string, number>();
-  let changed = false;
-  let draining = false;
-  let status: CrawlStatus = state.stopping ? 'stopping' : state.paused ? 'paused' : 'running';
+/**
+ * Handlers for the moments before the crawl is open: progress says so, signals and updates
+ * wait and are applied to the crawl once it is.
+ */
+class EarlyMessages {
+  private run: CrawlRun | undefined;
+  private readonly startedAt = Date.now();
 
-  /** The config batches run with: seeds added and limits changed while the crawl runs. */
-  const batchConfig = (): CrawlConfig => ({ ...config, ...state.limits, seeds: [...config.seeds, ...state.addedSeeds] });
-
-  const setStatus = (next: CrawlStatus): void => {
-    status = next;
-    changed = true;
-    if (indexed) indexedAttributes(crawlId, config.seeds[0], status, state.totals.processed);
-  };
-
-  const hostBatches = (host: string): number => {
-    let n = 0;
-    for (const batch of inFlight.values()) if (batch.host === host) n += 1;
-    return n;
-  };
-
-  const hostState = (host: string): HostState => ({
-    host,
-    queued: state.frontier.hosts.find((entry) => entry.host === host)?.queued ?? 0,
-    batchesInFlight: hostBatches(host),
-    readyAt: (state.hostReadyAt[host] ?? 0) > Date.now() ? state.hostReadyAt[host] : null,
-  });
-
-  const progress = (): CrawlProgress => ({
-    crawlId,
-    status,
-    ...state.totals,
-    queued: state.frontier.queued,
-    batchesInFlight: inFlight.size,
-    batchesCompleted: state.batchesCompleted,
-    hostsInFlight: [...new Set([...inFlight.values()].map((batch) => batch.host))],
-    startedAt: state.startedAt,
-    run: state.run,
-  });
-
-  setHandler(progressQuery, progress);
-  setHandler(frontierQuery, () => ({
-    queued: state.frontier.queued,
-    snapshotVersion: state.frontier.version,
-    hosts: state.frontier.hosts.slice(0, 50).map(({ host }) => hostState(host)),
-  }));
-  setHandler(hostQuery, hostState);
-  setHandler(pauseSignal, () => {
-    state.paused = true;
-    if (!state.stopping) setStatus('paused');
-  });
-  setHandler(resumeSignal, () => {
-    state.paused = false;
-    if (!state.stopping) setStatus('running');
-  });
-  setHandler(
-    setLimitsUpdate,
-    (change) => {
-      state.limits = { ...state.limits, ...parseLimitsChange(change) };
-      changed = true;
-      return state.limits;
-    },
-    { validator: validateWith(parseLimitsChange) },
-  );
-  setHandler(
-    addSeedsUpdate,
-    async (urls) => {
-      const seeds = parseSeeds(urls);
-      state.addedSeeds = [...new Set([...state.addedSeeds, ...seeds])];
-      const { added, frontier } = await lifecycle.addSeeds({ crawlId, config: { ...batchConfig(), seeds } });
-      acceptSnapshot(frontier);
-      changed = true;
-      return added;
-    },
-    { validator: validateWith(parseSeeds) },
-  );
-  setHandler(stopUpdate, () => {
-    state.stopping = true;
-    setStatus('stopping');
-  });
-
-  function acceptSnapshot(snapshot: FrontierSnapshot): void {
-    if (snapshot.version <= state.frontier.version) return;
-    state.frontier = snapshot;
-    launchedSinceSnapshot = new Map();
+  constructor() {
+    const crawlId = workflowInfo().workflowId;
+    const opened = async (): Promise<CrawlRun> => {
+      await condition(() => this.run !== undefined);
+      return this.run!;
+    };
+    setHandler(progressQuery, () => this.run?.progress() ?? openingProgress(crawlId, this.startedAt));
+    setHandler(frontierQuery, () => this.run?.frontier() ?? { queued: 0, snapshotVersion: -1, hosts: [] });
+    setHandler(hostQuery, (host) => this.run?.hostState(host) ?? { host, queued: 0, batchesInFlight: 0, readyAt: null });
+    setHandler(pauseSignal, async () => (await opened()).pause());
+    setHandler(resumeSignal, async () => (await opened()).resume());
+    setHandler(stopUpdate, async () => (await opened()).stop());
+    setHandler(setLimitsUpdate, async (change) => (await opened()).setLimits(change), { validator: validateWith(parseLimitsChange) });
+    setHandler(addSeedsUpdate, async (urls) => (await opened()).addSeeds(urls), { validator: validateWith(parseSeeds) });
   }
 
-  const budgetLeft = (): number => {
-    let reserved = 0;
-    for (const batch of inFlight.values()) reserved += batch.limit;
-    return config.maxPages - state.totals.processed - reserved;
-  };
+  attach(run: CrawlRun): void {
+    this.run = run;
+  }
+}
 
-  const onBatchDone = (result: BatchResult): void => {
-    addTotals(state.totals, result.totals);
-    state.batchesCompleted += 1;
-    const now = Date.now();
-    for (const [host, at] of Object.entries(state.hostReadyAt)) if (at <= now) delete state.hostReadyAt[host];
-    if (result.deferUntil !== null) state.hostReadyAt[result.host] = result.deferUntil;
-    acceptSnapshot(result.frontier);
-    if (indexed && state.batchesCompleted % INDEX_EVERY_BATCHES === 0) {
-      indexedAttributes(crawlId, config.seeds[0], status, state.totals.processed);
-    }
+function openingProgress(crawlId: string, startedAt: number): CrawlProgress {
+  return {
+    crawlId,
+    status: 'running',
+    processed: 0,
+    fetched: 0,
+    errors: 0,
+    skipped: 0,
+    bytes: 0,
+    queued: 0,
+    batchesInFlight: 0,
+    batchesCompleted: 0,
+    hostsInFlight: [],
+    startedAt,
+    run: 1,
+    storeWait: null,
+    failures: [],
   };
+}
 
-  const onBatchFailed = async (batchId: string, err: unknown): Promise<void> => {
-    if (isCancellation(err)) return;
-    log.warn('batch failed after retries; its unfinished URLs are recorded as failed', { batchId, error: String(err) });
-    addTotals(state.totals, await lifecycle.abandonBatch({ crawlId, batchId }));
-  };
+/** A fresh crawl, a continued one, or the continuation of a 0.2.0 run (opened afresh, its counters kept). */
+async function open(input: CrawlSessionInput): Promise<Opened> {
+  const crawlId = workflowInfo().workflowId;
+  if ('continued' in input && input.continued !== undefined && !isLegacyContinuation(input)) {
+    const { continued } = input as { continued: CarriedCrawl };
+    // Batches of the last run gave their claims back: read the queue as it is now.
+    const view = await lifecycle.crawlView({ crawlId });
+    return { ...continued, scheduler: { ...continued.scheduler, view }, fresh: false };
+  }
+  const { continued: legacy, ...crawlInput } = input as V02Input;
+  let opened;
+  try {
+    opened = await lifecycle.openCrawl({ crawlId, input: crawlInput });
+  } catch (err) {
+    // A bad input fails the crawl at once, naming the field, as it did when the workflow parsed it.
+    const failure = batchFailure(err);
+    if (failure.code === INVALID_CONFIG) throw ApplicationFailure.nonRetryable(failure.message, 'InvalidCrawlConfig');
+    throw err;
+  }
+  const scheduler = initialSchedulerState(opened.plan, opened.view);
+  if (legacy) {
+    Object.assign(scheduler, { paused: legacy.paused, stopping: legacy.stopping ?? false, batchesCompleted: legacy.batchesCompleted });
+    if (legacy.limits) scheduler.limits = legacy.limits;
+  }
+  return { plan: opened.plan, scheduler, startedAt: legacy?.startedAt ?? Date.now(), run: legacy ? legacy.run : 1, fresh: !legacy };
+}
 
-  const renderBatches = (): number => {
-    let n = 0;
-    for (const batch of inFlight.values()) if (batch.render) n += 1;
-    return n;
-  };
+class CrawlRun {
+  private readonly crawlId = workflowInfo().workflowId;
+  private readonly runId = workflowInfo().runId;
+  private readonly scheduler: CrawlScheduler;
+  private readonly plan: CrawlPlan;
+  /** Activities and their follow-ups still running; each settles into `changed`. */
+  private readonly tasks = new Set<Promise<void>>();
+  private changed = false;
+  /** An activity that failed where the crawl cannot go on without it. */
+  private broken: unknown;
+  private recovering = false;
+  private handingOver = false;
+  /** How the crawl ended, once it has: what progress then shows. */
+  private ended: CrawlStatus | undefined;
 
-  /** A render batch runs on the render task queue; a fetch batch on the workflow's own. */
-  const startBatch = (lane: Lane, input: CrawlBatchInput, summary: string): Promise<BatchResult> => {
-    if (lane.render && input.config.render) {
-      const { renderBatch } = proxyActivities<RenderActivities>({ ...renderBatchOptions(input.config, input.config.render, batchOptions(input.config)), summary });
-      return renderBatch(input);
-    }
-    const { crawlBatch } = proxyActivities<CrawlActivities>({ ...batchOptions(input.config), summary });
-    return crawlBatch(input);
-  };
+  constructor(private readonly opened: Opened) {
+    this.plan = opened.plan;
+    this.scheduler = new CrawlScheduler(opened.plan, opened.scheduler);
+  }
 
-  const launch = (lane: Lane, limit: number): void => {
-    const { host } = lane;
-    state.batchSeq += 1;
-    const batchId = `${crawlId}/batch-${state.batchSeq}`;
-    inFlight.set(batchId, lane.render ? { host, limit, render: true } : { host, limit });
-    launchedSinceSnapshot.set(lane.key, (launchedSinceSnapshot.get(lane.key) ?? 0) + limit);
-    const config = batchConfig();
-    const summary = `${host} · ${lane.render ? 'render ' : ''}batch ${state.batchSeq} · up to ${limit} URLs`;
-    startBatch(lane, { crawlId, batchId, host, limit, config }, summary)
-      .then(onBatchDone, (err: unknown) => onBatchFailed(batchId, err))
-      .finally(() => {
-        inFlight.delete(batchId);
-        changed = true;
-      });
-  };
+  private get deadlineAt(): number | null {
+    return this.plan.deadlineMs === null ? null : this.opened.startedAt + this.plan.deadlineMs;
+  }
 
-  /** Round-robin over hosts with backlog, one batch per host per pass, within every limit. */
-  const launchReady = (): void => {
-    const { concurrency, perHostConcurrency } = state.limits;
-    const now = Date.now();
-    const candidates = backlogLanes(
-      state.frontier.hosts.filter(({ host }) => (state.hostReadyAt[host] ?? 0) <= now),
-      renders,
-    );
-    for (let launched = true; launched; ) {
-      launched = false;
-      for (const lane of candidates) {
-        const budget = budgetLeft();
-        if (inFlight.size >= concurrency || budget <= 0) return;
-        const estimate = lane.queued - (launchedSinceSnapshot.get(lane.key) ?? 0);
-        // A host's override (config `hosts`) wins; crawls without one schedule exactly as before.
-        const hostSlots = (hostOverride(config.hosts, lane.host)?.perHostConcurrency ?? perHostConcurrency) - hostBatches(lane.host);
-        if (estimate <= 0 || hostSlots <= 0) continue;
-        if (lane.render && renderBatches() >= (config.render?.maxConcurrentPages ?? 0)) continue;
-        const share = Math.ceil(estimate / Math.min(hostSlots, concurrency - inFlight.size));
-        launch(lane, Math.min(config.batchSize, share, budget));
-        launched = true;
-      }
-    }
-  };
-
-  const nextHostReady = (): { at: number; host: string } | undefined => {
-    const now = Date.now();
-    let next: { at: number; host: string } | undefined;
-    for (const { host } of state.frontier.hosts) {
-      const at = state.hostReadyAt[host] ?? 0;
-      if (at > now && (next === undefined || at < next.at)) next = { at, host };
-    }
-    return next;
-  };
-
-  const runBatches = async (): Promise<RunOutcome> => {
-    for (;;) {
-      if (!state.paused && !state.stopping && !draining) launchReady();
-      setCurrentDetails(describeProgress(progress()));
-      if (inFlight.size === 0) {
-        if (state.stopping) return 'stopped';
-        if (state.frontier.queued === 0) return 'completed';
-        if (budgetLeft() <= 0) return 'max-pages-reached';
-        if (draining) return 'continue-as-new';
-      }
-      changed = false;
-      const wake = state.paused || state.stopping ? undefined : nextHostReady();
-      if (wake === undefined) await condition(() => changed);
-      else await condition(() => changed, Math.max(1, wake.at - Date.now()), { summary: `${wake.host} asked us to wait` });
-      if (workflowInfo().continueAsNewSuggested) draining = true;
-    }
-  };
-
-  const finish = async (final: CrawlSummary['status']): Promise<CrawlSummary> => {
-    status = final;
-    // Whatever stopped the crawl, batches still cancelling are waited for, then totals read.
-    return CancellationScope.nonCancellable(async () => {
-      await condition(() => inFlight.size === 0);
-      // recrawlOf is undefined (left out of the payload) for every crawl that is not a recrawl.
-      const totals = await lifecycle.finishCrawl({ crawlId, recrawlOf: config.recrawlOf });
-      setCurrentDetails(describeProgress({ ...progress(), ...totals }));
-      if (indexed) indexedAttributes(crawlId, config.seeds[0], final, totals.processed);
-      log.info('crawl finished', { crawlId, status: final, ...totals });
-      return { crawlId, status: final, totals, batches: state.batchSeq, runs: state.run, startedAt: state.startedAt, finishedAt: Date.now() };
-    });
-  };
-
-  if (indexed) indexedAttributes(crawlId, config.seeds[0], status, state.totals.processed);
-  log.info(continued ? 'crawl continued as new' : 'crawl started', { crawlId, run: state.run, seeds: config.seeds.length });
-  const readSitemaps = async (): Promise<void> => {
+  async run(messages: EarlyMessages): Promise<CrawlSummary> {
+    messages.attach(this);
+    this.index();
+    log.info(this.opened.fresh ? 'crawl started' : 'crawl continued', { crawlId: this.crawlId, run: this.opened.run });
+    if (this.opened.fresh && this.plan.readsSitemaps) await this.readSitemaps();
+    const root = CancellationScope.current();
+    let outcome: Outcome;
     try {
-      const { frontier, failures, ...counts } = await discovery.discoverSitemaps({ crawlId, config });
-      acceptSnapshot(frontier);
-      log.info('sitemaps read', { crawlId, ...counts, failures: failures.map(({ url, reason }) => `${reason} ${url}`) });
+      const { deadlineAt } = this;
+      outcome = deadlineAt === null ? await this.schedule() : await CancellationScope.withTimeout(Math.max(1, deadlineAt - Date.now()), () => this.schedule());
+    } catch (err) {
+      if (!isCancellation(err)) throw err;
+      if (root.consideredCancelled) {
+        await this.finish('cancelled');
+        throw err;
+      }
+      return this.finish('deadline-exceeded');
+    }
+    if (outcome === 'continue-as-new') {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof crawlSession>({ continued: this.carried() });
+    }
+    if (outcome === 'failed') return this.fail();
+    return this.finish(outcome);
+  }
+
+  private carried(): CarriedCrawl {
+    return { plan: this.plan, scheduler: this.scheduler.carried(), startedAt: this.opened.startedAt, run: this.opened.run + 1 };
+  }
+
+  /** Launches what the scheduler asks for and waits for the next change, until the run has an outcome. */
+  private async schedule(): Promise<Outcome> {
+    for (;;) {
+      if (this.broken !== undefined) throw this.broken;
+      if (workflowInfo().continueAsNewSuggested && !this.handingOver) this.handOver();
+      for (const launch of this.scheduler.launches(Date.now())) this.launch(launch);
+      if (this.scheduler.parkedBatches().length > 0 && !this.recovering) this.awaitStore();
+      setCurrentDetails(describeProgress(this.progress()));
+      const outcome = this.scheduler.outcome();
+      if (outcome !== null && this.tasks.size === 0) return outcome;
+      this.changed = false;
+      const wake = this.scheduler.nextWake(Date.now());
+      if (wake === undefined) await condition(() => this.changed);
+      else await condition(() => this.changed, Math.max(1, wake.at - Date.now()), { summary: `${wake.host} asked us to wait` });
+    }
+  }
+
+  /** Runs `work` alongside the schedule; whatever it throws stops the crawl instead of being lost. */
+  private track(work: Promise<void>): void {
+    const task: Promise<void> = work
+      .catch((err: unknown) => {
+        this.broken ??= err;
+      })
+      .finally(() => {
+        this.tasks.delete(task);
+        this.changed = true;
+      });
+    this.tasks.add(task);
+  }
+
+  private batchId(seq: number): string {
+    return `${this.crawlId}/${this.runId}/${seq}`;
+  }
+
+  private launch({ seq, host, limit, render }: Launch): void {
+    const order: BatchOrder = {
+      crawlId: this.crawlId,
+      batchId: this.batchId(seq),
+      run: this.runId,
+      host,
+      limit,
+      render,
+      configVersion: this.plan.configVersion,
+      delayMs: this.scheduler.limits.delayMs,
+    };
+    const summary = `${host} · ${render ? 'render ' : ''}batch ${seq} · up to ${limit} URLs`;
+    this.track(
+      runBatch(this.plan, order, summary).then(
+        (report) => {
+          this.scheduler.batchEnded(seq, report, Date.now());
+          if (this.scheduler.counts().batchesCompleted % INDEX_EVERY_BATCHES === 0) this.index();
+        },
+        (err: unknown) => this.abandon(seq, err),
+      ),
+    );
+  }
+
+  /** A batch that failed for good: its unfinished URLs are recorded with the cause. A cancelled one gave its claims back. */
+  private async abandon(seq: number, err: unknown): Promise<void> {
+    if (isCancellation(err)) {
+      this.scheduler.batchAbandoned(seq);
+      return;
+    }
+    const failure = batchFailure(err);
+    this.scheduler.batchFailed(seq, failure);
+    log.warn('batch failed for good; its unfinished URLs are recorded as failed', { batchId: this.batchId(seq), ...failure });
+    const { view } = await CancellationScope.nonCancellable(() => lifecycle.abandonBatch({ crawlId: this.crawlId, batchId: this.batchId(seq), failure }));
+    this.scheduler.batchAbandoned(seq, view);
+  }
+
+  private awaitStore(): void {
+    const parked = this.scheduler.parkedBatches();
+    this.recovering = true;
+    log.warn('the frontier store cannot be reached: the crawl waits for it', { crawlId: this.crawlId, batches: parked.length });
+    this.index();
+    this.track(
+      storeWatch
+        .awaitStore({ crawlId: this.crawlId, release: parked.map((seq) => this.batchId(seq)) })
+        .then((view) => {
+          this.scheduler.storeRecovered(parked, view);
+          log.info('the frontier store answers again: the crawl goes on', { crawlId: this.crawlId });
+          this.index();
+        })
+        .finally(() => {
+          this.recovering = false;
+        }),
+    );
+  }
+
+  /** Continue-as-new is near: running batches stop after their current page, then the run hands over. */
+  private handOver(): void {
+    this.handingOver = true;
+    this.scheduler.handOver();
+    this.track(lifecycle.handOver({ crawlId: this.crawlId, run: this.runId }));
+  }
+
+  private async readSitemaps(): Promise<void> {
+    try {
+      const { frontier, failures, ...counts } = await discovery.discoverSitemaps({ crawlId: this.crawlId, configVersion: this.plan.configVersion });
+      log.info('sitemaps read', { crawlId: this.crawlId, ...counts, failures: failures.map(({ url, reason }) => `${reason} ${url}`) });
+      this.scheduler.acceptView(frontier);
     } catch (err) {
       if (isCancellation(err)) throw err;
-      log.warn('sitemaps could not be read; the crawl goes on from its seeds', { crawlId, error: String(err) });
+      log.warn('sitemaps could not be read; the crawl goes on from its seeds', { crawlId: this.crawlId, error: String(err) });
     }
-  };
-
-  if (!continued) {
-    acceptSnapshot(await lifecycle.seedFrontier({ crawlId, config }));
-    const { sitemaps } = config;
-    if ((sitemaps.urls.length > 0 || sitemaps.fromRobots) && patched(SITEMAPS_PATCH)) await readSitemaps();
   }
 
-  let outcome: RunOutcome;
-  try {
-    outcome =
-      state.deadlineAt === null
-        ? await runBatches()
-        : await CancellationScope.withTimeout(Math.max(1, state.deadlineAt - Date.now()), runBatches);
-  } catch (err) {
-    if (!isCancellation(err)) throw err;
-    if (root.consideredCancelled) {
-      await finish('cancelled');
-      throw err;
-    }
-    return finish('deadline-exceeded');
+  progress(): CrawlProgress {
+    const counts = this.scheduler.counts();
+    return { crawlId: this.crawlId, ...counts, status: this.ended ?? counts.status, startedAt: this.opened.startedAt, run: this.opened.run };
   }
 
-  if (outcome === 'continue-as-new') {
-    await condition(allHandlersFinished);
-    return continueAsNew<typeof crawlSession>({ ...config, continued: { ...state, run: state.run + 1 } });
+  private index(status: string = this.scheduler.status()): void {
+    indexedAttributes(this.crawlId, this.plan.seedHost, status, this.scheduler.view.totals.processed);
   }
-  return finish(outcome);
+
+  frontier(): FrontierStats {
+    const { view } = this.scheduler;
+    return { queued: view.queued, snapshotVersion: view.version, hosts: view.hosts.slice(0, 50).map(({ host }) => this.hostState(host)) };
+  }
+
+  hostState(host: string): HostState {
+    return this.scheduler.hostState(host, Date.now());
+  }
+
+  pause(): void {
+    this.scheduler.pause();
+    this.statusChanged();
+  }
+
+  resume(): void {
+    this.scheduler.resume();
+    this.statusChanged();
+  }
+
+  stop(): void {
+    this.scheduler.stop();
+    this.statusChanged();
+  }
+
+  setLimits(change: Partial<CrawlLimits>): CrawlLimits {
+    this.changed = true;
+    return this.scheduler.setLimits(parseLimitsChange(change));
+  }
+
+  /** Seeds join the recorded config (a new version, which batches from now on read) and the frontier. */
+  async addSeeds(urls: string[]): Promise<number> {
+    const { added, configVersion, view } = await lifecycle.appendSeeds({ crawlId: this.crawlId, urls });
+    this.plan.configVersion = Math.max(this.plan.configVersion, configVersion);
+    this.scheduler.acceptView(view);
+    this.changed = true;
+    return added;
+  }
+
+  /** A change of status: the schedule looks again, and the crawl's search attributes follow. */
+  private statusChanged(): void {
+    this.changed = true;
+    this.index();
+  }
+
+  /** Waits for running work (cancelled work included), gives claims back and reads the store's totals. */
+  private async finished(status: CrawlStatus): Promise<CrawlTotals> {
+    this.ended = status;
+    return CancellationScope.nonCancellable(async () => {
+      await condition(() => this.tasks.size === 0);
+      const totals = await lifecycle.finishCrawl({ crawlId: this.crawlId, recrawlOf: this.plan.recrawlOf ?? undefined });
+      await condition(allHandlersFinished);
+      setCurrentDetails(describeProgress({ ...this.progress(), ...totals }));
+      this.index(status);
+      log.info('crawl finished', { crawlId: this.crawlId, status, ...totals });
+      return totals;
+    });
+  }
+
+  private async finish(status: CrawlSummary['status']): Promise<CrawlSummary> {
+    const totals = await this.finished(status);
+    const failures = this.scheduler.counts().failures;
+    return {
+      crawlId: this.crawlId,
+      status,
+      totals,
+      batches: this.scheduler.batchSeq,
+      runs: this.opened.run,
+      startedAt: this.opened.startedAt,
+      finishedAt: Date.now(),
+      ...(failures.length > 0 ? { failures } : {}),
+    };
+  }
+
+  /** Every batch fails the same way: the crawl fails with that cause, its frontier left as it is. */
+  private async fail(): Promise<never> {
+    const cause = this.scheduler.fatal()!;
+    const totals = await this.finished('failed');
+    throw ApplicationFailure.create({
+      type: cause.code,
+      message: `every batch failed the same way, so the crawl stopped: ${cause.message}`,
+      nonRetryable: true,
+      details: [totals],
+    });
+  }
 }

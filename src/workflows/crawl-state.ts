@@ -1,9 +1,10 @@
 /**
- * Small pure helpers of the crawl workflow: counters, the Web UI's live details, and the
- * search attributes that index a crawl.
+ * Small helpers of the crawl workflow: counters, the Web UI's live details, the search
+ * attributes that index a crawl, and update validation.
  */
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { BatchTotals, CrawlProgress } from '../shared/crawl-types';
+import { InvalidCrawlConfigError } from '../shared/crawl-config';
 import { CRAWL_ID, CRAWL_STATUS, PAGES_CRAWLED, SEED_HOST } from '../shared/search-attributes';
 
 export function emptyTotals(): BatchTotals {
@@ -25,14 +26,28 @@ export function describeProgress(progress: CrawlProgress): string {
     `**${progress.status}** · run ${progress.run}`,
     `**URLs** ${progress.processed} (fetched ${progress.fetched}, errors ${progress.errors}, skipped ${progress.skipped}) · **queued** ${progress.queued}`,
     `**batches** ${progress.batchesInFlight} in flight, ${progress.batchesCompleted} done · **hosts in flight** ${hosts}`,
+    ...(progress.storeWait ? [`**waiting for the store** since ${new Date(progress.storeWait.since).toISOString()}: ${progress.storeWait.message}`] : []),
+    ...progress.failures.map(({ code, message, batches }) => `**failed batches** ${batches} · \`${code}\` ${message}`),
   ].join('\n\n');
 }
 
-export function indexedAttributes(crawlId: string, seedUrl: string, status: string, pages: number): void {
+export function indexedAttributes(crawlId: string, seedHost: string, status: string, pages: number): void {
   upsertSearchAttributes([
     { key: CRAWL_ID, value: crawlId },
-    { key: SEED_HOST, value: new URL(seedUrl).host },
+    { key: SEED_HOST, value: seedHost },
     { key: CRAWL_STATUS, value: status },
     { key: PAGES_CRAWLED, value: pages },
   ]);
+}
+
+/** Update validators throw; the rejection reaches the caller and nothing enters history. */
+export function validateWith<T>(parse: (input: unknown) => T): (input: unknown) => void {
+  return (input) => {
+    try {
+      parse(input);
+    } catch (err) {
+      if (err instanceof InvalidCrawlConfigError) throw new Error(err.message);
+      throw err;
+    }
+  };
 }

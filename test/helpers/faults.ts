@@ -6,6 +6,7 @@ import { temporal } from '@temporalio/proto';
 import type { SyntheticSite } from '../../src/sites/synthetic-site';
 import type { CrawlHandle } from '../../src/client/crawl-client';
 import type { PageRecord } from '../../src/store/frontier-store';
+import { reachablePagePaths } from './fixtures';
 
 type Ts = { seconds?: number | { toNumber(): number } | null; nanos?: number | null } | null | undefined;
 
@@ -36,7 +37,7 @@ export function recordStats(records: PageRecord[], expectedPaths: Set<string>): 
 }
 
 export function reachablePaths(site: SyntheticSite): Set<string> {
-  return new Set([...site.graph.reachableFrom(0)].map((page) => `/page/${page}`));
+  return new Set(reachablePagePaths(site));
 }
 
 export interface PendingBatch {

@@ -1,6 +1,6 @@
 /** Shared helpers for tests that serve custom fixture routes and watch them over time. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RouteHandler } from '../../src/sites/synthetic-site';
+import { pagePath, type RouteHandler, type SiteGraph } from '../../src/sites/synthetic-site';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -24,4 +24,25 @@ export function linkedRoutes(prefix: string, n: number, handler: RouteHandler): 
     '/': (_req: IncomingMessage, res: ServerResponse) => html(res, paths.map((path) => `<a href="${path}">${path}</a>`).join('')),
     ...Object.fromEntries(paths.map((path) => [path, handler])),
   };
+}
+
+/*
+ * Page-set oracles. A crawl's outcome is compared as sorted lists of paths, repeats kept: a
+ * page lost, one never expected and one seen twice each show in the difference, where equal
+ * counts let a lost page and a repeated one cancel out.
+ */
+
+/** The paths a crawl from page 0 of a synthetic site must reach, sorted. */
+export function reachablePagePaths(site: { graph: SiteGraph }): string[] {
+  return [...site.graph.reachableFrom(0)].map(pagePath).sort();
+}
+
+/** The paths of absolute URLs (records' `url`), sorted, repeats kept. */
+export function sortedPaths(urls: Iterable<string>): string[] {
+  return [...urls].map((url) => new URL(url).pathname).sort();
+}
+
+/** The paths under `prefix` a site served, from its `from`-th request on, sorted, repeats kept. */
+export function requestedPagePaths(site: { requests: ReadonlyArray<{ path: string }> }, { from = 0, prefix = '/page/' } = {}): string[] {
+  return site.requests.slice(from).map((request) => request.path).filter((path) => path.startsWith(prefix)).sort();
 }

@@ -15,3 +15,16 @@ export async function historiesOf(client: Client, workflowId: string): Promise<R
   }
   return runs;
 }
+
+/** A JSON payload's value (activity inputs, summaries). */
+export function decodePayload(payload: { data?: Uint8Array | null } | null | undefined): unknown {
+  return payload?.data ? JSON.parse(Buffer.from(payload.data).toString('utf8')) : undefined;
+}
+
+/** The inputs of the activities of type `type` scheduled in a history, in order. */
+export function scheduledInputs<T>(history: temporal.api.history.v1.IHistory, type: string): T[] {
+  return (history.events ?? []).flatMap((event) => {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    return scheduled?.activityType?.name === type ? [decodePayload(scheduled.input?.payloads?.[0]) as T] : [];
+  });
+}

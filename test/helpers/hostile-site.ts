@@ -34,6 +34,7 @@ import type { PageRecord } from '../../src/store/frontier-store';
 import { StoreRegistry } from '../../src/store/store-registry';
 import { crawlStorePath, SqliteFrontierStore } from '../../src/store/sqlite-store';
 import { FileBodyStore } from '../../src/bodies/body-store';
+import { RecordedConfigs } from '../../src/activities/recorded-config';
 
 /** Names that resolve to internal addresses; every other `.test` name resolves to 127.0.0.1. */
 export const INTERNAL_NAMES: Readonly<Record<string, readonly string[]>> = {
@@ -349,6 +350,7 @@ export class InProcessCrawler {
       metrics: new CrawlMetrics(),
       workerId: 'hostile-test',
       bodies: new FileBodyStore(this.dataDir),
+      configs: new RecordedConfigs(),
     });
   }
 

@@ -19,6 +19,10 @@ export interface TestPostgres {
   url: string;
   /** A fresh empty database on the same server, for a test that needs its own schema. */
   createDatabase(name: string): Promise<string>;
+  /** Stops the server (fast shutdown: connections are cut), as an outage does. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,7 +53,8 @@ export async function startTestPostgres(options: { settings?: string[] } = {}): 
   const port = await freeLoopbackPort();
   await as('initdb', ['-D', data, '-U', 'crawlflow', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const settings = [`-p ${port}`, '-c listen_addresses=127.0.0.1', `-c unix_socket_directories=${dir}`, '-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off', ...(options.settings ?? [])];
-  await as('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-o', settings.join(' '), '-w', '-t', '60', 'start']);
+  const start = async () => void (await as('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-o', settings.join(' '), '-w', '-t', '60', 'start']));
+  await start();
   const urlOf = (database: string) => `postgres://crawlflow:${PASSWORD}@127.0.0.1:${port}/${database}`;
   const createDatabase = async (name: string) => {
     const admin = new Client({ connectionString: urlOf('postgres') });
@@ -65,6 +70,8 @@ export async function startTestPostgres(options: { settings?: string[] } = {}): 
   return {
     url,
     createDatabase,
+    start,
+    stop: async () => void (await as('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop'])),
     async close() {
       await as('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });

@@ -14,7 +14,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { PortInUseError, startDevServer, type DevServer, type DevServerOptions } from '../../src/temporal/dev-server';
 import { temporalBinaryPath } from '../../src/temporal/project-paths';
 import { CRAWL_WORKFLOW_TYPE } from '../../src/shared/names';
-import { createCrawlWorker, type CrawlWorker } from '../../src/workers/crawl-worker';
+import { createCrawlWorker, type CrawlWorker, type CrawlWorkerOptions } from '../../src/workers/crawl-worker';
 import { startWorkerHost, type WorkerHost } from '../../src/workers/worker-host';
 import { freeLoopbackPort, installRuntime } from '../../src/workers/runtime';
 import { createLogger } from '../../src/observability/logger';
@@ -23,7 +23,7 @@ import { CrawlMetrics } from '../../src/observability/metrics';
 import { startCrawl, type CrawlHandle } from '../../src/client/crawl-client';
 import { withCrawlStore } from '../../src/results/export-jsonl';
 import type { StoreConfig } from '../../src/store/store-url';
-import { startTestPostgres } from './postgres';
+import { startTestPostgres, type TestPostgres } from './postgres';
 import type { CrawlInput } from '../../src/shared/crawl-config';
 import type { PageRecord } from '../../src/store/frontier-store';
 import type { CrawlSummary } from '../../src/shared/crawl-types';
@@ -34,6 +34,8 @@ export interface TestTemporal {
   dataDir: string;
   /** Where this environment's workers keep crawl stores: `dataDir`, or a PostgreSQL URL. */
   store: StoreConfig;
+  /** The PostgreSQL server of a `store: 'postgres'` environment. */
+  postgres: TestPostgres | undefined;
   /**
    * The data dir of one more worker process: with SQLite the shared one (workers on one
    * machine share the file); with PostgreSQL a fresh one, so workers share nothing but the
@@ -42,7 +44,7 @@ export interface TestTemporal {
   workerDataDir(): string;
   address: string;
   /** Starts an in-process worker on `taskQueue`; it is stopped by `close()` if not before. */
-  startWorker(taskQueue: string, metrics?: CrawlMetrics): Promise<RunningWorker>;
+  startWorker(taskQueue: string, metrics?: CrawlMetrics, network?: CrawlWorkerOptions['network']): Promise<RunningWorker>;
   close(): Promise<void>;
 }
 
@@ -98,6 +100,7 @@ export async function startTestTemporal(
     client,
     dataDir,
     store,
+    postgres,
     workerDataDir() {
       if (!postgres) return dataDir;
       const dir = mkdtempSync(join(tmpdir(), 'crawlflow-machine-'));
@@ -105,7 +108,7 @@ export async function startTestTemporal(
       return dir;
     },
     address: server.address,
-    async startWorker(taskQueue, metrics = new CrawlMetrics()) {
+    async startWorker(taskQueue, metrics = new CrawlMetrics(), network) {
       const nativeConnection = await NativeConnection.connect({ address: server.address });
       const worker = await createCrawlWorker({
         connection: nativeConnection,
@@ -113,6 +116,7 @@ export async function startTestTemporal(
         taskQueue,
         store,
         metrics,
+        network,
         // The prebuilt workflow bundle carries the tracing interceptors: their sink must be registered.
         plugins: [installTracing(createLogger('test-tracing', 'warn'), 'crawlflow-test').plugin],
       });

@@ -1,30 +1,29 @@
 /**
- * The standard Python WARC library (webrecorder's warcio, pinned), installed project-locally
- * into `.tools/warcio` from PyPI on first use, to check that our WARC files are readable by
- * the tools archivists use: `warcio check` verifies every record's block and payload digest,
- * and `records()` reads every record back through warcio's ArchiveIterator.
+ * The standard Python WARC library (webrecorder's warcio, pinned in package.json's
+ * config.warcio), installed project-locally into `.tools/warcio` by `npm install`
+ * (scripts/install-warcio.mjs), to check that our WARC files are readable by the tools
+ * archivists use: `warcio check` verifies every record's block and payload digest, and
+ * `records()` reads every record back through warcio's ArchiveIterator.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../../src/temporal/project-paths';
 
 const execFileAsync = promisify(execFile);
-const WARCIO_VERSION = '1.8.1';
 const TARGET = join(projectRoot, '.tools', 'warcio');
 
-let installed: Promise<void> | undefined;
-
-function ensureWarcio(): Promise<void> {
-  installed ??= existsSync(join(TARGET, `warcio-${WARCIO_VERSION}.dist-info`))
-    ? Promise.resolve()
-    : execFileAsync('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', TARGET, `warcio==${WARCIO_VERSION}`]).then(() => undefined);
-  return installed;
+/** Rejects with the command to run when the pinned warcio is not installed: tests never install it themselves. */
+function requireWarcio(): void {
+  const { warcio: version } = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { config: { warcio: string } }).config;
+  if (!existsSync(join(TARGET, `warcio-${version}.dist-info`))) {
+    throw new Error(`warcio ${version} is not installed in .tools/warcio (npm install puts it there); run: node scripts/install-warcio.mjs`);
+  }
 }
 
 async function python(args: string[]): Promise<string> {
-  await ensureWarcio();
+  requireWarcio();
   const { stdout } = await execFileAsync('python3', args, { env: { ...process.env, PYTHONPATH: TARGET }, maxBuffer: 64 * 1024 * 1024 });
   return stdout;
 }

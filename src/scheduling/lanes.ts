@@ -1,7 +1,7 @@
 /**
- * How the crawl workflow splits a host's backlog between fetch batches and render batches.
- * Pure and deterministic (workflow code). A crawl without `render` has one lane per host,
- * exactly the hosts of the snapshot in their order, so its commands are those of 0.2.0.
+ * How a host's backlog splits between fetch batches and render batches. Pure and
+ * deterministic (workflow code). A crawl without `render` has one lane per host, exactly the
+ * hosts of the snapshot in their order.
  */
 import type { CrawlConfig, RenderConfig } from '../shared/crawl-config';
 import type { FrontierSnapshot } from '../shared/crawl-types';

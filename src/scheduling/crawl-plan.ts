@@ -1,0 +1,85 @@
+/**
+ * What the crawl workflow needs to know of a crawl's config, resolved once by the `openCrawl`
+ * activity and recorded in history as its result: limits, budget, timeouts and the render
+ * lane, never seeds, patterns, headers or cookies. Batches reach the full config in the store
+ * by reference (crawl ID and config version).
+ */
+import type { CrawlConfig, CrawlLimits } from '../shared/crawl-config';
+
+export interface RenderPlan {
+  taskQueue: string;
+  /** Render batches of the crawl in flight at once, across render workers. */
+  maxConcurrentBatches: number;
+  startToCloseMs: number;
+}
+
+export interface CrawlPlan {
+  /** The first seed's host, for the crawl's search attributes. */
+  seedHost: string;
+  maxPages: number;
+  batchSize: number;
+  limits: CrawlLimits;
+  /**
+   * perHostConcurrency of each of the config's `hosts` overrides, by `hosts` key; null where
+   * the override that applies to a host leaves it to the crawl's.
+   */
+  hostConcurrency: Record<string, number | null>;
+  /** Wall-clock budget from the crawl's start, or null. */
+  deadlineMs: number | null;
+  fetchBatchStartToCloseMs: number;
+  /** Null when the crawl renders nothing. */
+  render: RenderPlan | null;
+  readsSitemaps: boolean;
+  recrawlOf: string | null;
+  /** Bumped by every change to the recorded config (seeds added), so workers reload it. */
+  configVersion: number;
+}
+
+/** What a batch is told: the crawl by reference, its host and share, and the limits in force. */
+export interface BatchOrder {
+  crawlId: string;
+  /** Unique per crawl, also after a reset (it carries the run ID); the same on every retry. */
+  batchId: string;
+  /** The workflow run that launched the batch, which may ask its batches to hand over. */
+  run: string;
+  host: string;
+  /** URLs this batch may claim: its share of the host's backlog and of the page budget. */
+  limit: number;
+  render: boolean;
+  configVersion: number;
+  /** `delayMs` as changed by `setLimits` (the only limit a batch itself applies). */
+  delayMs: number;
+}
+
+/** Room per URL in a batch's start-to-close timeout, on top of its fetch attempts. */
+const PER_URL_OVERHEAD_MS = 15_000;
+const PER_BATCH_OVERHEAD_MS = 60_000;
+
+/** The plan of a crawl whose config is recorded as `configVersion`. */
+export function planOf(config: CrawlConfig, configVersion: number): CrawlPlan {
+  const attempts = config.maxRetries + 1;
+  const fetchBatchStartToCloseMs = config.batchSize * (config.timeoutMs * attempts + PER_URL_OVERHEAD_MS) + PER_BATCH_OVERHEAD_MS;
+  const hostConcurrency = Object.fromEntries(Object.entries(config.hosts).map(([key, override]) => [key, override.perHostConcurrency ?? null]));
+  const { render } = config;
+  return {
+    seedHost: new URL(config.seeds[0]).host,
+    maxPages: config.maxPages,
+    batchSize: config.batchSize,
+    limits: { concurrency: config.concurrency, perHostConcurrency: config.perHostConcurrency, delayMs: config.delayMs },
+    hostConcurrency,
+    deadlineMs: config.deadline ?? null,
+    fetchBatchStartToCloseMs,
+    render:
+      render === undefined
+        ? null
+        : {
+            taskQueue: render.taskQueue,
+            maxConcurrentBatches: render.maxConcurrentPages,
+            // Room for each page's rendering (every attempt) on top of its fetch.
+            startToCloseMs: fetchBatchStartToCloseMs + config.batchSize * render.timeoutMs * attempts,
+          },
+    readsSitemaps: config.sitemaps.urls.length > 0 || config.sitemaps.fromRobots,
+    recrawlOf: config.recrawlOf ?? null,
+    configVersion,
+  };
+}

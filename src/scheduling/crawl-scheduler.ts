@@ -1,0 +1,300 @@
+/**
+ * The crawl's scheduling decisions, as a plain class with no Temporal import, so they are
+ * unit-tested in milliseconds and the workflow only drives them: which batches to launch
+ * (global and per-host concurrency, the page budget, host holds, the render lane), what a
+ * batch's end means, when the crawl waits for its store, hands over to a new run, fails or ends.
+ *
+ * It knows the crawl through views of the store (frontier snapshot and totals, read
+ * together): the totals it shows are the store's, so they agree with what was recorded.
+ */
+import type { CrawlLimits } from '../shared/crawl-config';
+import type { BatchFailure, BatchReport, CrawlStatus, CrawlView, HostState, StoreWait } from '../shared/crawl-types';
+import { hostOverrideKey } from '../policy/host-overrides';
+import type { CrawlPlan } from './crawl-plan';
+import { FailureWatch, type FailureWatchState } from './failure-watch';
+import { backlogLanes, type Lane } from './lanes';
+
+/** What a run hands to the next across continue-as-new: counters, holds and the latest view. */
+export interface SchedulerState {
+  limits: CrawlLimits;
+  paused: boolean;
+  stopping: boolean;
+  batchSeq: number;
+  batchesCompleted: number;
+  /** Hosts held until a time (epoch ms): Retry-After or a long Crawl-delay. */
+  hostReadyAt: Record<string, number>;
+  view: CrawlView;
+  failures: FailureWatchState;
+}
+
+/** A batch to start: its sequence number names it. */
+export interface Launch {
+  seq: number;
+  host: string;
+  limit: number;
+  render: boolean;
+}
+
+export type Outcome = 'completed' | 'max-pages-reached' | 'stopped' | 'failed' | 'continue-as-new';
+
+interface Running {
+  host: string;
+  laneKey: string;
+  limit: number;
+  render: boolean;
+}
+
+export function initialSchedulerState(plan: CrawlPlan, view: CrawlView): SchedulerState {
+  return {
+    limits: { ...plan.limits },
+    paused: false,
+    stopping: false,
+    batchSeq: 0,
+    batchesCompleted: 0,
+    hostReadyAt: {},
+    view,
+    failures: { tallies: [], streak: null },
+  };
+}
+
+/** Of two views, the newer: versions grow with every change to the queue or the totals. */
+function newer(a: CrawlView, b: CrawlView): boolean {
+  return a.version > b.version || (a.version === b.version && a.totals.processed > b.totals.processed);
+}
+
+export class CrawlScheduler {
+  private readonly state: SchedulerState;
+  private readonly failures: FailureWatch;
+  private readonly running = new Map<string, Running>();
+  /** Batches stopped by a store outage, holding their claims until the store answers. */
+  private readonly parked = new Map<string, string>();
+  /** URLs handed to batches since the current view arrived, per lane. */
+  private launchedSinceView = new Map<string, number>();
+  private storeWait: StoreWait | null = null;
+  private handingOver = false;
+
+  constructor(
+    private readonly plan: CrawlPlan,
+    state: SchedulerState,
+  ) {
+    this.state = { ...state, limits: { ...state.limits }, hostReadyAt: { ...state.hostReadyAt } };
+    this.failures = new FailureWatch(state.failures);
+  }
+
+  get limits(): CrawlLimits {
+    return this.state.limits;
+  }
+
+  get view(): CrawlView {
+    return this.state.view;
+  }
+
+  pause(): void {
+    this.state.paused = true;
+  }
+
+  resume(): void {
+    this.state.paused = false;
+  }
+
+  stop(): void {
+    this.state.stopping = true;
+  }
+
+  setLimits(change: Partial<CrawlLimits>): CrawlLimits {
+    this.state.limits = { ...this.state.limits, ...change };
+    return this.state.limits;
+  }
+
+  /** No new batches: the run is about to continue-as-new once the running ones have handed over. */
+  handOver(): void {
+    this.handingOver = true;
+  }
+
+  acceptView(view: CrawlView): void {
+    if (!newer(view, this.state.view)) return;
+    this.state.view = view;
+    this.launchedSinceView = new Map();
+  }
+
+  budgetLeft(): number {
+    let reserved = 0;
+    for (const batch of this.running.values()) reserved += batch.limit;
+    return this.plan.maxPages - this.state.view.totals.processed - reserved;
+  }
+
+  private hostBatches(host: string): number {
+    let n = 0;
+    for (const batch of this.running.values()) if (batch.host === host) n += 1;
+    return n;
+  }
+
+  private renderBatches(): number {
+    let n = 0;
+    for (const batch of this.running.values()) if (batch.render) n += 1;
+    return n;
+  }
+
+  private hostConcurrency(host: string): number {
+    const key = hostOverrideKey(this.plan.hostConcurrency, host);
+    return (key === undefined ? undefined : this.plan.hostConcurrency[key]) ?? this.state.limits.perHostConcurrency;
+  }
+
+  private launching(): boolean {
+    return !this.state.paused && !this.state.stopping && !this.handingOver && this.storeWait === null && this.fatal() === null;
+  }
+
+  /** The lane's share of a launch, or 0 when the lane may not launch now. */
+  private shareOf(lane: Lane): number {
+    const { concurrency } = this.state.limits;
+    const estimate = lane.queued - (this.launchedSinceView.get(lane.key) ?? 0);
+    const hostSlots = this.hostConcurrency(lane.host) - this.hostBatches(lane.host);
+    if (estimate <= 0 || hostSlots <= 0) return 0;
+    if (lane.render && this.renderBatches() >= (this.plan.render?.maxConcurrentBatches ?? 0)) return 0;
+    const share = Math.ceil(estimate / Math.min(hostSlots, concurrency - this.running.size));
+    return Math.min(this.plan.batchSize, share, this.budgetLeft());
+  }
+
+  /** Round-robin over ready hosts with backlog, one batch per lane per pass, within every limit. */
+  launches(now: number): Launch[] {
+    if (!this.launching()) return [];
+    const lanes = backlogLanes(
+      this.state.view.hosts.filter(({ host }) => (this.state.hostReadyAt[host] ?? 0) <= now),
+      this.plan.render !== null,
+    );
+    const launches: Launch[] = [];
+    for (let launched = true; launched; ) {
+      launched = false;
+      for (const lane of lanes) {
+        if (this.running.size >= this.state.limits.concurrency || this.budgetLeft() <= 0) return launches;
+        const limit = this.shareOf(lane);
+        if (limit <= 0) continue;
+        launches.push(this.start(lane, limit));
+        launched = true;
+      }
+    }
+    return launches;
+  }
+
+  private start(lane: Lane, limit: number): Launch {
+    this.state.batchSeq += 1;
+    const launch = { seq: this.state.batchSeq, host: lane.host, limit, render: lane.render };
+    this.running.set(String(launch.seq), { host: lane.host, laneKey: lane.key, limit, render: lane.render });
+    this.launchedSinceView.set(lane.key, (this.launchedSinceView.get(lane.key) ?? 0) + limit);
+    return launch;
+  }
+
+  /** A batch ended without failing. `seq` names it as its launch did. */
+  batchEnded(seq: number, report: BatchReport, now: number): void {
+    const key = String(seq);
+    if (report.kind === 'store-unavailable') {
+      this.running.delete(key);
+      this.parked.set(key, report.host);
+      this.storeWait ??= { since: now, message: report.message };
+      return;
+    }
+    this.running.delete(key);
+    this.state.batchesCompleted += 1;
+    this.failures.succeeded();
+    for (const [host, at] of Object.entries(this.state.hostReadyAt)) if (at <= now) delete this.state.hostReadyAt[host];
+    if (report.deferUntil !== null) this.state.hostReadyAt[report.host] = report.deferUntil;
+    this.acceptView(report.view);
+  }
+
+  /** A batch failed for good; it still holds its claims until `batchAbandoned`. */
+  batchFailed(seq: number, failure: BatchFailure): void {
+    const batch = this.running.get(String(seq));
+    if (batch) this.failures.failed(batch.host, failure);
+  }
+
+  /** A failed batch's URLs are recorded as failures (`view` after that), or it was cancelled (no view). */
+  batchAbandoned(seq: number, view?: CrawlView): void {
+    this.running.delete(String(seq));
+    if (view) this.acceptView(view);
+  }
+
+  /** Sequence numbers of the batches an outage stopped. */
+  parkedBatches(): number[] {
+    return [...this.parked.keys()].map(Number);
+  }
+
+  /** The store answered again and the claims of `released` were given back. */
+  storeRecovered(released: readonly number[], view: CrawlView): void {
+    for (const seq of released) this.parked.delete(String(seq));
+    if (this.parked.size === 0) this.storeWait = null;
+    this.acceptView(view);
+  }
+
+  /** Hosts with work: with backlog in the view, or with batches running. */
+  private hostsWithWork(): number {
+    const hosts = new Set(this.state.view.hosts.map(({ host }) => host));
+    for (const batch of this.running.values()) hosts.add(batch.host);
+    return hosts.size;
+  }
+
+  fatal(): BatchFailure | null {
+    return this.failures.fatal(this.hostsWithWork(), this.state.batchesCompleted > 0);
+  }
+
+  /** How the run ends, once nothing runs; null while there is (or may be) more to do. */
+  outcome(): Outcome | null {
+    if (this.running.size > 0 || this.parked.size > 0) return null;
+    if (this.state.stopping) return 'stopped';
+    if (this.fatal() !== null) return 'failed';
+    if (this.handingOver) return 'continue-as-new';
+    if (this.state.view.queued === 0) return 'completed';
+    if (this.budgetLeft() <= 0) return 'max-pages-reached';
+    return null;
+  }
+
+  /** The earliest held host with backlog, when the crawl has nothing else to wake it. */
+  nextWake(now: number): { at: number; host: string } | undefined {
+    if (!this.launching()) return undefined;
+    let next: { at: number; host: string } | undefined;
+    for (const { host } of this.state.view.hosts) {
+      const at = this.state.hostReadyAt[host] ?? 0;
+      if (at > now && (next === undefined || at < next.at)) next = { at, host };
+    }
+    return next;
+  }
+
+  status(): CrawlStatus {
+    if (this.state.stopping) return 'stopping';
+    if (this.fatal() !== null) return 'failing';
+    if (this.storeWait !== null) return 'waiting-for-store';
+    return this.state.paused ? 'paused' : 'running';
+  }
+
+  hostState(host: string, now: number): HostState {
+    const readyAt = this.state.hostReadyAt[host] ?? 0;
+    return {
+      host,
+      queued: this.state.view.hosts.find((entry) => entry.host === host)?.queued ?? 0,
+      batchesInFlight: this.hostBatches(host),
+      readyAt: readyAt > now ? readyAt : null,
+    };
+  }
+
+  /** What progress shows of the schedule. */
+  counts() {
+    return {
+      status: this.status(),
+      ...this.state.view.totals,
+      queued: this.state.view.queued,
+      batchesInFlight: this.running.size,
+      batchesCompleted: this.state.batchesCompleted,
+      hostsInFlight: [...new Set([...this.running.values()].map((batch) => batch.host))],
+      storeWait: this.storeWait,
+      failures: this.failures.summary(),
+    };
+  }
+
+  get batchSeq(): number {
+    return this.state.batchSeq;
+  }
+
+  /** The state for the next run; only whole when nothing runs (see `outcome`). */
+  carried(): SchedulerState {
+    return { ...this.state, limits: { ...this.state.limits }, hostReadyAt: { ...this.state.hostReadyAt }, failures: this.failures.state() };
+  }
+}

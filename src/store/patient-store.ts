@@ -1,0 +1,69 @@
+/**
+ * A store whose calls wait out an outage (see store-errors.ts) for a while instead of failing:
+ * a database restart or a file locked by another process for a few seconds costs a pause,
+ * not a batch. Past `patienceMs` the outage is thrown as StoreUnavailableError, so the batch
+ * can stop and the workflow can show the crawl waiting for its store.
+ *
+ * Every call of the FrontierStore interface is safe to repeat: writes are insert-or-ignore or
+ * conditional on the row's state, so a call whose commit was lost with its connection changes
+ * nothing the second time.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CrawlMetrics } from '../observability/metrics';
+import type { FrontierStore } from './frontier-store';
+import { storeOutage } from './store-errors';
+
+export interface Patience {
+  patienceMs: number;
+  signal: AbortSignal;
+  /** Called once per call that waits, with the wait in seconds when it ends. */
+  onWait?(seconds: number, waiting: boolean): void;
+}
+
+const FIRST_PAUSE_MS = 100;
+const LONGEST_PAUSE_MS = 2_000;
+
+async function patiently<T>(call: () => Promise<T>, patience: Patience): Promise<T> {
+  let started: number | undefined;
+  try {
+    for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(pause * 2, LONGEST_PAUSE_MS)) {
+      try {
+        return await call();
+      } catch (err) {
+        const outage = storeOutage(err);
+        if (outage === undefined) throw err;
+        if (started === undefined) {
+          started = Date.now();
+          patience.onWait?.(0, true);
+        }
+        if (Date.now() - started >= patience.patienceMs) throw outage;
+        await sleep(pause, undefined, { signal: patience.signal });
+      }
+    }
+  } finally {
+    if (started !== undefined) patience.onWait?.((Date.now() - started) / 1000, false);
+  }
+}
+
+/**
+ * The store with every method made patient. A Proxy rather than a delegating class: the
+ * interface has twenty methods and each would be the same three lines.
+ */
+export function patientStore(store: FrontierStore, patience: Patience): FrontierStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      // records() is an async generator (not retried as a whole); everything else returns a promise.
+      if (typeof value !== 'function' || property === 'records') return value;
+      return (...args: unknown[]) => patiently(() => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), patience);
+    },
+  });
+}
+
+/** Waits on the worker's metrics: calls waiting now, and the time they waited. */
+export function storeWaitMetrics(metrics: CrawlMetrics): NonNullable<Patience['onWait']> {
+  return (seconds, waiting) => {
+    metrics.storeWaiting.inc(waiting ? 1 : -1);
+    if (!waiting) metrics.storeWaitSeconds.inc(seconds);
+  };
+}

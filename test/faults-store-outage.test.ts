@@ -1,0 +1,188 @@
+/**
+ * Fault injection: the frontier store goes away mid-crawl. The crawl pauses (its progress
+ * says `waiting-for-store`, with the cause, in the query, in the Web UI's current details and
+ * on the workers' metrics), resumes by itself when the store answers, and ends with every
+ * reachable page recorded exactly once: nothing lost, nothing recorded twice, and no page
+ * fetched again beyond the ones in flight when the store went away.
+ * - SQLite: another process holds the crawl file's write lock for 30 s.
+ * - PostgreSQL: the server is stopped for 60 s (two worker processes, each with its own data
+ *   dir, sharing nothing but Temporal and the database).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
+import { startCrawl, type CrawlHandle } from '../src/client/crawl-client';
+import { progressQuery } from '../src/shared/messages';
+import { crawlStorePath } from '../src/store/sqlite-store';
+import { freeLoopbackPort } from '../src/workers/runtime';
+import type { CrawlProgress } from '../src/shared/crawl-types';
+import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { spawnWorker, type WorkerProcess } from './helpers/processes';
+import { sleep, waitFor } from './helpers/fixtures';
+import { fetchCounts, reachablePaths, recordStats } from './helpers/faults';
+
+const CONCURRENCY = 4;
+
+interface Sample {
+  t: number;
+  progress: CrawlProgress;
+  details?: string;
+  storeWaiting?: number;
+}
+
+/** Samples the crawl's progress (and, while it waits, its Web UI details and a metric) until stopped. */
+function sampleProgress(handle: CrawlHandle, storeWaiting: () => Promise<number>): { samples: Sample[]; stop(): Promise<void> } {
+  const samples: Sample[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const progress = await handle.query(progressQuery).catch(() => undefined);
+      if (progress) {
+        const sample: Sample = { t: Date.now(), progress };
+        if (progress.status === 'waiting-for-store') {
+          const metadata = (await handle.query('__temporal_workflow_metadata').catch(() => ({}))) as { currentDetails?: string };
+          sample.details = metadata.currentDetails;
+          sample.storeWaiting = await storeWaiting();
+        }
+        samples.push(sample);
+      }
+      await sleep(250);
+    }
+  })();
+  return {
+    samples,
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+/** What every outage must leave: the exact page set once, few refetches, and the wait shown while it lasted. */
+async function assertOutageRidden(env: TestTemporal, site: SyntheticSite, crawlId: string, samples: Sample[], outage: { from: number; to: number }, cause: RegExp): Promise<void> {
+  const expected = reachablePaths(site);
+  const records = await readRecords(env.store, crawlId);
+  assert.deepEqual([...new Set(records.map((record) => new URL(record.url).pathname))].sort(), [...expected].sort(), 'exactly the reachable pages are recorded');
+  assert.equal(recordStats(records, expected).duplicated, 0, 'no page recorded twice');
+  assert.ok(records.every((record) => record.error === null && record.status === 200), 'no page recorded as failed');
+  const counts = fetchCounts(site);
+  const refetched = [...counts.values()].reduce((sum, n) => sum + n - 1, 0);
+  assert.ok(refetched <= CONCURRENCY, `${refetched} refetches: at most the ${CONCURRENCY} pages in flight when the store went away`);
+
+  const waiting = samples.filter((sample) => sample.progress.status === 'waiting-for-store');
+  assert.ok(waiting.length > 0, 'progress showed the crawl waiting for its store');
+  assert.match(waiting[0].progress.storeWait?.message ?? '', cause);
+  assert.ok(waiting.some((sample) => /waiting for the store/.test(sample.details ?? '')), "the Web UI's current details showed the wait");
+  assert.ok(waiting.some((sample) => (sample.storeWaiting ?? 0) > 0), 'crawler_store_waiting_calls showed calls waiting');
+  // Once every batch has seen the outage (their patience is 5 s), nothing is recorded until the store is back.
+  const during = samples.filter((sample) => sample.t > outage.from + 8_000 && sample.t < outage.to);
+  assert.ok(during.length > 0);
+  assert.equal(new Set(during.map((sample) => sample.progress.processed)).size, 1, 'the crawl paused during the outage');
+  assert.ok(samples.some((sample) => sample.t > outage.to && sample.progress.status === 'running'), 'and ran again after it');
+  const waits = samples.filter((sample) => sample.progress.status === 'waiting-for-store');
+  console.log(
+    `store outage: ${records.length} pages, ${refetched} refetched; waiting-for-store shown for ${((waits.at(-1)!.t - waits[0].t) / 1000).toFixed(1)} s of a ${((outage.to - outage.from) / 1000).toFixed(1)} s outage`,
+  );
+}
+
+/** Another process opens the SQLite file and holds its write lock for `ms`. */
+async function lockSqliteFile(file: string, ms: number): Promise<ChildProcess> {
+  const script = `
+    const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
+    const db = new Database(${JSON.stringify(file)});
+    db.exec('BEGIN EXCLUSIVE');
+    process.stdout.write('locked\\n');
+    setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${ms});`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+  assert.equal(chunk.toString().trim(), 'locked');
+  return child;
+}
+
+describe('faults: the SQLite file locked by another process for 30 s', () => {
+  let env: TestTemporal;
+  let site: SyntheticSite;
+  before(async () => {
+    env = await startTestTemporal();
+    site = await startSyntheticSite({ pages: 900, latencyMs: 15 });
+  });
+  after(async () => {
+    await site?.close();
+    await env?.close();
+  });
+
+  it('pauses, shows the wait, resumes by itself, every page once', async () => {
+    const queue = uniqueQueue('outage-sqlite');
+    const worker = await env.startWorker(queue);
+    const crawlId = 'outage-sqlite';
+    const handle = await startCrawl(env.client, crawlId, { seeds: [site.urlOf(0)], concurrency: CONCURRENCY, perHostConcurrency: CONCURRENCY, batchSize: 10 }, queue);
+    const sampler = sampleProgress(handle, async () => (await worker.metrics.storeWaiting.get()).values[0]?.value ?? 0);
+    await waitFor(() => (sampler.samples.at(-1)?.progress.processed ?? 0) >= 100, 60_000, '100 pages processed');
+    const from = Date.now();
+    const locker = await lockSqliteFile(crawlStorePath(env.dataDir, crawlId), 30_000);
+    await once(locker, 'exit');
+    const to = Date.now();
+    const summary = await handle.result();
+    await sleep(300);
+    await sampler.stop();
+    assert.equal(summary.status, 'completed');
+    await assertOutageRidden(env, site, crawlId, sampler.samples, { from, to }, /database is locked|SQLITE_BUSY/);
+  });
+});
+
+describe('faults: the PostgreSQL server stopped for 60 s', () => {
+  let env: TestTemporal;
+  let site: SyntheticSite;
+  const workers: WorkerProcess[] = [];
+  before(async () => {
+    env = await startTestTemporal({ store: 'postgres' });
+    site = await startSyntheticSite({ pages: 1_500, latencyMs: 15 });
+  });
+  after(async () => {
+    for (const worker of workers) await worker.kill('SIGKILL');
+    await site?.close();
+    await env?.close();
+  });
+
+  it('pauses, shows the wait, resumes by itself when the server is back, every page once', async () => {
+    const queue = uniqueQueue('outage-postgres');
+    const metricsPorts = [await freeLoopbackPort(), await freeLoopbackPort()];
+    for (const port of metricsPorts) {
+      const worker = spawnWorker({
+        address: env.address,
+        taskQueue: queue,
+        dataDir: env.workerDataDir(),
+        storeUrl: env.store.storeUrl,
+        metricsAddress: `127.0.0.1:${port}`,
+        logFile: join(env.dataDir, 'workers.log'),
+      });
+      workers.push(worker);
+      await worker.ready;
+    }
+    const storeWaiting = async (): Promise<number> => {
+      let waiting = 0;
+      for (const port of metricsPorts) {
+        const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((response) => response.text()).catch(() => '');
+        waiting += Number(/^crawler_store_waiting_calls (\S+)$/m.exec(text)?.[1] ?? 0);
+      }
+      return waiting;
+    };
+    const crawlId = 'outage-postgres';
+    const handle = await startCrawl(env.client, crawlId, { seeds: [site.urlOf(0)], concurrency: CONCURRENCY, perHostConcurrency: CONCURRENCY, batchSize: 10 }, queue);
+    const sampler = sampleProgress(handle, storeWaiting);
+    await waitFor(() => (sampler.samples.at(-1)?.progress.processed ?? 0) >= 200, 60_000, '200 pages processed');
+    const from = Date.now();
+    await env.postgres!.stop();
+    await sleep(60_000);
+    await env.postgres!.start();
+    const to = Date.now();
+    const summary = await handle.result();
+    await sleep(300);
+    await sampler.stop();
+    assert.equal(summary.status, 'completed');
+    await assertOutageRidden(env, site, crawlId, sampler.samples, { from, to }, /cannot be reached/);
+  });
+});

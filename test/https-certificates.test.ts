@@ -1,0 +1,76 @@
+/**
+ * HTTPS, through real crawls on a Temporal dev server: an https site on loopback is reached by
+ * host name (the worker's connector maps the names to 127.0.0.1) and verified against a test
+ * CA the worker's connector trusts. A certificate that must be refused (another CA, another host's name, expired) ends
+ * as the `tls-certificate` error after a single handshake: it is not retried, and a host
+ * whose robots.txt is refused that way shows that cause on its pages, not `skipped: robots`.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { CrawlInput } from '../src/shared/crawl-config';
+import { runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { loopbackConnector, startTlsSite, TLS_HOSTS, type TlsSite } from './helpers/tls-site';
+
+/** The refused certificates, by the check that refuses them. */
+const REFUSED = [
+  ['signed by a CA the crawl does not trust', TLS_HOSTS.untrusted],
+  ['issued for another host name', TLS_HOSTS.wrongName],
+  ['expired', TLS_HOSTS.expired],
+] as const;
+
+describe('https: server certificates verified against the trusted CAs', () => {
+  let env: TestTemporal;
+  let site: TlsSite;
+  const taskQueue = uniqueQueue('https');
+  let crawls = 0;
+
+  before(async () => {
+    site = await startTlsSite();
+    env = await startTestTemporal();
+    await env.startWorker(taskQueue, undefined, { connect: loopbackConnector(site.caPem) });
+  });
+  after(async () => {
+    await env?.close();
+    await site?.close();
+  });
+
+  /** Crawls `host` from its seed; the names resolve to 127.0.0.1, so private addresses are allowed. */
+  async function crawl(host: string, options: Partial<CrawlInput> = {}) {
+    crawls += 1;
+    const handshakesBefore = site.handshakes.length;
+    const result = await runCrawlToEnd(env, taskQueue, `https-${crawls}`, { seeds: [site.url(host)], allowPrivateNetwork: true, ...options });
+    assert.equal(result.summary.status, 'completed');
+    return { ...result, handshakes: site.handshakes.slice(handshakesBefore) };
+  }
+
+  it('a certificate from the trusted CA for the host name: the site is crawled, the name sent as SNI', async () => {
+    const { records, handshakes } = await crawl(TLS_HOSTS.valid);
+    const expected = ['/', '/a', '/b'].map((path) => ({ url: site.url(TLS_HOSTS.valid, path), status: 200, error: null }));
+    assert.deepEqual(records.map(({ url, status, error }) => ({ url, status, error })).sort((x, y) => x.url.localeCompare(y.url)), expected);
+    const served = site.requests.filter((request) => request.host === TLS_HOSTS.valid).map((request) => request.path);
+    assert.deepEqual(served.sort(), ['/', '/a', '/b', '/robots.txt']);
+    assert.ok(handshakes.length > 0, 'the crawl opened TLS connections');
+    assert.deepEqual([...new Set(handshakes)], [TLS_HOSTS.valid], 'every handshake named the host, though the socket went to 127.0.0.1');
+  });
+
+  for (const [refusal, host] of REFUSED) {
+    it(`a certificate ${refusal}: robots.txt refused once, the page recorded as tls-certificate`, async () => {
+      const { records, handshakes } = await crawl(host);
+      assert.deepEqual(
+        records.map(({ url, status, error, skipped }) => ({ url, status, error, skipped })),
+        [{ url: site.url(host), status: null, error: 'tls-certificate', skipped: null }],
+      );
+      assert.deepEqual(handshakes, [host], 'one handshake (robots.txt), not retried; the page was not tried against the same certificate');
+      assert.deepEqual(site.requests.filter((request) => request.host === host), [], 'no request got through');
+    });
+
+    it(`a certificate ${refusal}, robots.txt not read: the page fetch fails as tls-certificate, not retried`, async () => {
+      const { records, handshakes } = await crawl(host, { respectRobots: false, maxRetries: 2 });
+      assert.deepEqual(
+        records.map(({ url, status, error, skipped }) => ({ url, status, error, skipped })),
+        [{ url: site.url(host), status: null, error: 'tls-certificate', skipped: null }],
+      );
+      assert.deepEqual(handshakes, [host], 'one handshake: a refused certificate is not retried');
+    });
+  }
+});

@@ -1,0 +1,172 @@
+/**
+ * The scheduling core through a real Temporal dev server: a batch that fails for good never
+ * wedges the crawl (its URLs are recorded with the cause, other hosts go on), a crawl whose
+ * every batch fails the same way fails fast with that cause (in the workflow's failure and in
+ * `crawlflow crawl`), the totals progress shows are the store's, and batch IDs stay unique
+ * after `temporal workflow reset`.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { WorkflowFailedError } from '@temporalio/client';
+import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
+import { startCrawl } from '../src/client/crawl-client';
+import { progressQuery } from '../src/shared/messages';
+import { temporalBinaryPath } from '../src/temporal/project-paths';
+import type { BatchOrder } from '../src/scheduling/crawl-plan';
+import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { historiesOf, scheduledInputs } from './helpers/histories';
+import { embeddedServerEnv, runCli } from './helpers/processes';
+import { sleep, waitFor } from './helpers/fixtures';
+import { fetchCounts, reachablePaths } from './helpers/faults';
+
+const MISSING = 'CRAWLFLOW_TEST_VARIABLE_NOBODY_SET';
+const MISSING_MESSAGE = new RegExp(`headersFromEnv\\.X-Token: environment variable ${MISSING} is not set on this worker`);
+
+describe('scheduling core: failed batches, fail-fast, one truth for totals, resets', () => {
+  let env: TestTemporal;
+  let good: SyntheticSite;
+  let bad: SyntheticSite;
+  const queue = uniqueQueue('core');
+  before(async () => {
+    delete process.env[MISSING];
+    env = await startTestTemporal();
+    await env.startWorker(queue);
+    good = await startSyntheticSite({ pages: 300, latencyMs: 10 });
+    bad = await startSyntheticSite({ pages: 50 });
+  });
+  after(async () => {
+    await good?.close();
+    await bad?.close();
+    await env?.close();
+  });
+
+  it('a host whose requests need a missing variable: its URLs are recorded with the cause, the other host is crawled to the end', async () => {
+    const badHost = new URL(bad.origin).host;
+    const handle = await startCrawl(
+      env.client,
+      'core-one-bad-host',
+      { seeds: [good.urlOf(0), bad.urlOf(0), bad.urlOf(1)], concurrency: 4, perHostConcurrency: 2, batchSize: 5, hosts: { [badHost]: { headersFromEnv: { 'X-Token': MISSING } } } },
+      queue,
+    );
+    const samples: Array<{ shown: number; stored: number }> = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const progress = await handle.query(progressQuery);
+        // Before the first batch the crawl's store may not exist yet: nothing stored.
+        const stored = await readRecords(env.store, 'core-one-bad-host').catch(() => []);
+        samples.push({ shown: progress.processed, stored: stored.length });
+        await sleep(200);
+      }
+    })();
+    const summary = await handle.result();
+    sampling = false;
+    await sampler;
+    const records = await readRecords(env.store, 'core-one-bad-host');
+
+    assert.equal(summary.status, 'completed');
+    const goodPaths = records.filter((record) => record.url.startsWith(good.origin)).map((record) => new URL(record.url).pathname).sort();
+    assert.deepEqual(goodPaths, [...reachablePaths(good)].sort(), 'the good host was crawled to the end');
+    assert.deepEqual(
+      records.filter((record) => record.url.startsWith(bad.origin)).map(({ url, error, status }) => ({ url, error, status })),
+      [bad.urlOf(0), bad.urlOf(1)].map((url) => ({ url, error: 'request-secret', status: null })),
+      "the bad host's URLs are recorded with the cause's code",
+    );
+    assert.equal(bad.requests.length, 0, 'nothing was sent to the bad host');
+    assert.equal(summary.failures?.length, 1);
+    assert.equal(summary.failures?.[0].code, 'request-secret');
+    assert.match(summary.failures?.[0].message ?? '', MISSING_MESSAGE, 'the summary names the variable');
+
+    // One truth: what progress showed never ran ahead of the store, and ends equal to it.
+    assert.ok(samples.length > 3);
+    for (const { shown, stored } of samples) assert.ok(shown <= stored, `progress showed ${shown} pages when the store had ${stored}`);
+    const final = await handle.query(progressQuery);
+    assert.equal(final.status, 'completed');
+    assert.deepEqual(
+      { processed: final.processed, errors: final.errors, fetched: final.fetched },
+      { processed: records.length, errors: records.filter((record) => record.error !== null).length, fetched: records.filter((record) => record.status !== null).length },
+    );
+    assert.equal(summary.totals.processed, records.length);
+  });
+
+  it('every batch failing the same way fails the crawl fast, naming the cause, and leaves the rest of the frontier queued', async () => {
+    const seeds = Array.from({ length: 10 }, (_, page) => bad.urlOf(page));
+    const handle = await startCrawl(env.client, 'core-all-bad', { seeds, concurrency: 1, perHostConcurrency: 1, batchSize: 2, headersFromEnv: { 'X-Token': MISSING } }, queue);
+    const before = bad.requests.length;
+    const failure = await handle.result().then(
+      () => assert.fail('the crawl should fail'),
+      (err: unknown) => err,
+    );
+    assert.ok(failure instanceof WorkflowFailedError);
+    assert.match(failure.cause?.message ?? '', /^every batch failed the same way, so the crawl stopped: /);
+    assert.match(failure.cause?.message ?? '', MISSING_MESSAGE);
+    assert.equal((await handle.describe()).status.name, 'FAILED', 'the Web UI and `temporal workflow describe` show it failed');
+    const [history] = (await historiesOf(env.client, 'core-all-bad')).map((run) => run.history);
+    assert.equal(scheduledInputs<BatchOrder>(history, 'fetchBatch').length, 2, 'two failed batches were enough to give up');
+    const records = await readRecords(env.store, 'core-all-bad');
+    assert.deepEqual(
+      records.map(({ url, error }) => ({ url, error })),
+      seeds.slice(0, 4).map((url) => ({ url, error: 'request-secret' })),
+    );
+    assert.equal(bad.requests.length, before, 'no request was sent');
+    const progress = await handle.query(progressQuery);
+    assert.equal(progress.status, 'failed');
+    assert.equal(progress.queued, 6, 'the rest of the frontier is left queued, not recorded as failures');
+  });
+
+  it('batch IDs stay unique after `temporal workflow reset`, and every page is still recorded once', async () => {
+    const slow = await startSyntheticSite({ pages: 600, latencyMs: 30 });
+    try {
+      const crawlId = 'core-reset';
+      await startCrawl(env.client, crawlId, { seeds: [slow.urlOf(0)], concurrency: 3, perHostConcurrency: 3, batchSize: 10 }, queue);
+      await waitFor(() => slow.requests.filter((request) => request.path.startsWith('/page/')).length >= 100, 60_000, '100 pages fetched');
+      await promisify(execFile)(temporalBinaryPath(), ['workflow', 'reset', '--address', env.address, '--workflow-id', crawlId, '--type', 'FirstWorkflowTask', '--reason', 'test', '--yes']);
+      const summary = await env.client.workflow.getHandle(crawlId).result();
+      assert.equal(summary.status, 'completed');
+
+      const runs = await historiesOf(env.client, crawlId);
+      assert.equal(runs.length, 2, 'the reset made a second run');
+      const ids = runs.map((run) => scheduledInputs<BatchOrder>(run.history, 'fetchBatch').map((order) => order.batchId));
+      for (const [i, run] of runs.entries()) assert.ok(ids[i].every((id) => id.startsWith(`${crawlId}/${run.runId}/`)), 'a batch ID carries its run');
+      assert.deepEqual(ids[0].filter((id) => ids[1].includes(id)), [], 'no batch ID of the reset run is used again');
+
+      const records = await readRecords(env.store, crawlId);
+      const paths = records.map((record) => new URL(record.url).pathname);
+      assert.deepEqual([...new Set(paths)].sort(), [...reachablePaths(slow)].sort());
+      assert.equal(paths.length, new Set(paths).size, 'no page recorded twice');
+      const refetched = [...fetchCounts(slow).values()].reduce((sum, n) => sum + n - 1, 0);
+      assert.ok(refetched <= 3, `${refetched} refetches: at most the pages in flight at the reset`);
+      assert.equal(summary.totals.processed, records.length, "the totals are the store's, across the reset");
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('scheduling core: `crawlflow crawl` on a crawl that cannot progress', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-core-cli-'));
+  let site: SyntheticSite;
+  before(async () => {
+    site = await startSyntheticSite({ pages: 20 });
+  });
+  after(async () => {
+    await site?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('ends at once with one line naming the cause', async () => {
+    const config = join(dataDir, 'crawl.json');
+    writeFileSync(config, JSON.stringify({ seeds: [site.urlOf(0)], headersFromEnv: { 'X-Token': MISSING } }));
+    const env = { ...(await embeddedServerEnv(dataDir)), [MISSING]: '' };
+    const run = await runCli(['crawl', '--config', config, '--id', 'core-cli', '--out', join(dataDir, 'out.jsonl')], env);
+    assert.equal(run.code, 1, run.stderr);
+    const last = run.stderr.trim().split('\n').at(-1) ?? '';
+    assert.match(last, /^crawlflow: crawl core-cli failed: every batch failed the same way, so the crawl stopped: /);
+    assert.match(last, MISSING_MESSAGE);
+  });
+});

@@ -1,0 +1,291 @@
+/**
+ * The pure scheduler (src/scheduling), without Temporal: its rules one by one, then
+ * property-style runs against a model of the store (seeded random crawls over many hosts,
+ * with failures, outages, pauses and limit changes), checking the invariants after every
+ * step: never above a limit, never a URL in two batches, the budget exact, no host starved.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { CrawlScheduler, initialSchedulerState, type Launch } from '../src/scheduling/crawl-scheduler';
+import { planOf, type CrawlPlan } from '../src/scheduling/crawl-plan';
+import { parseCrawlConfig, type CrawlInput } from '../src/shared/crawl-config';
+import type { BatchReport, CrawlView } from '../src/shared/crawl-types';
+import { seededRandom } from '../src/sites/synthetic-site';
+
+const NO_TOTALS = { processed: 0, fetched: 0, errors: 0, skipped: 0, bytes: 0 };
+
+function plan(input: Partial<CrawlInput> = {}): CrawlPlan {
+  return planOf(parseCrawlConfig({ seeds: ['http://a.test/'], ...input }), 1);
+}
+
+function view(version: number, hosts: Record<string, number>, processed = 0): CrawlView {
+  const entries = Object.entries(hosts).filter(([, queued]) => queued > 0);
+  return {
+    version,
+    queued: entries.reduce((sum, [, queued]) => sum + queued, 0),
+    hosts: entries.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([host, queued]) => ({ host, queued })),
+    totals: { ...NO_TOTALS, processed },
+  };
+}
+
+function done(launch: Launch, next: CrawlView, deferUntil: number | null = null): BatchReport {
+  return { kind: 'done', batchId: String(launch.seq), host: launch.host, claimed: launch.limit, deferUntil, view: next };
+}
+
+describe('CrawlScheduler rules', () => {
+  it('splits a host backlog over its batch slots, within the batch size and the crawl concurrency', () => {
+    const p = plan({ concurrency: 3, perHostConcurrency: 2, batchSize: 50 });
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 30, 'b.test': 500 })));
+    const launches = scheduler.launches(0);
+    assert.deepEqual(
+      launches.map(({ host, limit }) => [host, limit]),
+      [['b.test', 50], ['a.test', 15], ['b.test', 50]],
+    );
+    assert.deepEqual(scheduler.launches(0), [], 'at the crawl concurrency nothing more starts');
+  });
+
+  it('never reserves more than the page budget, and ends max-pages-reached with the budget spent', () => {
+    const p = plan({ maxPages: 7, batchSize: 5, concurrency: 4, perHostConcurrency: 4 });
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 100 })));
+    const launches = scheduler.launches(0);
+    assert.deepEqual(launches.map(({ limit }) => limit), [5, 2]);
+    scheduler.batchEnded(launches[0].seq, done(launches[0], view(2, { 'a.test': 95 }, 5)), 1);
+    assert.equal(scheduler.outcome(), null, 'a batch still runs');
+    scheduler.batchEnded(launches[1].seq, done(launches[1], view(3, { 'a.test': 93 }, 7)), 2);
+    assert.deepEqual(scheduler.launches(3), []);
+    assert.equal(scheduler.outcome(), 'max-pages-reached');
+  });
+
+  it('holds a host that asked to wait, wakes for it, and launches it again once the time has come', () => {
+    const p = plan({ concurrency: 2, perHostConcurrency: 1 });
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 10 })));
+    const [first] = scheduler.launches(0);
+    scheduler.batchEnded(first.seq, done(first, view(2, { 'a.test': 9 }, 1), 5_000), 100);
+    assert.deepEqual(scheduler.launches(100), []);
+    assert.deepEqual(scheduler.nextWake(100), { at: 5_000, host: 'a.test' });
+    assert.deepEqual(scheduler.hostState('a.test', 100), { host: 'a.test', queued: 9, batchesInFlight: 0, readyAt: 5_000 });
+    assert.equal(scheduler.launches(5_000).length, 1);
+  });
+
+  it('a host override sets its host concurrency; an override without one leaves the crawl default', () => {
+    const p = plan({ concurrency: 10, perHostConcurrency: 1, batchSize: 1, hosts: { '*.a.test': { perHostConcurrency: 3 }, 'x.a.test': { delayMs: 5 } } });
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'y.a.test': 10, 'x.a.test': 10, 'b.test': 10 })));
+    const perHost = new Map<string, number>();
+    for (const { host } of scheduler.launches(0)) perHost.set(host, (perHost.get(host) ?? 0) + 1);
+    assert.deepEqual(Object.fromEntries(perHost), { 'y.a.test': 3, 'x.a.test': 1, 'b.test': 1 });
+  });
+
+  it('caps render batches in flight, and counts them against the host', () => {
+    const p = plan({ concurrency: 10, perHostConcurrency: 3, batchSize: 1, render: { match: ['/app/**'], maxConcurrentPages: 1 } });
+    const state = initialSchedulerState(p, { ...view(1, {}), queued: 20, hosts: [{ host: 'a.test', queued: 20, rendering: 10 }] });
+    const launches = new CrawlScheduler(p, state).launches(0);
+    assert.equal(launches.filter((launch) => launch.render).length, 1);
+    assert.equal(launches.length, 3);
+  });
+
+  it('a store outage parks the batch, stops launching, shows the wait, and recovers', () => {
+    const p = plan({ concurrency: 2, perHostConcurrency: 2, batchSize: 5 });
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 20 })));
+    const [first, second] = scheduler.launches(0);
+    scheduler.batchEnded(first.seq, { kind: 'store-unavailable', batchId: '1', host: 'a.test', message: 'the frontier store cannot be reached: ECONNREFUSED' }, 10);
+    assert.equal(scheduler.status(), 'waiting-for-store');
+    assert.deepEqual(scheduler.counts().storeWait, { since: 10, message: 'the frontier store cannot be reached: ECONNREFUSED' });
+    assert.deepEqual(scheduler.launches(20), [], 'nothing starts while the store is away');
+    assert.deepEqual(scheduler.parkedBatches(), [first.seq]);
+    scheduler.batchEnded(second.seq, done(second, view(2, { 'a.test': 10 }, 5)), 30);
+    assert.equal(scheduler.outcome(), null, 'a parked batch still holds its claims');
+    scheduler.storeRecovered([first.seq], view(3, { 'a.test': 15 }, 5));
+    assert.equal(scheduler.status(), 'running');
+    assert.equal(scheduler.counts().storeWait, null);
+    assert.equal(scheduler.launches(40).length, 2);
+  });
+
+  it('fails fast when every host fails the same way, not while other hosts still make progress', () => {
+    const secret = { code: 'request-secret', message: 'headersFromEnv.x-token: environment variable TOKEN is not set on this worker' };
+    const single = plan({ concurrency: 1 });
+    const alone = new CrawlScheduler(single, initialSchedulerState(single, view(1, { 'a.test': 100 })));
+    for (let n = 1; n <= 2; n++) {
+      const [launch] = alone.launches(0);
+      alone.batchFailed(launch.seq, secret);
+      alone.batchAbandoned(launch.seq, view(n + 1, { 'a.test': 100 - 50 * n }, 50 * n));
+    }
+    assert.deepEqual(alone.fatal(), secret, 'one host, failing batch after batch: nothing can progress');
+    assert.equal(alone.outcome(), 'failed');
+
+    const onePage = new CrawlScheduler(single, initialSchedulerState(single, view(1, { 'a.test': 1 })));
+    const [only] = onePage.launches(0);
+    onePage.batchFailed(only.seq, secret);
+    onePage.batchAbandoned(only.seq, view(2, {}, 1));
+    assert.equal(onePage.outcome(), 'failed', 'a crawl whose every batch failed has crawled nothing: it fails');
+
+    const mixed = plan({ concurrency: 2, perHostConcurrency: 1, batchSize: 5 });
+    const scheduler = new CrawlScheduler(mixed, initialSchedulerState(mixed, view(1, { 'bad.test': 20, 'good.test': 20 })));
+    let version = 1;
+    for (let round = 0; round < 4; round++) {
+      for (const launch of scheduler.launches(0)) {
+        version += 1;
+        if (launch.host === 'bad.test') {
+          scheduler.batchFailed(launch.seq, secret);
+          scheduler.batchAbandoned(launch.seq, view(version, { 'bad.test': 15 - 5 * round, 'good.test': 15 - 5 * round }));
+        } else scheduler.batchEnded(launch.seq, done(launch, view(version, { 'bad.test': 15 - 5 * round, 'good.test': 15 - 5 * round })), 0);
+      }
+      assert.equal(scheduler.fatal(), null, `round ${round}: the good host still progresses`);
+    }
+    assert.deepEqual(scheduler.counts().failures, [{ ...secret, batches: 4 }]);
+  });
+
+  it('hands over: no launches, and continue-as-new once the running batches are back', () => {
+    const p = plan({ concurrency: 2, perHostConcurrency: 2 });
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 200 })));
+    const launches = scheduler.launches(0);
+    scheduler.handOver();
+    assert.deepEqual(scheduler.launches(0), []);
+    for (const launch of launches) scheduler.batchEnded(launch.seq, done(launch, view(launch.seq + 1, { 'a.test': 150 }, 50)), 0);
+    assert.equal(scheduler.outcome(), 'continue-as-new');
+    const next = new CrawlScheduler(p, scheduler.carried());
+    assert.equal(next.launches(0)[0].seq, 3, 'sequence numbers go on in the next run');
+  });
+
+  it('keeps the newest view, and of two views with one version the one with more pages done', () => {
+    const p = plan();
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(5, { 'a.test': 10 }, 3)));
+    scheduler.acceptView(view(4, { 'a.test': 20 }, 1));
+    assert.equal(scheduler.view.totals.processed, 3);
+    scheduler.acceptView(view(5, { 'a.test': 9 }, 4));
+    assert.equal(scheduler.view.totals.processed, 4);
+  });
+});
+
+/** A store as the scheduler sees it: queued URLs per host, claims per batch, pages done. */
+class ModelStore {
+  readonly queued = new Map<string, number[]>();
+  readonly claims = new Map<number, { host: string; urls: number[] }>();
+  readonly done = new Set<number>();
+  private nextUrl = 0;
+  version = 0;
+
+  add(host: string, n: number): void {
+    const urls = this.queued.get(host) ?? [];
+    for (let i = 0; i < n; i++) urls.push(this.nextUrl++);
+    this.queued.set(host, urls);
+    this.version += 1;
+  }
+
+  get total(): number {
+    return this.nextUrl;
+  }
+
+  claim(seq: number, host: string, limit: number): void {
+    const urls = (this.queued.get(host) ?? []).splice(0, limit);
+    for (const [other, claim] of this.claims) for (const url of urls) assert.ok(!claim.urls.includes(url), `URL ${url} in batches ${other} and ${seq}`);
+    this.claims.set(seq, { host, urls });
+    this.version += 1;
+  }
+
+  finish(seq: number): void {
+    for (const url of this.claims.get(seq)!.urls) {
+      assert.ok(!this.done.has(url), `URL ${url} finished twice`);
+      this.done.add(url);
+    }
+    this.claims.delete(seq);
+    this.version += 1;
+  }
+
+  release(seq: number): void {
+    const claim = this.claims.get(seq)!;
+    this.queued.get(claim.host)!.unshift(...claim.urls);
+    this.claims.delete(seq);
+    this.version += 1;
+  }
+
+  view(): CrawlView {
+    const hosts = Object.fromEntries([...this.queued].map(([host, urls]) => [host, urls.length]));
+    return view(this.version, hosts, this.done.size);
+  }
+}
+
+/** One seeded random crawl, checking the invariants after every step; returns what it did. */
+function randomCrawl(seed: number): { outcome: string; done: number; total: number; maxPages: number; launchedHosts: Set<string>; hosts: number } {
+  const random = seededRandom(seed);
+  const pick = (n: number): number => Math.floor(random() * n);
+  const hosts = 1 + pick(12);
+  const input = { concurrency: 1 + pick(6), perHostConcurrency: 1 + pick(3), batchSize: 1 + pick(8), maxPages: 5 + pick(300) };
+  const p = plan(input);
+  const store = new ModelStore();
+  for (let h = 0; h < hosts; h++) store.add(`h${h}.test`, 1 + pick(40));
+  const scheduler = new CrawlScheduler(p, initialSchedulerState(p, store.view()));
+  const running = new Map<number, Launch>();
+  const seqs = new Set<number>();
+  const launchedHosts = new Set<string>();
+  let now = 0;
+  let recovering: number[] | null = null;
+  for (let step = 0; step < 5_000; step++) {
+    now += 1;
+    if (random() < 0.02) scheduler.setLimits({ concurrency: 1 + pick(6), perHostConcurrency: 1 + pick(3) });
+    if (random() < 0.01) scheduler.pause();
+    if (random() < 0.05) scheduler.resume();
+    const launchedNow = new Set<string>();
+    for (const launch of scheduler.launches(now)) {
+      assert.ok(!seqs.has(launch.seq), `batch ${launch.seq} launched twice`);
+      seqs.add(launch.seq);
+      launchedHosts.add(launch.host);
+      launchedNow.add(launch.host);
+      store.claim(launch.seq, launch.host, launch.limit);
+      running.set(launch.seq, launch);
+    }
+    // Limits lowered while batches run are kept by launching nothing more, not by stopping batches.
+    const { concurrency, perHostConcurrency } = scheduler.limits;
+    if (launchedNow.size > 0) assert.ok(running.size <= concurrency, `${running.size} batches over concurrency ${concurrency}`);
+    for (const host of launchedNow) {
+      const onHost = [...running.values()].filter((launch) => launch.host === host).length;
+      assert.ok(onHost <= perHostConcurrency, `${onHost} batches on ${host} over ${perHostConcurrency}`);
+    }
+    const reserved = [...running.values()].reduce((sum, launch) => sum + launch.limit, 0);
+    assert.ok(store.done.size + reserved <= input.maxPages, `budget: ${store.done.size} done + ${reserved} reserved > ${input.maxPages}`);
+
+    if (recovering && random() < 0.3) {
+      for (const seq of recovering) store.release(seq);
+      scheduler.storeRecovered(recovering, store.view());
+      recovering = null;
+    }
+    const ending = [...running.values()][pick(running.size)];
+    if (ending !== undefined && random() < 0.6) {
+      running.delete(ending.seq);
+      const roll = random();
+      if (roll < 0.05) {
+        scheduler.batchFailed(ending.seq, { code: `flaky-${pick(3)}`, message: 'a page broke the parser' });
+        store.finish(ending.seq);
+        scheduler.batchAbandoned(ending.seq, store.view());
+      } else if (roll < 0.1) {
+        scheduler.batchEnded(ending.seq, { kind: 'store-unavailable', batchId: String(ending.seq), host: ending.host, message: 'down' }, now);
+      } else {
+        store.finish(ending.seq);
+        if (random() < 0.5 && store.total < 2_000) store.add(`h${pick(hosts + 3)}.test`, pick(6));
+        scheduler.batchEnded(ending.seq, done(ending, store.view(), random() < 0.05 ? now + pick(20) : null), now);
+      }
+    }
+    if (!recovering && scheduler.parkedBatches().length > 0 && random() < 0.5) recovering = scheduler.parkedBatches();
+    const outcome = scheduler.outcome();
+    if (outcome !== null && !recovering && running.size === 0 && outcome !== 'failed') return { outcome, done: store.done.size, total: store.total, maxPages: input.maxPages, launchedHosts, hosts };
+    if (outcome === 'failed') return { outcome, done: store.done.size, total: store.total, maxPages: input.maxPages, launchedHosts, hosts };
+    if (scheduler.status() === 'paused' && running.size === 0 && random() < 0.5) scheduler.resume();
+  }
+  throw new Error(`seed ${seed}: no outcome after 5000 steps`);
+}
+
+describe('CrawlScheduler invariants over random crawls', () => {
+  it('300 seeded crawls: within every limit, every URL once, the budget exact, every host served', () => {
+    const outcomes = new Map<string, number>();
+    for (let seed = 1; seed <= 300; seed++) {
+      const result = randomCrawl(seed);
+      outcomes.set(result.outcome, (outcomes.get(result.outcome) ?? 0) + 1);
+      if (result.outcome === 'completed') {
+        assert.equal(result.done, result.total, `seed ${seed}: completed with every URL done`);
+        assert.ok(result.done <= result.maxPages);
+      }
+      if (result.outcome === 'max-pages-reached') assert.equal(result.done, result.maxPages, `seed ${seed}: the budget is spent exactly`);
+      if (result.outcome !== 'failed' && result.done === result.total) assert.ok(result.launchedHosts.size >= result.hosts, `seed ${seed}: every seeded host got a batch`);
+    }
+    assert.ok((outcomes.get('completed') ?? 0) > 50 && (outcomes.get('max-pages-reached') ?? 0) > 50, `both endings are exercised: ${JSON.stringify([...outcomes])}`);
+  });
+});
