@@ -4,6 +4,7 @@
  */
 import {
   CancelledFailure,
+  isGrpcCancelledError,
   isGrpcDeadlineError,
   TerminatedFailure,
   TimeoutFailure,
@@ -104,12 +105,15 @@ async function failureOf(handle: CrawlHandle): Promise<string | null> {
 
 /** A running crawl's progress and frontier, asked of the workers that run it. */
 async function liveState(client: Client, handle: CrawlHandle, taskQueue: string): Promise<[CrawlProgress, FrontierStats]> {
+  const deadline = Date.now() + QUERY_DEADLINE_MS;
   try {
     // One after the other: a query still retrying when the first one gave up would outlive the connection.
-    return await client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, async () => [await handle.query(progressQuery), await handle.query(frontierQuery)]);
+    return await client.connection.withDeadline(deadline, async () => [await handle.query(progressQuery), await handle.query(frontierQuery)]);
   } catch (err) {
-    // The server holds a query until a worker takes it: past the deadline, none is polling.
-    if (isGrpcDeadlineError(err)) throw new NoWorkerAnsweredError(handle.workflowId, taskQueue);
+    // The server holds a query until a worker takes it: past the deadline, none is polling. The
+    // call then ends as DEADLINE_EXCEEDED or, when the client's timer wins, as CANCELLED.
+    const timedOut = Date.now() >= deadline && (isGrpcDeadlineError(err) || isGrpcCancelledError(err));
+    if (timedOut) throw new NoWorkerAnsweredError(handle.workflowId, taskQueue);
     throw err;
   }
 }
