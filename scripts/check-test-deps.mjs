@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 /**
  * Preflight of `npm test`: the suite runs real Prometheus, promtool, Alertmanager and amtool,
- * headless Chromium, throwaway PostgreSQL servers and Python's pip (warcio), all from Debian
- * packages. Without them, tests would fail one by one minutes into the run. This checks for
- * every binary first and, when some are missing, installs their packages (as root, with
- * apt-get) or exits at once with the exact command to run.
+ * headless Chromium, throwaway PostgreSQL servers and openssl (test certificates), all from
+ * Debian packages, and Python's warcio, which `npm install` puts into .tools/warcio. Without
+ * them, tests would fail one by one minutes into the run. This checks for each first and, when
+ * some are missing, installs them (the Debian packages as root, with apt-get; warcio with its
+ * install script) or exits at once with the exact command to run.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const POSTGRES_ROOT = '/usr/lib/postgresql';
 
@@ -37,6 +39,15 @@ function hasPip() {
   return spawnSync('python3', ['-m', 'pip', '--version'], { stdio: 'ignore' }).status === 0;
 }
 
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const WARCIO_INSTALL = join('scripts', 'install-warcio.mjs');
+
+/** The warcio version pinned in package.json, installed where test/helpers/warcio.ts looks for it. */
+function hasWarcio() {
+  const { warcio } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).config;
+  return existsSync(join(root, '.tools', 'warcio', `warcio-${warcio}.dist-info`));
+}
+
 /** What the suite runs, and the Debian package that provides it. */
 const REQUIREMENTS = [
   { what: 'prometheus', debianPackage: 'prometheus', present: () => onPath('prometheus') },
@@ -45,7 +56,8 @@ const REQUIREMENTS = [
   { what: 'amtool', debianPackage: 'prometheus-alertmanager', present: () => onPath('amtool') },
   { what: 'chromium', debianPackage: 'chromium', present: () => onPath('chromium') },
   { what: `initdb (${POSTGRES_ROOT}/*/bin)`, debianPackage: 'postgresql', present: hasInitdb },
-  { what: 'python3 -m pip (warcio)', debianPackage: 'python3-pip', present: hasPip },
+  { what: 'openssl', debianPackage: 'openssl', present: () => onPath('openssl') },
+  { what: 'python3 -m pip', debianPackage: 'python3-pip', present: hasPip },
 ];
 
 function missingRequirements() {
@@ -83,6 +95,16 @@ function fail(missing) {
   process.exit(1);
 }
 
+/** warcio comes from PyPI through pip (checked above), with the script `npm install` runs. */
+function provisionWarcio() {
+  if (hasWarcio()) return;
+  console.error(`check-test-deps: node ${WARCIO_INSTALL}`);
+  spawnSync(process.execPath, [join(root, WARCIO_INSTALL)], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (hasWarcio()) return;
+  console.error(`check-test-deps: the WARC tests need Python's warcio in .tools/warcio. Once pip can reach PyPI, run:\n\n  node ${WARCIO_INSTALL}\n`);
+  process.exit(1);
+}
+
 const missing = missingRequirements();
 if (missing.length > 0) {
   if (!canInstall()) fail(missing);
@@ -90,3 +112,4 @@ if (missing.length > 0) {
   const stillMissing = missingRequirements();
   if (stillMissing.length > 0) fail(stillMissing);
 }
+provisionWarcio();
