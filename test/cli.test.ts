@@ -187,10 +187,36 @@ describe('against a running `crawlflow worker`', () => {
         finishedAt: summary.finishedAt,
         totals,
         failure: null,
+        failedBatches: [],
         progress: null,
         frontier: null,
         uiUrl: `${uiBase}/namespaces/default/workflows/status-finished`,
       });
+    });
+
+    it('prints one line per cause of batches that failed for good', async () => {
+      const other = await startSyntheticSite({ pages: 5 });
+      try {
+        const otherHost = new URL(other.origin).host;
+        const { summary } = await runCrawlToEnd(env, taskQueue, 'status-failed-batches', {
+          seeds: [site.urlOf(0), other.urlOf(0)],
+          maxPages: 20,
+          hosts: { [otherHost]: { headersFromEnv: { 'X-Token': 'CRAWLFLOW_TEST_UNSET_TOKEN' } } },
+        });
+        assert.deepEqual(
+          summary.failures,
+          [{ code: 'request-secret', message: `hosts.${otherHost}.headersFromEnv.X-Token: environment variable CRAWLFLOW_TEST_UNSET_TOKEN is not set on this worker`, batches: 1 }],
+        );
+        const text = await runCli(['status', 'status-failed-batches'], statusEnv());
+        assert.equal(text.code, 0, text.stderr);
+        const lines = text.stdout.trimEnd().split('\n');
+        assert.equal(lines[0], 'crawl status-failed-batches: max-pages-reached');
+        assert.equal(lines[3], `  1 batch failed with request-secret: ${summary.failures?.[0].message}`);
+        const json = JSON.parse((await runCli(['status', 'status-failed-batches', '--json'], statusEnv())).stdout) as { failedBatches: unknown };
+        assert.deepEqual(json.failedBatches, summary.failures);
+      } finally {
+        await other.close();
+      }
     });
 
     it('prints why a failed crawl failed', async () => {

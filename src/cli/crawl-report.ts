@@ -14,7 +14,7 @@ import {
 } from '@temporalio/client';
 import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { describeChanges, hasChanges } from '../results/change-summary';
-import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FrontierStats } from '../shared/crawl-types';
+import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FailureTally, FrontierStats } from '../shared/crawl-types';
 import { frontierQuery, progressQuery } from '../shared/messages';
 
 /** How a crawl's workflow ended when it returned no summary (it failed, was terminated, ...). */
@@ -33,6 +33,8 @@ export interface CrawlStatusReport {
   totals: CrawlTotals | null;
   /** Why the workflow did not return a summary: the message of its failure. */
   failure: string | null;
+  /** Batches that failed for good, by cause (their URLs carry the code), so far or in all. */
+  failedBatches: FailureTally[];
   /** Set while the crawl runs. */
   progress: CrawlProgress | null;
   frontier: FrontierStats | null;
@@ -66,18 +68,24 @@ function countsLine(counts: { processed: number; fetched: number; errors: number
   return `  ${processed} URLs (${fetched} fetched, ${errors} errors, ${skipped} skipped) in ${elapsed.toFixed(1)} s, ${(processed / elapsed).toFixed(1)} URLs/s`;
 }
 
-/** A finished crawl's counts and duration, frontier, and the changes of a recrawl. */
-function finishedLines(totals: CrawlTotals, startedAt: number, finishedAt: number): string[] {
+/** One line per cause that made batches fail for good. */
+function failedBatchLines(failures: readonly FailureTally[]): string[] {
+  return failures.map(({ batches, code, message }) => `  ${batches} ${batches === 1 ? 'batch' : 'batches'} failed with ${code}: ${message}`);
+}
+
+/** A finished crawl's counts and duration, frontier, failed batches, and the changes of a recrawl. */
+function finishedLines(totals: CrawlTotals, startedAt: number, finishedAt: number, failures: readonly FailureTally[]): string[] {
   return [
     countsLine(totals, startedAt, finishedAt),
     `  ${totals.queued} left in the frontier, ${totals.discovered} discovered`,
+    ...failedBatchLines(failures),
     ...(hasChanges(totals.changes) ? [`  ${describeChanges(totals.changes)}`] : []),
   ];
 }
 
 /** A finished crawl in a few lines, headed by its outcome. */
 export function summaryLines(summary: CrawlSummary): string[] {
-  return [`crawl ${summary.crawlId}: ${summary.status}`, ...finishedLines(summary.totals, summary.startedAt, summary.finishedAt)];
+  return [`crawl ${summary.crawlId}: ${summary.status}`, ...finishedLines(summary.totals, summary.startedAt, summary.finishedAt, summary.failures ?? [])];
 }
 
 export function webUiLine(uiUrl: string): string {
@@ -130,18 +138,19 @@ export async function crawlStatusReport(client: Client, crawlId: string, uiUrl: 
     finishedAt: description.closeTime?.getTime() ?? null,
     totals: null,
     failure: null,
+    failedBatches: [],
     progress: null,
     frontier: null,
     uiUrl: uiUrl ?? null,
   };
   if (workflowStatus === 'COMPLETED') {
     const summary = await handle.result();
-    return { ...base, outcome: summary.status, startedAt: summary.startedAt, finishedAt: summary.finishedAt, totals: summary.totals };
+    return { ...base, outcome: summary.status, startedAt: summary.startedAt, finishedAt: summary.finishedAt, totals: summary.totals, failedBatches: summary.failures ?? [] };
   }
   const end = WORKFLOW_ENDS[workflowStatus];
   if (end !== undefined) return { ...base, outcome: end, failure: await failureOf(handle) };
   const [progress, frontier] = await liveState(client, handle, description.taskQueue);
-  return { ...base, outcome: progress.status, startedAt: progress.startedAt, progress, frontier };
+  return { ...base, outcome: progress.status, startedAt: progress.startedAt, failedBatches: progress.failures, progress, frontier };
 }
 
 /** The report as short human text: the same facts `--json` gives. */
@@ -153,8 +162,10 @@ export function statusLines(report: CrawlStatusReport): string[] {
     lines.push(`  ${progress.queued} queued, ${progress.batchesInFlight} batches in flight${progress.hostsInFlight.length > 0 ? ` on ${progress.hostsInFlight.join(', ')}` : ''}`);
     const busiest = frontier?.hosts.slice(0, 5).map(({ host, queued }) => `${host} (${queued})`) ?? [];
     if (busiest.length > 0) lines.push(`  largest backlogs: ${busiest.join(', ')}`);
+    if (progress.storeWait) lines.push(`  waiting for the store since ${new Date(progress.storeWait.since).toISOString()}: ${progress.storeWait.message}`);
+    lines.push(...failedBatchLines(report.failedBatches));
   } else if (totals && finishedAt !== null) {
-    lines.push(...finishedLines(totals, report.startedAt, finishedAt));
+    lines.push(...finishedLines(totals, report.startedAt, finishedAt, report.failedBatches));
   } else {
     if (report.failure !== null) lines.push(`  reason: ${report.failure}`);
     if (finishedAt !== null) lines.push(`  ended after ${seconds(report.startedAt, finishedAt).toFixed(1)} s`);
