@@ -28,8 +28,12 @@ function view(version: number, hosts: Record<string, number>, processed = 0): Cr
   };
 }
 
+const hostsOf = (launch: Launch): string[] => launch.shares.map(({ host }) => host);
+const limitOf = (launch: Launch): number => launch.shares.reduce((sum, share) => sum + share.limit, 0);
+
 function done(launch: Launch, next: CrawlView, deferUntil: number | null = null): BatchReport {
-  return { kind: 'done', batchId: String(launch.seq), host: launch.host, claimed: launch.limit, deferUntil, view: next };
+  const deferred = deferUntil === null ? [] : hostsOf(launch).map((host) => ({ host, until: deferUntil }));
+  return { kind: 'done', batchId: String(launch.seq), hosts: hostsOf(launch), claimed: limitOf(launch), deferred, view: next };
 }
 
 describe('CrawlScheduler rules', () => {
@@ -38,17 +42,34 @@ describe('CrawlScheduler rules', () => {
     const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 30, 'b.test': 500 })));
     const launches = scheduler.launches(0);
     assert.deepEqual(
-      launches.map(({ host, limit }) => [host, limit]),
-      [['b.test', 50], ['a.test', 15], ['b.test', 50]],
+      launches.map(({ shares }) => shares.map(({ host, limit }) => [host, limit])),
+      [[['b.test', 50]], [['a.test', 15]], [['b.test', 50]]],
     );
     assert.deepEqual(scheduler.launches(0), [], 'at the crawl concurrency nothing more starts');
+  });
+
+  it('packs small hosts into full batches when there are more hosts than batch slots', () => {
+    const p = plan({ concurrency: 2, perHostConcurrency: 2, batchSize: 10 });
+    const hosts = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`h${i}.test`, 3]));
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, hosts)));
+    const launches = scheduler.launches(0);
+    assert.deepEqual(
+      launches.map(({ shares }) => shares.map(({ host, limit }) => `${host}:${limit}`)),
+      [
+        ['h0.test:3', 'h1.test:3', 'h2.test:3', 'h3.test:1'],
+        ['h4.test:3', 'h5.test:3', 'h6.test:3', 'h7.test:1'],
+      ],
+    );
+    const few = plan({ concurrency: 8, perHostConcurrency: 2, batchSize: 10 });
+    const spread = new CrawlScheduler(few, initialSchedulerState(few, view(1, { 'a.test': 3, 'b.test': 3 }))).launches(0);
+    assert.deepEqual(spread.map(hostsOf), [['a.test'], ['b.test'], ['a.test'], ['b.test']], 'with slots to spare, hosts are not packed: each is split over its slots');
   });
 
   it('never reserves more than the page budget, and ends max-pages-reached with the budget spent', () => {
     const p = plan({ maxPages: 7, batchSize: 5, concurrency: 4, perHostConcurrency: 4 });
     const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 100 })));
     const launches = scheduler.launches(0);
-    assert.deepEqual(launches.map(({ limit }) => limit), [5, 2]);
+    assert.deepEqual(launches.map(limitOf), [5, 2]);
     scheduler.batchEnded(launches[0].seq, done(launches[0], view(2, { 'a.test': 95 }, 5)), 1);
     assert.equal(scheduler.outcome(), null, 'a batch still runs');
     scheduler.batchEnded(launches[1].seq, done(launches[1], view(3, { 'a.test': 93 }, 7)), 2);
@@ -71,7 +92,7 @@ describe('CrawlScheduler rules', () => {
     const p = plan({ concurrency: 10, perHostConcurrency: 1, batchSize: 1, hosts: { '*.a.test': { perHostConcurrency: 3 }, 'x.a.test': { delayMs: 5 } } });
     const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'y.a.test': 10, 'x.a.test': 10, 'b.test': 10 })));
     const perHost = new Map<string, number>();
-    for (const { host } of scheduler.launches(0)) perHost.set(host, (perHost.get(host) ?? 0) + 1);
+    for (const launch of scheduler.launches(0)) for (const host of hostsOf(launch)) perHost.set(host, (perHost.get(host) ?? 0) + 1);
     assert.deepEqual(Object.fromEntries(perHost), { 'y.a.test': 3, 'x.a.test': 1, 'b.test': 1 });
   });
 
@@ -87,7 +108,7 @@ describe('CrawlScheduler rules', () => {
     const p = plan({ concurrency: 2, perHostConcurrency: 2, batchSize: 5 });
     const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 20 })));
     const [first, second] = scheduler.launches(0);
-    scheduler.batchEnded(first.seq, { kind: 'store-unavailable', batchId: '1', host: 'a.test', message: 'the frontier store cannot be reached: ECONNREFUSED' }, 10);
+    scheduler.batchEnded(first.seq, { kind: 'store-unavailable', batchId: '1', hosts: ['a.test'], message: 'the frontier store cannot be reached: ECONNREFUSED' }, 10);
     assert.equal(scheduler.status(), 'waiting-for-store');
     assert.deepEqual(scheduler.counts().storeWait, { since: 10, message: 'the frontier store cannot be reached: ECONNREFUSED' });
     assert.deepEqual(scheduler.launches(20), [], 'nothing starts while the store is away');
@@ -124,7 +145,7 @@ describe('CrawlScheduler rules', () => {
     for (let round = 0; round < 4; round++) {
       for (const launch of scheduler.launches(0)) {
         version += 1;
-        if (launch.host === 'bad.test') {
+        if (hostsOf(launch).includes('bad.test')) {
           scheduler.batchFailed(launch.seq, secret);
           scheduler.batchAbandoned(launch.seq, view(version, { 'bad.test': 15 - 5 * round, 'good.test': 15 - 5 * round }));
         } else scheduler.batchEnded(launch.seq, done(launch, view(version, { 'bad.test': 15 - 5 * round, 'good.test': 15 - 5 * round })), 0);
@@ -159,7 +180,7 @@ describe('CrawlScheduler rules', () => {
 /** A store as the scheduler sees it: queued URLs per host, claims per batch, pages done. */
 class ModelStore {
   readonly queued = new Map<string, number[]>();
-  readonly claims = new Map<number, { host: string; urls: number[] }>();
+  readonly claims = new Map<number, Array<{ host: string; urls: number[] }>>();
   readonly done = new Set<number>();
   private nextUrl = 0;
   version = 0;
@@ -175,25 +196,28 @@ class ModelStore {
     return this.nextUrl;
   }
 
-  claim(seq: number, host: string, limit: number): void {
-    const urls = (this.queued.get(host) ?? []).splice(0, limit);
-    for (const [other, claim] of this.claims) for (const url of urls) assert.ok(!claim.urls.includes(url), `URL ${url} in batches ${other} and ${seq}`);
-    this.claims.set(seq, { host, urls });
+  claim(seq: number, shares: ReadonlyArray<{ host: string; limit: number }>): void {
+    const claimed = shares.map(({ host, limit }) => ({ host, urls: (this.queued.get(host) ?? []).splice(0, limit) }));
+    for (const [other, claim] of this.claims) {
+      for (const { urls } of claimed) for (const url of urls) assert.ok(!claim.some((part) => part.urls.includes(url)), `URL ${url} in batches ${other} and ${seq}`);
+    }
+    this.claims.set(seq, claimed);
     this.version += 1;
   }
 
   finish(seq: number): void {
-    for (const url of this.claims.get(seq)!.urls) {
-      assert.ok(!this.done.has(url), `URL ${url} finished twice`);
-      this.done.add(url);
+    for (const { urls } of this.claims.get(seq)!) {
+      for (const url of urls) {
+        assert.ok(!this.done.has(url), `URL ${url} finished twice`);
+        this.done.add(url);
+      }
     }
     this.claims.delete(seq);
     this.version += 1;
   }
 
   release(seq: number): void {
-    const claim = this.claims.get(seq)!;
-    this.queued.get(claim.host)!.unshift(...claim.urls);
+    for (const { host, urls } of this.claims.get(seq)!) this.queued.get(host)!.unshift(...urls);
     this.claims.delete(seq);
     this.version += 1;
   }
@@ -228,19 +252,23 @@ function randomCrawl(seed: number): { outcome: string; done: number; total: numb
     for (const launch of scheduler.launches(now)) {
       assert.ok(!seqs.has(launch.seq), `batch ${launch.seq} launched twice`);
       seqs.add(launch.seq);
-      launchedHosts.add(launch.host);
-      launchedNow.add(launch.host);
-      store.claim(launch.seq, launch.host, launch.limit);
+      for (const host of hostsOf(launch)) {
+        assert.ok(launch.shares.filter((share) => share.host === host).length === 1, `host ${host} twice in one batch`);
+        launchedHosts.add(host);
+        launchedNow.add(host);
+      }
+      assert.ok(limitOf(launch) <= input.batchSize, `batch of ${limitOf(launch)} over the batch size ${input.batchSize}`);
+      store.claim(launch.seq, launch.shares);
       running.set(launch.seq, launch);
     }
     // Limits lowered while batches run are kept by launching nothing more, not by stopping batches.
     const { concurrency, perHostConcurrency } = scheduler.limits;
     if (launchedNow.size > 0) assert.ok(running.size <= concurrency, `${running.size} batches over concurrency ${concurrency}`);
     for (const host of launchedNow) {
-      const onHost = [...running.values()].filter((launch) => launch.host === host).length;
+      const onHost = [...running.values()].filter((launch) => hostsOf(launch).includes(host)).length;
       assert.ok(onHost <= perHostConcurrency, `${onHost} batches on ${host} over ${perHostConcurrency}`);
     }
-    const reserved = [...running.values()].reduce((sum, launch) => sum + launch.limit, 0);
+    const reserved = [...running.values()].reduce((sum, launch) => sum + limitOf(launch), 0);
     assert.ok(store.done.size + reserved <= input.maxPages, `budget: ${store.done.size} done + ${reserved} reserved > ${input.maxPages}`);
 
     if (recovering && random() < 0.3) {
@@ -257,7 +285,7 @@ function randomCrawl(seed: number): { outcome: string; done: number; total: numb
         store.finish(ending.seq);
         scheduler.batchAbandoned(ending.seq, store.view());
       } else if (roll < 0.1) {
-        scheduler.batchEnded(ending.seq, { kind: 'store-unavailable', batchId: String(ending.seq), host: ending.host, message: 'down' }, now);
+        scheduler.batchEnded(ending.seq, { kind: 'store-unavailable', batchId: String(ending.seq), hosts: hostsOf(ending), message: 'down' }, now);
       } else {
         store.finish(ending.seq);
         if (random() < 0.5 && store.total < 2_000) store.add(`h${pick(hosts + 3)}.test`, pick(6));

@@ -239,6 +239,58 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it('one batch claims from several hosts, each within its own limit, and a retry gets each host back', async () => {
+    const store = await impl.fresh();
+    try {
+      await store.enqueue([0, 1, 2, 3].flatMap((n) => [entry(urlA(n)), entry(urlB(n))]));
+      assert.deepEqual(urlsOf(await store.claim('multi', A, 2)), [urlA(0), urlA(1)]);
+      assert.deepEqual(urlsOf(await store.claim('multi', B, 3)), [urlB(0), urlB(1), urlB(2)], "the first host's claims do not use up the second's limit");
+      await store.complete('multi', pageRecord(urlA(0)), []);
+      assert.deepEqual(urlsOf(await store.claim('multi', A, 2)), [urlA(1)], 'a retry gets back what it had not finished of A');
+      assert.deepEqual(urlsOf(await store.claim('multi', B, 3)), [urlB(0), urlB(1), urlB(2)], 'and of B');
+      assert.equal(await store.release('multi'), 4, 'a release gives back the unfinished URLs of every host');
+      assert.equal((await store.totals()).queued, 7);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps running totals with every finished URL, and views read them with the frontier', async () => {
+    const store = await impl.fresh();
+    try {
+      await store.enqueue([0, 1, 2, 3].map((n) => entry(urlA(n))));
+      await store.claim('t', A, 3);
+      const before = await store.view(10);
+      await store.complete('t', pageRecord(urlA(0), { bytes: 100 }), []);
+      await store.complete('t', pageRecord(urlA(1), { status: null, error: 'timeout', bytes: 0 }), []);
+      await store.abandon('t', 'request-secret', '2024-01-01T00:00:00.000Z');
+      const view = await store.view(10);
+      assert.deepEqual(view.totals, { processed: 3, fetched: 1, errors: 2, skipped: 0, bytes: 100 });
+      assert.ok(view.version > before.version, 'finishing URLs moves the version on');
+      const { processed, fetched, errors, skipped, bytes } = await store.totals();
+      assert.deepEqual({ processed, fetched, errors, skipped, bytes }, view.totals, 'the running totals agree with the records');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('records versions of the crawl config and the run asked to hand over', async () => {
+    const store = await impl.fresh();
+    try {
+      assert.equal(await store.latestConfig(), undefined);
+      await store.saveConfig(1, '{"v":1}');
+      await store.saveConfig(1, '{"v":"again"}');
+      await store.saveConfig(2, '{"v":2}');
+      assert.deepEqual(await store.latestConfig(), { version: 2, config: '{"v":2}' });
+      assert.equal(await store.handedOver(), undefined);
+      await store.handOver('run-1');
+      await store.handOver('run-2');
+      assert.equal(await store.handedOver(), 'run-2');
+    } finally {
+      await store.close();
+    }
+  });
+
   async function seeded(count: number): Promise<FrontierStore> {
     const store = await impl.fresh();
     await store.enqueue(Array.from({ length: count }, (_, n) => entry(urlA(n))));

@@ -15,7 +15,7 @@
  * crawl waiting and have the claims given back once the store answers.
  */
 import { Context } from '@temporalio/activity';
-import type { BatchProgress, BatchReport, BatchResult, LegacyBatchInput } from '../shared/crawl-types';
+import type { BatchProgress, BatchReport, BatchResult, HostDeferral, LegacyBatchInput } from '../shared/crawl-types';
 import type { CrawlConfig } from '../shared/crawl-config';
 import { changesNothing, type ClaimedUrl, type FrontierStore, type HostPacing } from '../store/frontier-store';
 import { RequestStarts } from '../store/request-starts';
@@ -37,7 +37,8 @@ import type { ActivityDeps } from './deps';
 import { activityFailure } from './activity-failures';
 import { patientStore, storeWaitMetrics } from '../store/patient-store';
 import { storeOutage } from '../store/store-errors';
-import type { BatchOrder } from '../scheduling/crawl-plan';
+import type { BatchOrder, HostShare } from '../scheduling/crawl-plan';
+import type { BodyStore } from '../bodies/body-store';
 
 /** Waits longer than this are handed back to the workflow as durable timers. */
 export const LONG_WAIT_MS = 10_000;
@@ -55,8 +56,7 @@ type Attempt = { page: FetchedPage } | { error: FetchErrorCode };
 interface BatchWork {
   crawlId: string;
   batchId: string;
-  host: string;
-  limit: number;
+  shares: HostShare[];
   config: CrawlConfig;
   run?: string;
 }
@@ -168,7 +168,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
   }
 
   async function processUrl(
-    input: BatchWork,
+    input: Pick<BatchWork, 'crawlId' | 'config'> & { host: string },
     store: FrontierStore,
     item: ClaimedUrl,
     crawlPolicy: CrawlPolicy,
@@ -279,30 +279,29 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     return () => clearInterval(ticker);
   }
 
-  /** Fetches the claimed URLs in order; stops early for a long host wait or a hand-over. */
-  async function runBatch(work: BatchWork, store: FrontierStore): Promise<{ claimed: number; deferUntil: number | null }> {
-    const context = Context.current();
-    const signal = context.cancellationSignal;
-    const resumed = context.info.heartbeatDetails as BatchProgress | undefined;
-    const progress: BatchProgress = { processed: resumed?.processed ?? 0 };
-    if (resumed) {
-      metrics.batchResumes.inc();
-      context.log.info('resuming batch from heartbeat', { batchId: work.batchId, processed: resumed.processed, attempt: context.info.attempt });
-    }
+  /** What one attempt of a batch carries from host to host. */
+  interface BatchRun {
+    work: BatchWork;
+    store: FrontierStore;
+    policy: CrawlPolicy;
+    progress: BatchProgress;
+    handover: { asked: boolean };
+    bodyWriter: ReturnType<BodyStore['writer']> | undefined;
+    signal: AbortSignal;
+  }
 
-    const claimed = await store.claim(work.batchId, work.host, work.limit, work.config.maxPagesPerHost, loader.render);
-    // Each attempt writes its own file: what a failed attempt wrote is never referenced.
-    const bodyWriter = work.config.storeBodies ? bodies.writer(work.crawlId, work.batchId, context.info.attempt) : undefined;
-    const policy = policyFor(work.crawlId, work.config);
-    const pacing = { current: await store.hostPacing(work.host) };
-    const starts = new RequestStarts(store, work.host, signal);
-    const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
-    const handover = { asked: false };
-    const stopTicker = startTicker(work, store, progress, handover);
+  /**
+   * Claims the share of one host and fetches its URLs in order; stops early for a long wait
+   * the host asked for (the deferral is returned) or a hand-over (the rest is given back).
+   */
+  async function crawlShare(run: BatchRun, { host, limit }: HostShare): Promise<{ claimed: number; deferUntil?: number }> {
+    const { work, store, policy, progress, handover, bodyWriter, signal } = run;
+    const claimed = await store.claim(work.batchId, host, limit, work.config.maxPagesPerHost, loader.render);
+    const pacing = { current: await store.hostPacing(host) };
+    const starts = new RequestStarts(store, host, signal);
+    const hostWork = { ...work, host };
     queueGauge.inc(claimed.length);
-    trackBatch(work.crawlId, 1);
     let pending = claimed.length;
-    let deferUntil: number | null = null;
     try {
       for (const item of claimed) {
         throwIfCancelled(signal);
@@ -310,12 +309,11 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
           await store.release(work.batchId);
           break;
         }
-        const result = await processUrl(work, store, item, policy, pacing, starts, signal);
+        const result = await processUrl(hostWork, store, item, policy, pacing, starts, signal);
         if ('deferUntil' in result) {
-          deferUntil = result.deferUntil;
           await store.release(work.batchId, { url: item.url, attempts: result.attempts });
           metrics.hostDeferrals.inc();
-          break;
+          return { claimed: claimed.length, deferUntil: result.deferUntil };
         }
         const { record, discovered, dropped, capture } = result.outcome;
         if (bodyWriter && capture) record.bodyRef = await bodyWriter.append(captureRecords(capture, new Date(record.fetchedAt)));
@@ -327,7 +325,39 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
         pending -= 1;
         queueGauge.dec();
       }
-      stopTimer({ status: deferUntil === null ? 'completed' : 'deferred' });
+      return { claimed: claimed.length };
+    } finally {
+      queueGauge.dec(pending);
+      await starts.settled();
+    }
+  }
+
+  /** Crawls the batch's hosts one after another; a cancelled batch gives back what it had not finished. */
+  async function runBatch(work: BatchWork, store: FrontierStore): Promise<{ claimed: number; deferred: HostDeferral[] }> {
+    const context = Context.current();
+    const signal = context.cancellationSignal;
+    const resumed = context.info.heartbeatDetails as BatchProgress | undefined;
+    const progress: BatchProgress = { processed: resumed?.processed ?? 0 };
+    if (resumed) {
+      metrics.batchResumes.inc();
+      context.log.info('resuming batch from heartbeat', { batchId: work.batchId, processed: resumed.processed, attempt: context.info.attempt });
+    }
+    // Each attempt writes its own file: what a failed attempt wrote is never referenced.
+    const bodyWriter = work.config.storeBodies ? bodies.writer(work.crawlId, work.batchId, context.info.attempt) : undefined;
+    const run: BatchRun = { work, store, policy: policyFor(work.crawlId, work.config), progress, handover: { asked: false }, bodyWriter, signal };
+    const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
+    const stopTicker = startTicker(work, store, progress, run.handover);
+    trackBatch(work.crawlId, 1);
+    let claimed = 0;
+    const deferred: HostDeferral[] = [];
+    try {
+      for (const share of work.shares) {
+        if (run.handover.asked) break;
+        const crawled = await crawlShare(run, share);
+        claimed += crawled.claimed;
+        if (crawled.deferUntil !== undefined) deferred.push({ host: share.host, until: crawled.deferUntil });
+      }
+      stopTimer({ status: deferred.length === 0 ? 'completed' : 'deferred' });
     } catch (err) {
       stopTimer({ status: signal.aborted ? 'cancelled' : 'failed' });
       if (signal.aborted) await store.release(work.batchId);
@@ -335,12 +365,10 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     } finally {
       stopTicker();
       trackBatch(work.crawlId, -1);
-      queueGauge.dec(pending);
       await bodyWriter?.close();
-      await starts.settled();
     }
-    context.log.info('batch finished', { batchId: work.batchId, host: work.host, claimed: claimed.length, deferUntil });
-    return { claimed: claimed.length, deferUntil };
+    context.log.info('batch finished', { batchId: work.batchId, hosts: work.shares.length, claimed, deferred: deferred.length });
+    return { claimed, deferred };
   }
 
   /** The store as a batch uses it: patient through short outages, with the wait on the metrics. */
@@ -351,19 +379,19 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
   async function orderedBatch(order: BatchOrder, store: FrontierStore): Promise<BatchReport> {
     const recorded = await configs.get(store, order);
     const config = recorded.delayMs === order.delayMs ? recorded : { ...recorded, delayMs: order.delayMs };
-    const { claimed, deferUntil } = await runBatch({ ...order, config }, store);
+    const { claimed, deferred } = await runBatch({ ...order, shares: order.hosts, config }, store);
     const view = await store.view(SNAPSHOT_HOSTS);
     frontierSizes.set(order.crawlId, view.queued);
     updateCrawlGauges();
-    return { kind: 'done', batchId: order.batchId, host: order.host, claimed, deferUntil, view };
+    return { kind: 'done', batchId: order.batchId, hosts: order.hosts.map(({ host }) => host), claimed, deferred, view };
   }
 
   /** A batch of a crawl started by 0.2.0: the config comes with it, the result has its totals and snapshot. */
   async function legacyBatch(input: LegacyBatchInput, store: FrontierStore): Promise<BatchResult> {
-    const { claimed, deferUntil } = await runBatch(input, store);
+    const { claimed, deferred } = await runBatch({ ...input, shares: [{ host: input.host, limit: input.limit }] }, store);
     const totals = await store.batchTotals(input.batchId);
     const frontier = await store.snapshot(SNAPSHOT_HOSTS);
-    return { batchId: input.batchId, host: input.host, claimed, totals, deferUntil, frontier };
+    return { batchId: input.batchId, host: input.host, claimed, totals, deferUntil: deferred[0]?.until ?? null, frontier };
   }
 
   /** Runs `work` on the batch's store; a store outage that outlasted the batch's patience is returned. */
@@ -382,7 +410,12 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
   return {
     /** A batch ordered by the 0.3 workflow; a long store outage is reported, not failed. */
     ordered: (order: BatchOrder): Promise<BatchReport> =>
-      onStore(order.crawlId, (store) => orderedBatch(order, store), (message) => ({ kind: 'store-unavailable', batchId: order.batchId, host: order.host, message })),
+      onStore(order.crawlId, (store) => orderedBatch(order, store), (message) => ({
+        kind: 'store-unavailable',
+        batchId: order.batchId,
+        hosts: order.hosts.map(({ host }) => host),
+        message,
+      })),
     /** A batch of a crawl started by 0.2.0, which retries an outage as a failed attempt. */
     legacy: (input: LegacyBatchInput): Promise<BatchResult> => onStore(input.crawlId, (store) => legacyBatch(input, store), () => undefined),
   };

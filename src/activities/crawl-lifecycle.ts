@@ -4,6 +4,7 @@
  * finishing. The 0.2.0 ones (`seedFrontier`, `addSeeds`) still serve crawls that release started.
  */
 import { Context } from '@temporalio/activity';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { AbandonInput, BatchTotals, CrawlTotals, CrawlView, FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
 import { buildNormalizer } from '../policy/normalize-url';
 import { markRendered, renderMatcher } from '../policy/render-routing';
@@ -30,6 +31,25 @@ function seedEntries(config: Pick<CrawlConfig, 'seeds' | 'normalize' | 'render'>
   return markRendered(entries, renderMatcher(config));
 }
 
+/**
+ * The input the crawl's run was started with (for the continuation of a 0.2.0 run, its config
+ * without the counters it carried).
+ */
+async function crawlInputOf(crawlId: string, runId: string): Promise<unknown> {
+  const { client } = Context.current();
+  const { history } = await client.workflowService.getWorkflowExecutionHistory({
+    namespace: client.options.namespace,
+    execution: { workflowId: crawlId, runId },
+    maximumPageSize: 1,
+  });
+  const started = history?.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (!started) throw new Error(`crawl ${crawlId}: the start of run ${runId} is not in its history`);
+  const input = await decodeFromPayloadsAtIndex<Record<string, unknown>>(client.options.loadedDataConverter, 0, started.input?.payloads);
+  const config = { ...input };
+  delete config.continued;
+  return config;
+}
+
 export interface OpenedCrawl {
   plan: CrawlPlan;
   view: CrawlView;
@@ -43,12 +63,13 @@ export function createLifecycleActivities({ stores, metrics }: Pick<ActivityDeps
   return {
     /**
      * Resolves the crawl's input (the one schema, with its defaults) once, records it in the
-     * store, and queues the seeds. Idempotent: a retry, or a run reset to before it, finds the
+     * store, and queues the seeds. The input is read from the run's start event, so it passes
+     * through no activity input. Idempotent: a retry, or a run reset to before it, finds the
      * config recorded and the seeds seen.
      */
-    openCrawl({ crawlId, input }: { crawlId: string; input: unknown }): Promise<OpenedCrawl> {
+    openCrawl({ crawlId, runId }: { crawlId: string; runId: string }): Promise<OpenedCrawl> {
       return classified(Context.current().info.attempt, async () => {
-        const config = parseCrawlConfig(input);
+        const config = parseCrawlConfig(await crawlInputOf(crawlId, runId));
         if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
         return stores.use(crawlId, async (store) => {
           const configVersion = await recordConfig(store, config);

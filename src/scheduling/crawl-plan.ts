@@ -35,16 +35,24 @@ export interface CrawlPlan {
   configVersion: number;
 }
 
-/** What a batch is told: the crawl by reference, its host and share, and the limits in force. */
+/** URLs a batch may claim of one host: its share of the host's backlog and of the page budget. */
+export interface HostShare {
+  host: string;
+  limit: number;
+}
+
+/** What a batch is told: the crawl by reference, its hosts and shares, and the limits in force. */
 export interface BatchOrder {
   crawlId: string;
   /** Unique per crawl, also after a reset (it carries the run ID); the same on every retry. */
   batchId: string;
   /** The workflow run that launched the batch, which may ask its batches to hand over. */
   run: string;
-  host: string;
-  /** URLs this batch may claim: its share of the host's backlog and of the page budget. */
-  limit: number;
+  /**
+   * One host, or on a broad crawl several small ones, crawled one after another: a batch is
+   * one connection's worth of sequential requests, whichever hosts they go to.
+   */
+  hosts: HostShare[];
   render: boolean;
   configVersion: number;
   /** `delayMs` as changed by `setLimits` (the only limit a batch itself applies). */

@@ -10,7 +10,7 @@
 import type { CrawlLimits } from '../shared/crawl-config';
 import type { BatchFailure, BatchReport, CrawlStatus, CrawlView, HostState, StoreWait } from '../shared/crawl-types';
 import { hostOverrideKey } from '../policy/host-overrides';
-import type { CrawlPlan } from './crawl-plan';
+import type { CrawlPlan, HostShare } from './crawl-plan';
 import { FailureWatch, type FailureWatchState } from './failure-watch';
 import { backlogLanes, type Lane } from './lanes';
 
@@ -30,16 +30,14 @@ export interface SchedulerState {
 /** A batch to start: its sequence number names it. */
 export interface Launch {
   seq: number;
-  host: string;
-  limit: number;
+  shares: HostShare[];
   render: boolean;
 }
 
 export type Outcome = 'completed' | 'max-pages-reached' | 'stopped' | 'failed' | 'continue-as-new';
 
 interface Running {
-  host: string;
-  laneKey: string;
+  hosts: string[];
   limit: number;
   render: boolean;
 }
@@ -67,7 +65,7 @@ export class CrawlScheduler {
   private readonly failures: FailureWatch;
   private readonly running = new Map<string, Running>();
   /** Batches stopped by a store outage, holding their claims until the store answers. */
-  private readonly parked = new Map<string, string>();
+  private readonly parked = new Map<string, string[]>();
   /** URLs handed to batches since the current view arrived, per lane. */
   private launchedSinceView = new Map<string, number>();
   private storeWait: StoreWait | null = null;
@@ -125,7 +123,7 @@ export class CrawlScheduler {
 
   private hostBatches(host: string): number {
     let n = 0;
-    for (const batch of this.running.values()) if (batch.host === host) n += 1;
+    for (const batch of this.running.values()) if (batch.hosts.includes(host)) n += 1;
     return n;
   }
 
@@ -144,18 +142,27 @@ export class CrawlScheduler {
     return !this.state.paused && !this.state.stopping && !this.handingOver && this.storeWait === null && this.fatal() === null;
   }
 
-  /** The lane's share of a launch, or 0 when the lane may not launch now. */
-  private shareOf(lane: Lane): number {
+  /**
+   * The lane's share of a launch, at most `room` URLs, or 0 when the lane may not launch now.
+   * A big host's backlog is split over its batch slots, so it is crawled in parallel; when
+   * batches are packed, a host goes into one batch whole, as far as the batch has room.
+   */
+  private shareOf(lane: Lane, room: number, packing: boolean): number {
     const { concurrency } = this.state.limits;
     const estimate = lane.queued - (this.launchedSinceView.get(lane.key) ?? 0);
     const hostSlots = this.hostConcurrency(lane.host) - this.hostBatches(lane.host);
     if (estimate <= 0 || hostSlots <= 0) return 0;
     if (lane.render && this.renderBatches() >= (this.plan.render?.maxConcurrentBatches ?? 0)) return 0;
-    const share = Math.ceil(estimate / Math.min(hostSlots, concurrency - this.running.size));
-    return Math.min(this.plan.batchSize, share, this.budgetLeft());
+    const share = packing ? estimate : Math.ceil(estimate / Math.max(1, Math.min(hostSlots, concurrency - this.running.size)));
+    return Math.min(room, share, this.budgetLeft());
   }
 
-  /** Round-robin over ready hosts with backlog, one batch per lane per pass, within every limit. */
+  /**
+   * Round-robin over ready hosts with backlog, one share per lane per pass, within every limit.
+   * When there are more hosts with work than free batch slots (a broad crawl), small shares
+   * are packed into one batch up to the batch size, so a crawl of many small hosts runs as few
+   * full batches rather than many tiny ones: fewer activities, fewer history events.
+   */
   launches(now: number): Launch[] {
     if (!this.launching()) return [];
     const lanes = backlogLanes(
@@ -165,12 +172,19 @@ export class CrawlScheduler {
     const launches: Launch[] = [];
     for (let launched = true; launched; ) {
       launched = false;
+      const pack = lanes.filter((lane) => lane.queued > (this.launchedSinceView.get(lane.key) ?? 0)).length > this.state.limits.concurrency - this.running.size;
+      let open: Launch | undefined;
       for (const lane of lanes) {
-        if (this.running.size >= this.state.limits.concurrency || this.budgetLeft() <= 0) return launches;
-        const limit = this.shareOf(lane);
+        if (this.budgetLeft() <= 0) return launches;
+        const joins = open !== undefined && open.render === lane.render && !open.shares.some((share) => share.host === lane.host);
+        if (!joins && this.running.size >= this.state.limits.concurrency) return launches;
+        const room = joins ? this.plan.batchSize - this.running.get(String(open!.seq))!.limit : this.plan.batchSize;
+        const limit = this.shareOf(lane, room, pack);
         if (limit <= 0) continue;
-        launches.push(this.start(lane, limit));
+        if (joins) this.extend(open!, lane, limit);
+        else launches.push((open = this.start(lane, limit)));
         launched = true;
+        if (!pack || this.running.get(String(open!.seq))!.limit >= this.plan.batchSize) open = undefined;
       }
     }
     return launches;
@@ -178,10 +192,18 @@ export class CrawlScheduler {
 
   private start(lane: Lane, limit: number): Launch {
     this.state.batchSeq += 1;
-    const launch = { seq: this.state.batchSeq, host: lane.host, limit, render: lane.render };
-    this.running.set(String(launch.seq), { host: lane.host, laneKey: lane.key, limit, render: lane.render });
-    this.launchedSinceView.set(lane.key, (this.launchedSinceView.get(lane.key) ?? 0) + limit);
+    const launch: Launch = { seq: this.state.batchSeq, shares: [], render: lane.render };
+    this.running.set(String(launch.seq), { hosts: [], limit: 0, render: lane.render });
+    this.extend(launch, lane, limit);
     return launch;
+  }
+
+  private extend(launch: Launch, lane: Lane, limit: number): void {
+    const batch = this.running.get(String(launch.seq))!;
+    launch.shares.push({ host: lane.host, limit });
+    batch.hosts.push(lane.host);
+    batch.limit += limit;
+    this.launchedSinceView.set(lane.key, (this.launchedSinceView.get(lane.key) ?? 0) + limit);
   }
 
   /** A batch ended without failing. `seq` names it as its launch did. */
@@ -189,7 +211,7 @@ export class CrawlScheduler {
     const key = String(seq);
     if (report.kind === 'store-unavailable') {
       this.running.delete(key);
-      this.parked.set(key, report.host);
+      this.parked.set(key, report.hosts);
       this.storeWait ??= { since: now, message: report.message };
       return;
     }
@@ -197,14 +219,14 @@ export class CrawlScheduler {
     this.state.batchesCompleted += 1;
     this.failures.succeeded();
     for (const [host, at] of Object.entries(this.state.hostReadyAt)) if (at <= now) delete this.state.hostReadyAt[host];
-    if (report.deferUntil !== null) this.state.hostReadyAt[report.host] = report.deferUntil;
+    for (const { host, until } of report.deferred) this.state.hostReadyAt[host] = until;
     this.acceptView(report.view);
   }
 
   /** A batch failed for good; it still holds its claims until `batchAbandoned`. */
   batchFailed(seq: number, failure: BatchFailure): void {
     const batch = this.running.get(String(seq));
-    if (batch) this.failures.failed(batch.host, failure);
+    if (batch) this.failures.failed(batch.hosts, failure);
   }
 
   /** A failed batch's URLs are recorded as failures (`view` after that), or it was cancelled (no view). */
@@ -228,7 +250,7 @@ export class CrawlScheduler {
   /** Hosts with work: with backlog in the view, or with batches running. */
   private hostsWithWork(): number {
     const hosts = new Set(this.state.view.hosts.map(({ host }) => host));
-    for (const batch of this.running.values()) hosts.add(batch.host);
+    for (const batch of this.running.values()) for (const host of batch.hosts) hosts.add(host);
     return hosts.size;
   }
 
@@ -283,7 +305,7 @@ export class CrawlScheduler {
       queued: this.state.view.queued,
       batchesInFlight: this.running.size,
       batchesCompleted: this.state.batchesCompleted,
-      hostsInFlight: [...new Set([...this.running.values()].map((batch) => batch.host))],
+      hostsInFlight: [...new Set([...this.running.values()].flatMap((batch) => batch.hosts))],
       storeWait: this.storeWait,
       failures: this.failures.summary(),
     };

@@ -35,7 +35,7 @@ export class FailureWatch {
     this.streak = state.streak && { ...state.streak, hosts: [...state.streak.hosts] };
   }
 
-  failed(host: string, failure: BatchFailure): void {
+  failed(hosts: readonly string[], failure: BatchFailure): void {
     const tally = this.tallies.find((entry) => entry.code === failure.code);
     if (tally) {
       tally.batches += 1;
@@ -44,7 +44,7 @@ export class FailureWatch {
     if (this.streak?.code !== failure.code) this.streak = { ...failure, count: 0, hosts: [] };
     this.streak.count += 1;
     this.streak.message = failure.message;
-    if (!this.streak.hosts.includes(host)) this.streak.hosts.push(host);
+    for (const host of hosts) if (!this.streak.hosts.includes(host)) this.streak.hosts.push(host);
   }
 
   succeeded(): void {

@@ -29,8 +29,14 @@ export interface LegacyBatchInput {
  * A batch stopped that way keeps its claims under its ID until the workflow has them released.
  */
 export type BatchReport =
-  | { kind: 'done'; batchId: string; host: string; claimed: number; deferUntil: number | null; view: CrawlView }
-  | { kind: 'store-unavailable'; batchId: string; host: string; message: string };
+  | { kind: 'done'; batchId: string; hosts: string[]; claimed: number; deferred: HostDeferral[]; view: CrawlView }
+  | { kind: 'store-unavailable'; batchId: string; hosts: string[]; message: string };
+
+/** A host that asked to be left alone until `until` (epoch ms): Retry-After, a long Crawl-delay. */
+export interface HostDeferral {
+  host: string;
+  until: number;
+}
 
 /** Why a batch failed for good: a stable code (the error class's) and a message naming the cause. */
 export interface BatchFailure {

@@ -180,7 +180,8 @@ export interface RobotsRecord {
 export interface FrontierStore {
   enqueue(entries: readonly FrontierEntry[]): Promise<number>;
   /**
-   * Up to `limit` URLs of `host` for one batch. Of one host, at most `maxPagesPerHost` URLs are
+   * Up to `limit` URLs of `host` for one batch (a batch may claim from several hosts, each with
+   * its own limit; a retried batch gets back, per host, what it had claimed). Of one host, at most `maxPagesPerHost` URLs are
    * ever handed out to be fetched (claimed now or done, across all batches and workers; URLs
    * given back by `release` no longer count). Once the host is at its cap, further URLs are
    * handed out with `skipped: 'host-page-cap'`, still within `limit`, so the batch records

@@ -214,8 +214,8 @@ export class PostgresFrontierStore implements FrontierStore {
       // The host's row lock serializes claims of this host across workers, of both kinds: the cap is counted under it.
       const host_ = await client.query<{ taken: number }>('SELECT taken FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE', [crawl, host]);
       const mine = await client.query<ClaimRow & { state: number }>(
-        'SELECT url, depth, attempts, skipped, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 ORDER BY id',
-        [crawl, batchId],
+        'SELECT url, depth, attempts, skipped, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND host = $3 ORDER BY id',
+        [crawl, batchId, host],
       );
       const own = mine.rows.filter((row) => row.state === CLAIMED);
       const room = limit - mine.rows.length;

@@ -191,8 +191,8 @@ export class SqliteFrontierStore implements FrontierStore {
       ),
       bumpVersion: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'version'"),
       version: db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck(),
-      ownClaims: db.prepare('SELECT url, depth, attempts, skipped FROM urls WHERE batch_id = ? AND state = ? ORDER BY id'),
-      batchSize: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ?').pluck(),
+      ownClaims: db.prepare('SELECT url, depth, attempts, skipped FROM urls WHERE batch_id = ? AND host = ? AND state = ? ORDER BY id'),
+      batchShare: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ? AND host = ?').pluck(),
       claimQueued: db.prepare(
         `UPDATE urls SET state = ${CLAIMED}, batch_id = ?, skipped = ?
          WHERE id IN (SELECT id FROM urls WHERE host = ? AND render = ? AND state = ${QUEUED} ORDER BY id LIMIT ?)
@@ -309,8 +309,8 @@ export class SqliteFrontierStore implements FrontierStore {
     this.claimTx = db.transaction((batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1): ClaimedUrl[] => {
       const claimQueued = (n: number, skipped: string | null): ClaimRow[] =>
         n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, render, n) as Array<ClaimRow & { id: number }>).sort((a, b) => a.id - b.id);
-      const own = s.ownClaims.all(batchId, CLAIMED) as ClaimRow[];
-      const room = limit - (s.batchSize.get(batchId) as number);
+      const own = s.ownClaims.all(batchId, host, CLAIMED) as ClaimRow[];
+      const room = limit - (s.batchShare.get(batchId, host) as number);
       if (room <= 0) return own.map(toClaimed);
       const capRoom = Math.max(0, maxPagesPerHost - ((s.taken.get(host) as number | undefined) ?? 0));
       const fresh = claimQueued(Math.min(room, capRoom), null);

@@ -119,10 +119,10 @@ async function open(input: CrawlSessionInput): Promise<Opened> {
     const view = await lifecycle.crawlView({ crawlId });
     return { ...continued, scheduler: { ...continued.scheduler, view }, fresh: false };
   }
-  const { continued: legacy, ...crawlInput } = input as V02Input;
+  const { continued: legacy } = input as V02Input;
   let opened;
   try {
-    opened = await lifecycle.openCrawl({ crawlId, input: crawlInput });
+    opened = await lifecycle.openCrawl({ crawlId, runId: workflowInfo().runId });
   } catch (err) {
     // A bad input fails the crawl at once, naming the field, as it did when the workflow parsed it.
     const failure = batchFailure(err);
@@ -225,18 +225,19 @@ class CrawlRun {
     return `${this.crawlId}/${this.runId}/${seq}`;
   }
 
-  private launch({ seq, host, limit, render }: Launch): void {
+  private launch({ seq, shares, render }: Launch): void {
     const order: BatchOrder = {
       crawlId: this.crawlId,
       batchId: this.batchId(seq),
       run: this.runId,
-      host,
-      limit,
+      hosts: shares,
       render,
       configVersion: this.plan.configVersion,
       delayMs: this.scheduler.limits.delayMs,
     };
-    const summary = `${host} · ${render ? 'render ' : ''}batch ${seq} · up to ${limit} URLs`;
+    const limit = shares.reduce((sum, share) => sum + share.limit, 0);
+    const more = shares.length > 1 ? ` +${shares.length - 1} hosts` : '';
+    const summary = `${shares[0].host}${more} · ${render ? 'render ' : ''}batch ${seq} · up to ${limit} URLs`;
     this.track(
       runBatch(this.plan, order, summary).then(
         (report) => {
