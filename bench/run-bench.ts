@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the head-to-head of issue #5. One synthetic site (its own process), then
+ * `npm run bench`: crawlflow against a raw loop and other crawlers. One synthetic site (its own process), then
  * each tool in its own process, one after another, with the same seed, concurrency and page
  * limit (every reachable page), robots.txt off. Each tool is metered from /proc, and the
  * site server proves what it fetched. Then crawlflow with 1 and 2 worker processes.

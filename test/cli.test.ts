@@ -14,9 +14,10 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { reachablePagePaths, requestedPagePaths, sortedPaths } from './helpers/fixtures';
 import { startCrawl } from '../src/client/crawl-client';
+import { waitFor } from './helpers/fixtures';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
-import { startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
+import { runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import type { PageRecord } from '../src/store/frontier-store';
 
 function readJsonl(file: string): PageRecord[] {
@@ -150,6 +151,137 @@ describe('against a running `crawlflow worker`', () => {
     });
   });
 
+  describe('crawlflow status of a finished crawl', () => {
+    const uiBase = 'http://ui.test';
+    const statusEnv = () => ({ TEMPORAL_ADDRESS: env.address, TEMPORAL_UI_URL: uiBase, CRAWLFLOW_DATA_DIR: env.dataDir });
+    const uiLink = (crawlId: string) => `  Web UI: ${uiBase}/namespaces/default/workflows/${crawlId}`;
+    const secondsBetween = (startedAt: number, finishedAt: number) => ((finishedAt - startedAt) / 1000).toFixed(1);
+
+    it('prints the outcome, totals, duration and Web UI link as text, and the same data with --json', async () => {
+      const { summary } = await runCrawlToEnd(env, taskQueue, 'status-finished', { seeds: [site.urlOf(0)], maxPages: 30 });
+      const { totals } = summary;
+      assert.deepEqual([totals.processed, totals.fetched, totals.errors, totals.skipped], [30, 30, 0, 0]);
+
+      const text = await runCli(['status', 'status-finished'], statusEnv());
+      assert.equal(text.code, 0, text.stderr);
+      const seconds = secondsBetween(summary.startedAt, summary.finishedAt);
+      const rate = (30 / Math.max(0.001, (summary.finishedAt - summary.startedAt) / 1000)).toFixed(1);
+      assert.equal(
+        text.stdout,
+        [
+          'crawl status-finished: max-pages-reached',
+          `  30 URLs (30 fetched, 0 errors, 0 skipped) in ${seconds} s, ${rate} URLs/s`,
+          `  ${totals.queued} left in the frontier, ${totals.discovered} discovered`,
+          uiLink('status-finished'),
+          '',
+        ].join('\n'),
+      );
+
+      const json = await runCli(['status', 'status-finished', '--json'], statusEnv());
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual(JSON.parse(json.stdout), {
+        crawlId: 'status-finished',
+        workflowStatus: 'COMPLETED',
+        outcome: 'max-pages-reached',
+        startedAt: summary.startedAt,
+        finishedAt: summary.finishedAt,
+        totals,
+        failure: null,
+        failedBatches: [],
+        progress: null,
+        frontier: null,
+        uiUrl: `${uiBase}/namespaces/default/workflows/status-finished`,
+      });
+    });
+
+    it('prints one line per cause of batches that failed for good', async () => {
+      const other = await startSyntheticSite({ pages: 5 });
+      try {
+        const otherHost = new URL(other.origin).host;
+        const { summary } = await runCrawlToEnd(env, taskQueue, 'status-failed-batches', {
+          seeds: [site.urlOf(0), other.urlOf(0)],
+          maxPages: 20,
+          hosts: { [otherHost]: { headersFromEnv: { 'X-Token': 'CRAWLFLOW_TEST_UNSET_TOKEN' } } },
+        });
+        assert.deepEqual(
+          summary.failures,
+          [{ code: 'request-secret', message: `hosts.${otherHost}.headersFromEnv.X-Token: environment variable CRAWLFLOW_TEST_UNSET_TOKEN is not set on this worker`, batches: 1 }],
+        );
+        const text = await runCli(['status', 'status-failed-batches'], statusEnv());
+        assert.equal(text.code, 0, text.stderr);
+        const lines = text.stdout.trimEnd().split('\n');
+        assert.equal(lines[0], 'crawl status-failed-batches: max-pages-reached');
+        assert.equal(lines[3], `  1 batch failed with request-secret: ${summary.failures?.[0].message}`);
+        const json = JSON.parse((await runCli(['status', 'status-failed-batches', '--json'], statusEnv())).stdout) as { failedBatches: unknown };
+        assert.deepEqual(json.failedBatches, summary.failures);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('prints why a failed crawl failed', async () => {
+      await startWithTemporalCli(env, taskQueue, 'status-failed', { seeds: [site.urlOf(0)], maxPages: 0 });
+      const handle = env.client.workflow.getHandle('status-failed');
+      const failure = await handle.result().then(
+        () => assert.fail('the crawl should fail'),
+        (err: unknown) => (err instanceof WorkflowFailedError ? String(err.cause?.message) : assert.fail(String(err))),
+      );
+      assert.match(failure, /maxPages/);
+      const { startTime, closeTime } = await handle.describe();
+      assert.ok(closeTime);
+
+      const text = await runCli(['status', 'status-failed'], statusEnv());
+      assert.equal(text.code, 0, text.stderr);
+      assert.equal(
+        text.stdout,
+        ['crawl status-failed: failed', `  reason: ${failure}`, `  ended after ${secondsBetween(startTime.getTime(), closeTime.getTime())} s`, uiLink('status-failed'), ''].join('\n'),
+      );
+
+      const json = await runCli(['status', 'status-failed', '--json'], statusEnv());
+      assert.equal(json.code, 0, json.stderr);
+      const report = JSON.parse(json.stdout) as Record<string, unknown>;
+      assert.deepEqual(
+        [report.workflowStatus, report.outcome, report.failure, report.totals, report.startedAt, report.finishedAt],
+        ['FAILED', 'failed', failure, null, startTime.getTime(), closeTime.getTime()],
+      );
+    });
+  });
+
+  it('crawlflow status says when no worker answers a running crawl, and when there is no such crawl', async () => {
+    const idleQueue = uniqueQueue('nobody-polls');
+    await startCrawl(env.client, 'status-no-worker', { seeds: [site.urlOf(0)] }, idleQueue);
+    try {
+      const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_DATA_DIR: env.dataDir };
+      const unanswered = await runCli(['status', 'status-no-worker'], cliEnv);
+      assert.equal(unanswered.code, 1);
+      assert.equal(
+        unanswered.stderr,
+        `crawlflow: crawl status-no-worker is running, but no worker answered within 5 s: start \`crawlflow worker --task-queue ${idleQueue}\` (see docs/troubleshooting.md)\n`,
+      );
+      const unknown = await runCli(['status', 'no-such-crawl'], cliEnv);
+      assert.equal(unknown.code, 1);
+      assert.equal(unknown.stderr, 'crawlflow: workflow not found for ID: no-such-crawl\n');
+    } finally {
+      await env.client.workflow.getHandle('status-no-worker').terminate('test over');
+    }
+  });
+
+  it('crawlflow crawl that ends without a summary says why in its last line', async () => {
+    const slowSite = await startSyntheticSite({ pages: 500, latencyMs: 50 });
+    try {
+      const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: taskQueue, CRAWLFLOW_DATA_DIR: env.dataDir };
+      const crawl = runCli(['crawl', slowSite.urlOf(0), '--id', 'cli-terminated', '--out', join(env.dataDir, 'terminated.jsonl')], cliEnv);
+      const handle = env.client.workflow.getHandle('cli-terminated');
+      await waitFor(() => slowSite.requests.length > 0, 30_000, 'the crawl to fetch its first page');
+      await handle.terminate('stopped by the test');
+      const ended = await crawl;
+      assert.equal(ended.code, 1);
+      assert.equal(ended.stderr.trimEnd().split('\n').at(-1), 'crawlflow: crawl cli-terminated terminated: stopped by the test');
+    } finally {
+      await slowSite.close();
+    }
+  });
+
   it('concurrent starts of one crawl ID make one execution that fetches each page once', async () => {
     const input = { seeds: [site.urlOf(0)] };
     const before = site.requests.length;
@@ -171,8 +303,9 @@ describe('against a running `crawlflow worker`', () => {
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       const status = await runCli(['status', 'cli-start', '--json'], cliEnv);
       assert.equal(status.code, 0, status.stderr);
-      const parsed = JSON.parse(status.stdout) as { workflowStatus: string; progress: { processed: number } };
+      const parsed = JSON.parse(status.stdout) as { workflowStatus: string; outcome: string; progress: { processed: number } };
       assert.equal(parsed.workflowStatus, 'RUNNING');
+      assert.equal(parsed.outcome, 'running');
       assert.ok(parsed.progress.processed > 0);
 
       const cancelled = await runCli(['cancel', 'cli-start'], cliEnv);

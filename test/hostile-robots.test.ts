@@ -8,13 +8,14 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROBOTS_MAX_WILDCARDS, RobotsCache } from '../src/fetch/robots';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
+import { DEFAULT_USER_AGENT } from '../src/shared/names';
 import { hostileFixture, LOOPBACK_GUARD, ROBOTS_CAP } from './helpers/hostile-site';
 
 describe('hostile robots.txt', () => {
   const { site, transport, connects } = hostileFixture();
   const store = new SqliteFrontierStore(':memory:');
   const robots = new RobotsCache(transport, 1_000);
-  const policy = { userAgent: 'crawlflow/0.1', guard: LOOPBACK_GUARD };
+  const policy = { userAgent: DEFAULT_USER_AGENT, guard: LOOPBACK_GUARD };
 
   /** The rules for host `name`, and a check of paths on it. */
   async function rulesOf(name: string) {

@@ -3,9 +3,12 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
 import { toMilliseconds } from '../src/shared/duration';
 import { TRACKING_PARAMS } from '../src/policy/normalize-url';
+import { DEFAULT_USER_AGENT } from '../src/shared/names';
 
 const SEED = 'http://example.com/';
 
@@ -27,6 +30,11 @@ function assertRejected(input: unknown, field: string | RegExp): InvalidCrawlCon
 }
 
 describe('parseCrawlConfig', () => {
+  it('defaults the user agent to the version in package.json', () => {
+    const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    assert.equal(parseCrawlConfig({ seeds: [SEED] }).userAgent, `crawlflow/${version}`);
+  });
+
   it('applies every default to a seeds-only input', () => {
     const config = parseCrawlConfig({ seeds: [SEED] });
     assert.deepEqual(config, {
@@ -40,7 +48,7 @@ describe('parseCrawlConfig', () => {
       timeoutMs: 30_000,
       respectRobots: true,
       maxCrawlDelayMs: 30_000,
-      userAgent: 'crawlflow/0.1',
+      userAgent: DEFAULT_USER_AGENT,
       maxBodyBytes: 5 * 1024 * 1024,
       maxRedirects: 5,
       maxLinksPerPage: 5_000,

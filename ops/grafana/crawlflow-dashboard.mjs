@@ -86,7 +86,7 @@ panels.push(
   ...place([
     panel(
       'Task success rate',
-      'Share of processed URLs that did not end in an error (recording rule task_queue:crawler_page_success:ratio_rate5m), and share of crawlBatch activities that did not throw (task_queue:crawler_batch_success:ratio_rate5m). Alert: CrawlflowBatchSuccessLow below 95%.',
+      'Share of processed URLs that did not end in an error (recording rule task_queue:crawler_page_success:ratio_rate5m), and share of fetchBatch activities that did not throw (task_queue:crawler_batch_success:ratio_rate5m). Alert: CrawlflowBatchSuccessLow below 95%.',
       [
         [`task_queue:crawler_page_success:ratio_rate5m{${TQ}}`, 'pages {{task_queue}}'],
         [`task_queue:crawler_batch_success:ratio_rate5m{${TQ}}`, 'batches {{task_queue}}'],
@@ -159,13 +159,13 @@ panels.push(
     ),
     panel(
       'Batches/s by result',
-      'crawlBatch activities finished per second: completed, deferred (host handed back to the workflow), cancelled, failed.',
+      'fetchBatch activities finished per second: completed, deferred (host handed back to the workflow), cancelled, failed.',
       [[`sum by (status) (rate(crawler_task_duration_seconds_count{type="batch",${TQ}}[${RI}]))`, '{{status}}']],
       { unit: 'ops', stack: true },
     ),
     panel(
       'Batch duration p95',
-      'How long one crawlBatch activity runs (claim to last record).',
+      'How long one fetchBatch activity runs (claim to last record).',
       [[`histogram_quantile(0.95, sum by (task_queue, le) (rate(crawler_task_duration_seconds_bucket{type="batch",${TQ}}[${RI}])))`, '{{task_queue}}']],
       { unit: 's' },
     ),

@@ -9,9 +9,10 @@ import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { storedChangeSummary } from '../results/change-summary';
 import { defaultOutFile, EXPORT_FORMATS, EXPORT_UNITS, exportResults, type ExportFormat } from '../results/export-results';
 import { parseLimitsChange, parseSeeds } from '../shared/crawl-config';
-import { addSeedsUpdate, frontierQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
+import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
 import { commonOptions, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
 import { integer, UsageError, validating } from './crawl-options';
+import { crawlStatusReport, statusLines } from './crawl-report';
 
 /** `--format` of `results` and `crawl`: commander rejects other values, naming the flag. */
 export function formatOption(): Option {
@@ -35,21 +36,12 @@ function idCommand(program: Command, name: string, description: string): Command
 }
 
 export function addControlCommands(program: Command): void {
-  idCommand(program, 'status', "print a crawl's progress")
+  idCommand(program, 'status', "print a crawl's outcome and totals, or its progress while it runs")
     .option('--json', 'machine-readable output')
     .action(async (crawlId: string, flags: CommonFlags & { json?: boolean }) => {
       await withClient(flags, async (client, uiUrl) => {
-        const handle = crawlHandle(client, crawlId);
-        const description = await handle.describe();
-        const running = description.status.name === 'RUNNING';
-        const status = {
-          crawlId,
-          workflowStatus: description.status.name,
-          progress: running ? await handle.query(progressQuery) : null,
-          frontier: running ? await handle.query(frontierQuery) : null,
-          uiUrl: uiUrl(crawlId) ?? null,
-        };
-        print(flags.json ? JSON.stringify(status) : JSON.stringify(status, null, 2));
+        const report = await crawlStatusReport(client, crawlId, uiUrl(crawlId));
+        print(flags.json ? JSON.stringify(report) : statusLines(report).join('\n'));
       });
     });
 

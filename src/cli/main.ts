@@ -4,23 +4,25 @@
  * started), 130 interrupted.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { resolve } from 'node:path';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { NoStoredBodiesError } from '../results/export-warc';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
-import { describeChanges } from '../results/change-summary';
 import { DEFAULT_RENDER_TASK_QUEUE, ENV } from '../shared/names';
 import { assertChromium, ChromiumMissingError, DEFAULT_CHROMIUM_PATH } from '../render/chromium-renderer';
 import { defaultDataDir } from '../temporal/project-paths';
 import { startSyntheticSite } from '../sites/synthetic-site';
 import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target';
+import { PortInUseError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
 import { commonOptions, print, storeConfigOf, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { StoreUnavailableError } from '../store/store-errors';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
+import { NoWorkerAnsweredError, summaryLines, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, crawlRequestFrom, integer, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
@@ -30,6 +32,10 @@ const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 const EXIT_INTERRUPTED = 130;
 
+/** Another program holds a port of the embedded dev server: say which settings move it. */
+const PORT_IN_USE_HINT =
+  `crawlflow: another process holds the embedded Temporal server's port or its Web UI's (7233, 8233 by default); ` +
+  `stop it, or set ${ENV.devServerPort} and ${ENV.devServerUiPort} to free ports (see docs/troubleshooting.md)`;
 
 interface CrawlCommandFlags extends CrawlFlags, StoreFlags {
   id?: string;
@@ -40,19 +46,14 @@ interface CrawlCommandFlags extends CrawlFlags, StoreFlags {
   metricsAddress?: string;
 }
 
-function reportRun(run: CrawlRun & { recrawl: boolean }, out: string, format: ExportFormat, json: boolean | undefined): void {
+function reportRun(run: CrawlRun, out: string, format: ExportFormat, json: boolean | undefined): void {
   if (json) {
     print(JSON.stringify({ ...run.summary, out, lines: run.lines, uiUrl: run.uiUrl ?? null }));
     return;
   }
-  const { totals, status, crawlId, startedAt, finishedAt } = run.summary;
-  const seconds = Math.max(0.001, (finishedAt - startedAt) / 1000);
-  print(`crawl ${crawlId}: ${status}`);
-  print(`  ${totals.processed} URLs (${totals.fetched} fetched, ${totals.errors} errors, ${totals.skipped} skipped) in ${seconds.toFixed(1)} s, ${(totals.processed / seconds).toFixed(1)} URLs/s`);
-  print(`  ${totals.queued} left in the frontier, ${totals.discovered} discovered`);
-  if (run.recrawl) print(`  ${describeChanges(totals.changes)}`);
+  for (const line of summaryLines(run.summary)) print(line);
   print(`  ${run.lines} ${EXPORT_UNITS[format]} written to ${out}`);
-  if (run.uiUrl) print(`  history: ${run.uiUrl}`);
+  if (run.uiUrl) print(webUiLine(run.uiUrl));
 }
 
 async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<void> {
@@ -77,7 +78,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
       clientPlugins: [tracing.plugin],
     }),
   );
-  reportRun({ ...run, recrawl: config.recrawlOf !== undefined }, out, flags.format, flags.json);
+  reportRun(run, out, flags.format, flags.json);
 }
 
 interface WorkerFlags extends StoreFlags {
@@ -201,9 +202,15 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_INTERRUPTED;
     }
+    if (err instanceof PortInUseError) {
+      process.stderr.write(`crawlflow: ${err.message}\n${PORT_IN_USE_HINT}\n`);
+      return EXIT_FAILURE;
+    }
     if (
       err instanceof CrawlFailedError ||
       err instanceof NoTemporalServerError ||
+      err instanceof NoWorkerAnsweredError ||
+      err instanceof WorkflowNotFoundError ||
       err instanceof UnknownCrawlError ||
       err instanceof StoreUnavailableError ||
       err instanceof NoStoredBodiesError ||

@@ -15,6 +15,7 @@ import type { CrawlSummary } from '../shared/crawl-types';
 import type { StoreConfig } from '../store/store-url';
 import { followProgress } from './progress';
 import { assertChromium } from '../render/chromium-renderer';
+import { workflowEnd } from './crawl-report';
 
 export interface RunCrawlOptions {
   crawlId: string;
@@ -37,9 +38,13 @@ export interface CrawlRun {
   uiUrl: string | undefined;
 }
 
-/** The crawl's workflow failed; the message says why, in the crawl's words. */
+/** The crawl's workflow ended without a summary (failed, terminated, ...); the message says why, in one line. */
 export class CrawlFailedError extends Error {
   readonly code = 'crawl-failed';
+  constructor(crawlId: string, err: WorkflowFailedError) {
+    const { outcome, reason } = workflowEnd(err);
+    super(`crawl ${crawlId} ${outcome}: ${reason}`);
+  }
 }
 
 export class WorkerStoppedError extends Error {
@@ -87,7 +92,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
           .result()
           .catch((err: unknown) => {
             // The crawl's own failure (its cause) is what the user needs, not the client's wrapper.
-            if (err instanceof WorkflowFailedError) throw new CrawlFailedError(`crawl ${options.crawlId} failed: ${err.cause?.message ?? err.message}`);
+            if (err instanceof WorkflowFailedError) throw new CrawlFailedError(options.crawlId, err);
             throw err;
           });
         const summary = await Promise.race([result, ...(workerStopped ? [workerStopped] : [])]);

@@ -1,7 +1,8 @@
 /**
- * Logs (pino), one logger per process, built once at start-up: JSON lines on stderr, or a
- * human-readable format for terminals with CRAWLFLOW_LOG_FORMAT=pretty. Set
- * CRAWLFLOW_LOG_LEVEL to change the level; `silent` turns logging off.
+ * Logs (pino), one logger per process, built once at start-up, on stderr: readable lines
+ * (pino-pretty) when stderr is a terminal, JSON lines otherwise, for log collectors.
+ * CRAWLFLOW_LOG_FORMAT=json or =pretty chooses either way. Set CRAWLFLOW_LOG_LEVEL to change
+ * the level; `silent` turns logging off.
  */
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
@@ -10,10 +11,21 @@ import { activeTraceIds } from './tracing';
 
 export type { Logger } from 'pino';
 
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** The format asked for in the environment, else pretty for a person at a terminal and JSON for anything else. */
+export function logFormat(env: NodeJS.ProcessEnv = process.env, stderrIsTty = process.stderr.isTTY === true): LogFormat {
+  const asked = env[ENV.logFormat];
+  if (asked === undefined || asked === '') return stderrIsTty ? 'pretty' : 'json';
+  if (!(LOG_FORMATS as readonly string[]).includes(asked)) throw new Error(`${ENV.logFormat} must be one of ${LOG_FORMATS.join(', ')}, got "${asked}"`);
+  return asked as LogFormat;
+}
+
 /** `defaultLevel` applies unless CRAWLFLOW_LOG_LEVEL is set: services log at info, the CLI at warn. */
 export function createLogger(name: string, defaultLevel: pino.LevelWithSilent = 'info'): Logger {
   const destination =
-    process.env[ENV.logFormat] === 'pretty' ? pretty({ destination: 2, translateTime: 'SYS:HH:MM:ss.l' }) : pino.destination({ fd: 2, sync: false });
+    logFormat() === 'pretty' ? pretty({ destination: 2, translateTime: 'SYS:HH:MM:ss.l' }) : pino.destination({ fd: 2, sync: false });
   return pino(
     {
       name,

@@ -4,8 +4,6 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-export type TaskType = 'batch' | 'fetch' | 'robots';
-
 export class CrawlMetrics {
   readonly registry = new Registry();
 

@@ -12,7 +12,6 @@ import { compile } from 'css-select';
 import { z } from 'zod';
 
 export const FIELD_TYPES = ['text', 'attribute', 'html'] as const;
-export type FieldType = (typeof FIELD_TYPES)[number];
 
 /** Field names become JSON keys and CSV column names (`fields.<name>`): keep them plain. */
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;

@@ -9,7 +9,7 @@ import { DEFAULT_NORMALIZE_RULES, TRAILING_SLASH_RULES } from '../policy/normali
 import { compileUrlPattern, InvalidUrlPatternError } from '../policy/url-patterns';
 import { MEDIA_RANGE } from '../policy/content-type';
 import { contentFields } from './content-config';
-import { DEFAULT_RENDER_TASK_QUEUE } from './names';
+import { DEFAULT_RENDER_TASK_QUEUE, DEFAULT_USER_AGENT } from './names';
 import { politenessFields } from './politeness-config';
 
 function parsedUrl(value: string): URL | undefined {
@@ -151,7 +151,7 @@ export const crawlConfigSchema = z
     maxCrawlDelayMs: count(0, 3_600_000).default(30_000),
     /** Upper bound on an honoured Retry-After, so a date years ahead cannot park a host forever. */
     maxRetryAfterMs: count(0, 86_400_000).default(3_600_000),
-    userAgent: z.string().min(1).max(512).default('crawlflow/0.1'),
+    userAgent: z.string().min(1).max(512).default(DEFAULT_USER_AGENT),
     maxBodyBytes: count(1_024, 1_073_741_824).default(5 * 1024 * 1024),
     maxRedirects: count(0, 50).default(5),
     maxLinksPerPage: count(0, 1_000_000).default(5_000),

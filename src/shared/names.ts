@@ -2,6 +2,10 @@
  * Names shared by clients, workers and workflows. Every task queue, workflow type and
  * message name is spelled here once; nothing else repeats these strings.
  */
+import { version } from '../../package.json';
+
+/** The default User-Agent names the release that sends it; package.json is its one source. */
+export const DEFAULT_USER_AGENT = `crawlflow/${version}`;
 export const DEFAULT_TASK_QUEUE = 'crawlflow';
 export const CRAWL_WORKFLOW_TYPE = 'crawlSession';
 export const DEFAULT_NAMESPACE = 'default';

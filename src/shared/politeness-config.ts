@@ -168,9 +168,6 @@ const autoThrottleSchema = z
   })
   .strict();
 
-export type BackoffConfig = z.output<typeof backoffSchema>;
-export type AutoThrottleConfig = z.output<typeof autoThrottleSchema>;
-
 /** Spread into the crawl schema. */
 export const politenessFields = {
   backoff: backoffSchema.prefault({}),

@@ -2,7 +2,7 @@
  * Custom search attributes of a crawl, so crawls can be found in the Web UI and with
  * `temporal workflow list --query "CrawlStatus = 'running'"`. Registered by the embedded dev
  * server's start flags, by `crawlflow worker` on start-up where the server allows it, or by
- * the command in the README.
+ * the operator command in docs/operations.md#search-attributes.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 

@@ -1,12 +1,22 @@
 /** Paths inside the crawlflow installation (works from `src` and from the compiled `dist/src`). */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { ENV } from '../shared/names';
+
+/**
+ * tsc's output directory (tsconfig `outDir`). It holds a copy of package.json, emitted because
+ * src/shared/names.ts imports the version from it; the project root is above that copy.
+ */
+const COMPILED_DIR = 'dist';
+
+function isProjectRoot(dir: string): boolean {
+  const manifest = join(dir, 'package.json');
+  return basename(dir) !== COMPILED_DIR && existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'crawlflow';
+}
 
 function findProjectRoot(start: string): string {
   for (let dir = start; ; dir = dirname(dir)) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'crawlflow') return dir;
+    if (isProjectRoot(dir)) return dir;
     if (dirname(dir) === dir) throw new Error(`crawlflow's package.json not found above ${start}`);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Makes sure the server knows crawlflow's custom search attributes. The embedded dev server
  * gets them as start flags; for any other server a worker registers them on start-up (the
- * operator API, allowed on self-hosted clusters), or an operator runs the README's command.
+ * operator API, allowed on self-hosted clusters), or an operator runs the command in docs/operations.md#search-attributes.
  */
 import type { Connection } from '@temporalio/client';
 import type { SearchAttributeType } from '@temporalio/common';

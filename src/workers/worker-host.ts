@@ -48,7 +48,7 @@ async function registerSearchAttributes(options: WorkerHostOptions): Promise<voi
   } catch (err) {
     options.logger.warn(
       { err: (err as Error).message },
-      'could not register crawl search attributes; crawls will fail their workflow tasks until an operator registers them (see README)',
+      'could not register crawl search attributes; crawls will fail their workflow tasks until an operator registers them (see docs/troubleshooting.md)',
     );
   } finally {
     await connection.close();

@@ -81,8 +81,6 @@ export function testTransport(): TestTransport {
 /** The guard of a crawl seeded on the loopback site: 127.0.0.1, and no other internal address. */
 export const LOOPBACK_GUARD = AddressGuard.forCrawl({ seeds: ['http://127.0.0.1/'], allowPrivateNetwork: false });
 
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 const page = (title: string, body: string) => `<!doctype html><html><head><title>${title}</title></head><body>${body}</body></html>`;
 const links = (hrefs: readonly string[]) => hrefs.map((href) => `<a href="${href}">${href}</a>`).join('\n');
 const latin1 = (...parts: Array<string | number[]>) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'latin1') : Buffer.from(part))));

@@ -31,7 +31,7 @@ export const PASSWORD = 's3cret-pw';
 function binDir(): string {
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root) ? readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a)) : [];
-  if (versions.length === 0) throw new Error(`no PostgreSQL under ${root}: apt-get install postgresql`);
+  if (versions.length === 0) throw new Error(`no PostgreSQL under ${root}: run \`node scripts/check-test-deps.mjs\` (npm test's preflight), which installs it or prints the apt-get command`);
   return join(root, versions[0], 'bin');
 }
 

@@ -35,7 +35,7 @@ export function findBinary(name: string): string {
       // not here
     }
   }
-  throw new Error(`${name} not found on PATH: install the Debian packages prometheus and prometheus-alertmanager (as .ci/run does)`);
+  throw new Error(`${name} not found on PATH: run \`node scripts/check-test-deps.mjs\` (npm test's preflight), which installs them or prints the apt-get command`);
 }
 
 export interface RunResult {

@@ -1,0 +1,175 @@
+/**
+ * What the CLI tells a person about a crawl: the lines `crawl` ends with and `status` prints,
+ * and the data behind them, which `--json` prints as is.
+ */
+import {
+  CancelledFailure,
+  isGrpcCancelledError,
+  isGrpcDeadlineError,
+  TerminatedFailure,
+  TimeoutFailure,
+  WorkflowFailedError,
+  type Client,
+  type WorkflowExecutionStatusName,
+} from '@temporalio/client';
+import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
+import { describeChanges, hasChanges } from '../results/change-summary';
+import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FailureTally, FrontierStats } from '../shared/crawl-types';
+import { frontierQuery, progressQuery } from '../shared/messages';
+
+/** How a crawl's workflow ended when it returned no summary (it failed, was terminated, ...). */
+type WorkflowEnd = 'failed' | 'terminated' | 'timed-out' | 'cancelled';
+
+export interface CrawlStatusReport {
+  crawlId: string;
+  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, ... */
+  workflowStatus: string;
+  /** The crawl's own status while it runs or when it returned a summary, else how its workflow ended. */
+  outcome: CrawlStatus | WorkflowEnd;
+  startedAt: number;
+  /** Unset while the crawl runs. */
+  finishedAt: number | null;
+  /** Set when the crawl returned a summary. */
+  totals: CrawlTotals | null;
+  /** Why the workflow did not return a summary: the message of its failure. */
+  failure: string | null;
+  /** Batches that failed for good, by cause (their URLs carry the code), so far or in all. */
+  failedBatches: FailureTally[];
+  /** Set while the crawl runs. */
+  progress: CrawlProgress | null;
+  frontier: FrontierStats | null;
+  uiUrl: string | null;
+}
+
+/** How long `status` waits for a worker to answer a running crawl's queries. */
+const QUERY_DEADLINE_MS = 5_000;
+
+/** A running crawl whose queries no worker answered: nothing polls its task queue. */
+export class NoWorkerAnsweredError extends Error {
+  readonly code = 'no-worker';
+  constructor(crawlId: string, taskQueue: string) {
+    super(
+      `crawl ${crawlId} is running, but no worker answered within ${QUERY_DEADLINE_MS / 1000} s: ` +
+        `start \`crawlflow worker --task-queue ${taskQueue}\` (see docs/troubleshooting.md)`,
+    );
+  }
+}
+
+const WORKFLOW_ENDS: Partial<Record<WorkflowExecutionStatusName, WorkflowEnd>> = { FAILED: 'failed', TERMINATED: 'terminated', TIMED_OUT: 'timed-out', CANCELLED: 'cancelled' };
+
+function seconds(startedAt: number, finishedAt: number): number {
+  return Math.max(0.001, (finishedAt - startedAt) / 1000);
+}
+
+/** The URL counts of a crawl, finished or running, with its rate. */
+function countsLine(counts: { processed: number; fetched: number; errors: number; skipped: number }, startedAt: number, until: number): string {
+  const elapsed = seconds(startedAt, until);
+  const { processed, fetched, errors, skipped } = counts;
+  return `  ${processed} URLs (${fetched} fetched, ${errors} errors, ${skipped} skipped) in ${elapsed.toFixed(1)} s, ${(processed / elapsed).toFixed(1)} URLs/s`;
+}
+
+/** One line per cause that made batches fail for good. */
+function failedBatchLines(failures: readonly FailureTally[]): string[] {
+  return failures.map(({ batches, code, message }) => `  ${batches} ${batches === 1 ? 'batch' : 'batches'} failed with ${code}: ${message}`);
+}
+
+/** A finished crawl's counts and duration, frontier, failed batches, and the changes of a recrawl. */
+function finishedLines(totals: CrawlTotals, startedAt: number, finishedAt: number, failures: readonly FailureTally[]): string[] {
+  return [
+    countsLine(totals, startedAt, finishedAt),
+    `  ${totals.queued} left in the frontier, ${totals.discovered} discovered`,
+    ...failedBatchLines(failures),
+    ...(hasChanges(totals.changes) ? [`  ${describeChanges(totals.changes)}`] : []),
+  ];
+}
+
+/** A finished crawl in a few lines, headed by its outcome. */
+export function summaryLines(summary: CrawlSummary): string[] {
+  return [`crawl ${summary.crawlId}: ${summary.status}`, ...finishedLines(summary.totals, summary.startedAt, summary.finishedAt, summary.failures ?? [])];
+}
+
+export function webUiLine(uiUrl: string): string {
+  return `  Web UI: ${uiUrl}`;
+}
+
+/** How a crawl's workflow ended without a summary, from the failure its result was rejected with. */
+export function workflowEnd(err: WorkflowFailedError): { outcome: WorkflowEnd; reason: string } {
+  const { cause } = err;
+  const outcome =
+    cause instanceof TerminatedFailure ? 'terminated' : cause instanceof TimeoutFailure ? 'timed-out' : cause instanceof CancelledFailure ? 'cancelled' : 'failed';
+  return { outcome, reason: cause?.message ?? err.message };
+}
+
+/** Why a workflow that returned no summary ended: its failure's cause, as Temporal recorded it. */
+async function failureOf(handle: CrawlHandle): Promise<string | null> {
+  try {
+    await handle.result();
+    return null;
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) return workflowEnd(err).reason;
+    throw err;
+  }
+}
+
+/** A running crawl's progress and frontier, asked of the workers that run it. */
+async function liveState(client: Client, handle: CrawlHandle, taskQueue: string): Promise<[CrawlProgress, FrontierStats]> {
+  const deadline = Date.now() + QUERY_DEADLINE_MS;
+  try {
+    // One after the other: a query still retrying when the first one gave up would outlive the connection.
+    return await client.connection.withDeadline(deadline, async () => [await handle.query(progressQuery), await handle.query(frontierQuery)]);
+  } catch (err) {
+    // The server holds a query until a worker takes it: past the deadline, none is polling. The
+    // call then ends as DEADLINE_EXCEEDED or, when the client's timer wins, as CANCELLED.
+    const timedOut = Date.now() >= deadline && (isGrpcDeadlineError(err) || isGrpcCancelledError(err));
+    if (timedOut) throw new NoWorkerAnsweredError(handle.workflowId, taskQueue);
+    throw err;
+  }
+}
+
+/** Everything `status` reports, from one describe and, by the crawl's state, its result or its queries. */
+export async function crawlStatusReport(client: Client, crawlId: string, uiUrl: string | undefined): Promise<CrawlStatusReport> {
+  const handle = crawlHandle(client, crawlId);
+  const description = await handle.describe();
+  const workflowStatus = description.status.name;
+  const base = {
+    crawlId,
+    workflowStatus,
+    startedAt: description.startTime.getTime(),
+    finishedAt: description.closeTime?.getTime() ?? null,
+    totals: null,
+    failure: null,
+    failedBatches: [],
+    progress: null,
+    frontier: null,
+    uiUrl: uiUrl ?? null,
+  };
+  if (workflowStatus === 'COMPLETED') {
+    const summary = await handle.result();
+    return { ...base, outcome: summary.status, startedAt: summary.startedAt, finishedAt: summary.finishedAt, totals: summary.totals, failedBatches: summary.failures ?? [] };
+  }
+  const end = WORKFLOW_ENDS[workflowStatus];
+  if (end !== undefined) return { ...base, outcome: end, failure: await failureOf(handle) };
+  const [progress, frontier] = await liveState(client, handle, description.taskQueue);
+  return { ...base, outcome: progress.status, startedAt: progress.startedAt, failedBatches: progress.failures, progress, frontier };
+}
+
+/** The report as short human text: the same facts `--json` gives. */
+export function statusLines(report: CrawlStatusReport): string[] {
+  const lines = [`crawl ${report.crawlId}: ${report.outcome}`];
+  const { progress, frontier, totals, finishedAt } = report;
+  if (progress) {
+    lines.push(countsLine(progress, report.startedAt, Date.now()));
+    lines.push(`  ${progress.queued} queued, ${progress.batchesInFlight} batches in flight${progress.hostsInFlight.length > 0 ? ` on ${progress.hostsInFlight.join(', ')}` : ''}`);
+    const busiest = frontier?.hosts.slice(0, 5).map(({ host, queued }) => `${host} (${queued})`) ?? [];
+    if (busiest.length > 0) lines.push(`  largest backlogs: ${busiest.join(', ')}`);
+    if (progress.storeWait) lines.push(`  waiting for the store since ${new Date(progress.storeWait.since).toISOString()}: ${progress.storeWait.message}`);
+    lines.push(...failedBatchLines(report.failedBatches));
+  } else if (totals && finishedAt !== null) {
+    lines.push(...finishedLines(totals, report.startedAt, finishedAt, report.failedBatches));
+  } else {
+    if (report.failure !== null) lines.push(`  reason: ${report.failure}`);
+    if (finishedAt !== null) lines.push(`  ended after ${seconds(report.startedAt, finishedAt).toFixed(1)} s`);
+  }
+  if (report.uiUrl) lines.push(webUiLine(report.uiUrl));
+  return lines;
+}
