@@ -43,7 +43,13 @@ import type { BodyStore } from '../bodies/body-store';
 /** Waits longer than this are handed back to the workflow as durable timers. */
 export const LONG_WAIT_MS = 10_000;
 const HEARTBEAT_TICK_MS = 1_000;
+/** Hosts in a view of the crawl that starts or resumes a run: enough to fill every batch slot. */
 export const SNAPSHOT_HOSTS = 200;
+/**
+ * Hosts in the view a batch reports: enough to refill the slot it frees, few enough that a
+ * report stays a few hundred bytes (every report is kept in history).
+ */
+export const REPORT_HOSTS = 48;
 /**
  * How long a batch's store calls wait out an outage before the batch reports it. Short, so
  * the workflow shows the wait soon; far below the heartbeat timeout (the ticker runs on).
@@ -380,7 +386,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     const recorded = await configs.get(store, order);
     const config = recorded.delayMs === order.delayMs ? recorded : { ...recorded, delayMs: order.delayMs };
     const { claimed, deferred } = await runBatch({ ...order, shares: order.hosts, config }, store);
-    const view = await store.view(SNAPSHOT_HOSTS);
+    const view = await store.view(REPORT_HOSTS);
     frontierSizes.set(order.crawlId, view.queued);
     updateCrawlGauges();
     return { kind: 'done', batchId: order.batchId, hosts: order.hosts.map(({ host }) => host), claimed, deferred, view };
