@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from '@temporalio/worker';
+import type { temporal } from '@temporalio/proto';
 import { startSyntheticSite } from '../src/sites/synthetic-site';
 import { reachablePagePaths, requestedPagePaths, sortedPaths } from './helpers/fixtures';
 import { projectRoot } from '../src/temporal/project-paths';
@@ -16,6 +17,13 @@ import { quietRuntime, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestT
 
 const workflowsPath = require.resolve('../src/workflows');
 const fixturesDir = join(projectRoot, 'test', 'fixtures', 'histories');
+
+/** When activities of `type` were scheduled in a history (epoch ms), in order. */
+function eventTimes(history: temporal.api.history.v1.IHistory, type: string): number[] {
+  return (history.events ?? [])
+    .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === type)
+    .map((event) => Number(event.eventTime?.seconds ?? 0) * 1000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6));
+}
 
 describe('workflow histories', () => {
   before(quietRuntime);
@@ -57,6 +65,10 @@ describe('workflow histories', () => {
         const replays = Worker.runReplayHistories({ workflowsPath }, runs.map((run) => ({ workflowId: 'can-test', history: run.history })));
         for await (const result of replays) assert.equal(result.error, undefined, `run replays: ${String(result.error)}`);
         console.log(`continue-as-new: ${summary.runs} runs, ${events} events for ${expected.size} pages at batch size 3 (${(events / expected.size).toFixed(2)} events/page)`);
+        // How long launching paused at each hand-over: from the handOver request to the next run's first batch.
+        const chronological = [...runs].sort((a, b) => eventTimes(a.history, 'fetchBatch')[0] - eventTimes(b.history, 'fetchBatch')[0]);
+        const pauses = chronological.slice(1).map((run, i) => eventTimes(run.history, 'fetchBatch')[0] - eventTimes(chronological[i].history, 'handOver')[0]);
+        console.log(`continue-as-new: launching paused ${pauses.map((ms) => `${ms} ms`).join(', ')} at the hand-overs`);
       } finally {
         await site.close();
       }

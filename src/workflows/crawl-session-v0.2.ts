@@ -57,7 +57,7 @@ export interface CarriedState {
   batchesCompleted: number;
   frontier: FrontierSnapshot;
   hostReadyAt: Record<string, number>;
-  /** Since 0.2.0 (absent in runs continued from 0.1.0). */
+  /** Absent in runs continued from 0.1.0, which had no limits updates, added seeds or stop. */
   limits?: CrawlLimits;
   addedSeeds?: string[];
   stopping?: boolean;
@@ -302,7 +302,7 @@ export async function crawlSessionV02(input: CrawlSessionInput): Promise<CrawlSu
         const budget = budgetLeft();
         if (inFlight.size >= concurrency || budget <= 0) return;
         const estimate = lane.queued - (launchedSinceSnapshot.get(lane.key) ?? 0);
-        // A host's override (config `hosts`) wins; crawls without one schedule exactly as before.
+        // A host's override (config `hosts`) sets its concurrency; other hosts take the crawl's.
         const hostSlots = (hostOverride(config.hosts, lane.host)?.perHostConcurrency ?? perHostConcurrency) - hostBatches(lane.host);
         if (estimate <= 0 || hostSlots <= 0) continue;
         if (lane.render && renderBatches() >= (config.render?.maxConcurrentPages ?? 0)) continue;

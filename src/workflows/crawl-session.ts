@@ -17,41 +17,23 @@ import {
   log,
   patched,
   setCurrentDetails,
-  setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CrawlInput, CrawlLimits } from '../shared/crawl-config';
-import { INVALID_CONFIG, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
+import type { CrawlLimits } from '../shared/crawl-config';
+import { parseLimitsChange } from '../shared/crawl-config';
 import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FrontierStats, HostState } from '../shared/crawl-types';
-import { addSeedsUpdate, frontierQuery, hostQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
-import { CrawlScheduler, initialSchedulerState, type Launch, type Outcome, type SchedulerState } from '../scheduling/crawl-scheduler';
+import { CrawlScheduler, type Launch, type Outcome } from '../scheduling/crawl-scheduler';
 import type { BatchOrder, CrawlPlan } from '../scheduling/crawl-plan';
 import { batchFailure, discovery, lifecycle, runBatch, storeWatch } from './crawl-activities';
-import { crawlSessionV02, isLegacyContinuation, type CrawlSessionInput as V02Input } from './crawl-session-v0.2';
-import { describeProgress, indexedAttributes, validateWith } from './crawl-state';
+import { crawlSessionV02, type CrawlSessionInput as V02Input } from './crawl-session-v0.2';
+import { describeProgress, indexedAttributes } from './crawl-state';
+import { EarlyMessages, type CrawlMessages } from './crawl-messages';
+import { open, type CarriedCrawl, type CrawlSessionInput, type Opened } from './open-crawl';
 
 /** Patch: executions of this release schedule through CrawlScheduler; 0.2.0 histories have no marker. */
 export const SCHEDULER_V2_PATCH = 'crawl-scheduler-v2';
 /** Search attributes are upserted on status changes and every this many batches. */
 const INDEX_EVERY_BATCHES = 25;
-
-/** What a run hands to the next across continue-as-new. */
-export interface CarriedCrawl {
-  plan: CrawlPlan;
-  scheduler: SchedulerState;
-  startedAt: number;
-  run: number;
-}
-
-export type CrawlSessionInput = CrawlInput | V02Input | { continued: CarriedCrawl };
-
-interface Opened {
-  plan: CrawlPlan;
-  scheduler: SchedulerState;
-  startedAt: number;
-  run: number;
-  fresh: boolean;
-}
 
 export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSummary> {
   if (!patched(SCHEDULER_V2_PATCH)) return crawlSessionV02(input as V02Input);
@@ -61,83 +43,7 @@ export async function crawlSession(input: CrawlSessionInput): Promise<CrawlSumma
   return run.run(messages);
 }
 
-/**
- * Handlers for the moments before the crawl is open: progress says so, signals and updates
- * wait and are applied to the crawl once it is.
- */
-class EarlyMessages {
-  private run: CrawlRun | undefined;
-  private readonly startedAt = Date.now();
-
-  constructor() {
-    const crawlId = workflowInfo().workflowId;
-    const opened = async (): Promise<CrawlRun> => {
-      await condition(() => this.run !== undefined);
-      return this.run!;
-    };
-    setHandler(progressQuery, () => this.run?.progress() ?? openingProgress(crawlId, this.startedAt));
-    setHandler(frontierQuery, () => this.run?.frontier() ?? { queued: 0, snapshotVersion: -1, hosts: [] });
-    setHandler(hostQuery, (host) => this.run?.hostState(host) ?? { host, queued: 0, batchesInFlight: 0, readyAt: null });
-    setHandler(pauseSignal, async () => (await opened()).pause());
-    setHandler(resumeSignal, async () => (await opened()).resume());
-    setHandler(stopUpdate, async () => (await opened()).stop());
-    setHandler(setLimitsUpdate, async (change) => (await opened()).setLimits(change), { validator: validateWith(parseLimitsChange) });
-    setHandler(addSeedsUpdate, async (urls) => (await opened()).addSeeds(urls), { validator: validateWith(parseSeeds) });
-  }
-
-  attach(run: CrawlRun): void {
-    this.run = run;
-  }
-}
-
-function openingProgress(crawlId: string, startedAt: number): CrawlProgress {
-  return {
-    crawlId,
-    status: 'running',
-    processed: 0,
-    fetched: 0,
-    errors: 0,
-    skipped: 0,
-    bytes: 0,
-    queued: 0,
-    batchesInFlight: 0,
-    batchesCompleted: 0,
-    hostsInFlight: [],
-    startedAt,
-    run: 1,
-    storeWait: null,
-    failures: [],
-  };
-}
-
-/** A fresh crawl, a continued one, or the continuation of a 0.2.0 run (opened afresh, its counters kept). */
-async function open(input: CrawlSessionInput): Promise<Opened> {
-  const crawlId = workflowInfo().workflowId;
-  if ('continued' in input && input.continued !== undefined && !isLegacyContinuation(input)) {
-    const { continued } = input as { continued: CarriedCrawl };
-    // Batches of the last run gave their claims back: read the queue as it is now.
-    const view = await lifecycle.crawlView({ crawlId });
-    return { ...continued, scheduler: { ...continued.scheduler, view }, fresh: false };
-  }
-  const { continued: legacy } = input as V02Input;
-  let opened;
-  try {
-    opened = await lifecycle.openCrawl({ crawlId, runId: workflowInfo().runId });
-  } catch (err) {
-    // A bad input fails the crawl at once, naming the field, as it did when the workflow parsed it.
-    const failure = batchFailure(err);
-    if (failure.code === INVALID_CONFIG) throw ApplicationFailure.nonRetryable(failure.message, 'InvalidCrawlConfig');
-    throw err;
-  }
-  const scheduler = initialSchedulerState(opened.plan, opened.view);
-  if (legacy) {
-    Object.assign(scheduler, { paused: legacy.paused, stopping: legacy.stopping ?? false, batchesCompleted: legacy.batchesCompleted });
-    if (legacy.limits) scheduler.limits = legacy.limits;
-  }
-  return { plan: opened.plan, scheduler, startedAt: legacy?.startedAt ?? Date.now(), run: legacy ? legacy.run : 1, fresh: !legacy };
-}
-
-class CrawlRun {
+class CrawlRun implements CrawlMessages {
   private readonly crawlId = workflowInfo().workflowId;
   private readonly runId = workflowInfo().runId;
   private readonly scheduler: CrawlScheduler;

@@ -1,3 +1,3 @@
 /** The workflows a crawl worker registers (this module is the worker's `workflowsPath`). */
 export { crawlSession } from './crawl-session';
-export type { CrawlSessionInput, CarriedCrawl } from './crawl-session';
+export type { CrawlSessionInput, CarriedCrawl } from './open-crawl';

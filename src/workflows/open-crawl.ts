@@ -1,0 +1,59 @@
+/**
+ * How a run of the crawl workflow starts: a fresh crawl is opened (its input resolved and
+ * recorded by `openCrawl`), a continued run picks up what the last one carried, and the
+ * continuation of a 0.2.0 run is opened afresh with its counters kept.
+ */
+import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
+import type { CrawlInput } from '../shared/crawl-config';
+import { INVALID_CONFIG } from '../shared/crawl-config';
+import { initialSchedulerState, type SchedulerState } from '../scheduling/crawl-scheduler';
+import type { CrawlPlan } from '../scheduling/crawl-plan';
+import { batchFailure, lifecycle } from './crawl-activities';
+import { isLegacyContinuation, type CrawlSessionInput as V02Input } from './crawl-session-v0.2';
+
+/** What a run hands to the next across continue-as-new. */
+export interface CarriedCrawl {
+  plan: CrawlPlan;
+  scheduler: SchedulerState;
+  startedAt: number;
+  run: number;
+}
+
+export type CrawlSessionInput = CrawlInput | V02Input | { continued: CarriedCrawl };
+
+export interface Opened {
+  plan: CrawlPlan;
+  scheduler: SchedulerState;
+  startedAt: number;
+  run: number;
+  fresh: boolean;
+}
+
+
+/** A fresh crawl, a continued one, or the continuation of a 0.2.0 run (opened afresh, its counters kept). */
+export async function open(input: CrawlSessionInput): Promise<Opened> {
+  const crawlId = workflowInfo().workflowId;
+  if ('continued' in input && input.continued !== undefined && !isLegacyContinuation(input)) {
+    const { continued } = input as { continued: CarriedCrawl };
+    // Batches of the last run gave their claims back: read the queue as it is now.
+    const view = await lifecycle.crawlView({ crawlId });
+    return { ...continued, scheduler: { ...continued.scheduler, view }, fresh: false };
+  }
+  const { continued: legacy } = input as V02Input;
+  let opened;
+  try {
+    opened = await lifecycle.openCrawl({ crawlId, runId: workflowInfo().runId });
+  } catch (err) {
+    // A bad input fails the crawl at once, naming the field, as it did when the workflow parsed it.
+    const failure = batchFailure(err);
+    if (failure.code === INVALID_CONFIG) throw ApplicationFailure.nonRetryable(failure.message, 'InvalidCrawlConfig');
+    throw err;
+  }
+  const scheduler = initialSchedulerState(opened.plan, opened.view);
+  if (legacy) {
+    Object.assign(scheduler, { paused: legacy.paused, stopping: legacy.stopping ?? false, batchesCompleted: legacy.batchesCompleted });
+    if (legacy.limits) scheduler.limits = legacy.limits;
+  }
+  return { plan: opened.plan, scheduler, startedAt: legacy?.startedAt ?? Date.now(), run: legacy ? legacy.run : 1, fresh: !legacy };
+}
+
