@@ -8,10 +8,10 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROBOTS_MAX_WILDCARDS, RobotsCache } from '../src/fetch/robots';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
-import { hostileFixture, LOOPBACK_GUARD, ROBOTS_CAP } from './helpers/hostile-site';
+import { hostileSite, LOOPBACK_GUARD, ROBOTS_CAP } from './helpers/hostile-site';
 
 describe('hostile robots.txt', () => {
-  const { site, transport, connects } = hostileFixture();
+  const { site, transport, connects } = hostileSite();
   const store = new SqliteFrontierStore(':memory:');
   const robots = new RobotsCache(transport, 1_000);
   const policy = { userAgent: 'crawlflow/0.1', guard: LOOPBACK_GUARD };
