@@ -54,7 +54,14 @@ describe('cancellation and time', () => {
     try {
       const { summary, records } = await runCrawlToEnd(env, queue, 'deadline-test', { seeds: [site.urlOf(0)], deadline: '3s', perHostConcurrency: 4 });
       assert.equal(summary.status, 'deadline-exceeded');
-      assert.ok(records.length > 5 && records.length < 1_800, `partial (${records.length} pages)`);
+      // How many pages 3 s allow is throughput (printed, not asserted); what they are is not:
+      // reachable pages, each once, each complete, and the rest still queued.
+      const paths = sortedPaths(records.map((record) => record.url));
+      const reachable = new Set(reachablePagePaths(site));
+      console.log(`deadline: ${records.length} of ${reachable.size} reachable pages recorded in 3 s`);
+      assert.ok(records.length > 0, 'the crawl got going before its deadline');
+      assert.deepEqual(paths, [...new Set(paths)], 'no page recorded twice');
+      assert.deepEqual(paths.filter((path) => !reachable.has(path)), [], 'only reachable pages');
       assert.ok(records.every((record) => record.status === 200 && record.title !== null), 'every recorded page is complete');
       assert.equal(summary.totals.processed, records.length);
       assert.ok(summary.totals.queued > 0, 'the rest is still queued');
