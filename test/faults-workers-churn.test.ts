@@ -16,7 +16,7 @@ import { progressQuery } from '../src/shared/messages';
 import { readRecords, startTestTemporal, STORE_KINDS, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { spawnWorker, type WorkerProcess } from './helpers/processes';
 import { requestedPagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
-import { fetchCounts, reachablePaths, recordStats, seconds } from './helpers/faults';
+import { fetchCounts, pendingBatches, reachablePaths, recordStats, seconds } from './helpers/faults';
 
 for (const store of STORE_KINDS) {
 describe(`faults: workers joining and leaving mid-crawl (${store} store)`, () => {
@@ -76,10 +76,18 @@ describe(`faults: workers joining and leaving mid-crawl (${store} store)`, () =>
     const third = spawn();
     await third.ready;
     mark('worker 3 up');
-    await sleep(2_000);
+    // A worker has joined once it runs batches of the crawl (started since `since`); each stop comes after that.
+    const runsBatches = async (worker: WorkerProcess, since = 0): Promise<boolean> =>
+      (await pendingBatches(handle)).some(
+        (batch) => batch.state.endsWith('STARTED') && batch.identity.startsWith(`${worker.child.pid}@`) && (batch.lastStartedAt ?? 0) >= since,
+      );
+    await waitFor(async () => (await runsBatches(second)) && (await runsBatches(third)), 30_000, 'workers 2 and 3 running batches');
+    mark('workers 2 and 3 running batches');
     await first.kill('SIGTERM');
+    const firstGoneAt = Date.now();
     mark(`worker 1 stopped (exit ${first.child.exitCode})`);
-    await sleep(2_000);
+    await waitFor(async () => (await runsBatches(second, firstGoneAt)) && (await runsBatches(third, firstGoneAt)), 30_000, 'workers 2 and 3 running batches started after worker 1 left');
+    mark('workers 2 and 3 running new batches');
     await second.kill('SIGTERM');
     mark(`worker 2 stopped (exit ${second.child.exitCode})`);
 
