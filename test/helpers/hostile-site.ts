@@ -53,6 +53,7 @@ export interface TestNetwork {
   connects: string[];
 }
 
+/** A fresh stub resolver and recording connector: each test file keeps its own log of connects. */
 export function testNetwork(): TestNetwork {
   const connects: string[] = [];
   const loopbackOnly = buildConnector({ timeout: 2_000 });
@@ -68,7 +69,7 @@ export interface TestTransport extends TestNetwork {
   transport: UndiciTransport;
 }
 
-/** An UndiciTransport over a test network. */
+/** An UndiciTransport over a fresh test network, for tests of the fetch path below the activities. */
 export function testTransport(): TestTransport {
   const testNet = testNetwork();
   const transport = new UndiciTransport({ connectTimeoutMs: 2_000, idleTimeoutMs: 10_000, connectionsPerOrigin: 8, ...testNet.network });
@@ -332,13 +333,13 @@ export interface HostileSiteFixture extends TestTransport {
 /** The site and a test transport over it, started before and closed after the calling suite. */
 export function hostileSite(): HostileSiteFixture {
   const site = new HostileSite();
-  const testNetwork = testTransport();
+  const client = testTransport();
   before(() => site.start());
   after(async () => {
-    await testNetwork.transport.close();
+    await client.transport.close();
     await site.close();
   });
-  return { site, ...testNetwork };
+  return { site, ...client };
 }
 
 export interface HostileFixture extends HostileSiteFixture {
