@@ -27,7 +27,8 @@ import { StoreUnavailableError } from '../src/store/store-errors';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { drainHost, type RaceSide } from './helpers/store-race';
 import { PASSWORD, startTestPostgres, type TestPostgres } from './helpers/postgres';
-import { FIXTURE_DIR, RELEASES } from './tools/make-release-stores';
+import { FIXTURE_DIR } from './tools/make-release-stores';
+import { RELEASES } from './helpers/releases';
 
 const tempDirs: string[] = [];
 after(() => {
