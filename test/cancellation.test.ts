@@ -9,7 +9,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { startSyntheticSite, type RouteHandler } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
-import { pauseSignal, resumeSignal } from '../src/shared/messages';
+import { pauseSignal, progressQuery, resumeSignal } from '../src/shared/messages';
 import { historyEventTypes, readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { html, linkedRoutes, reachablePagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
 
@@ -33,6 +33,7 @@ describe('cancellation and time', () => {
       await handle.cancel();
       await assert.rejects(handle.result(), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
       const cancelDoneAt = Date.now();
+      // A quiet spell: a request started after the cancel would show up in it.
       await sleep(1_500);
 
       const stalled = site.requests.filter((request) => request.path.startsWith('/stall/'));
@@ -54,13 +55,20 @@ describe('cancellation and time', () => {
     try {
       const { summary, records } = await runCrawlToEnd(env, queue, 'deadline-test', { seeds: [site.urlOf(0)], deadline: '3s', perHostConcurrency: 4 });
       assert.equal(summary.status, 'deadline-exceeded');
-      assert.ok(records.length > 5 && records.length < 1_800, `partial (${records.length} pages)`);
+      // How many pages 3 s allow is throughput (printed, not asserted); what they are is not:
+      // reachable pages, each once, each complete, and the rest still queued.
+      const paths = sortedPaths(records.map((record) => record.url));
+      const reachable = new Set(reachablePagePaths(site));
+      console.log(`deadline: ${records.length} of ${reachable.size} reachable pages recorded in 3 s`);
+      assert.ok(records.length > 0, 'the crawl got going before its deadline');
+      assert.deepEqual(paths, [...new Set(paths)], 'no page recorded twice');
+      assert.deepEqual(paths.filter((path) => !reachable.has(path)), [], 'only reachable pages');
       assert.ok(records.every((record) => record.status === 200 && record.title !== null), 'every recorded page is complete');
       assert.equal(summary.totals.processed, records.length);
       assert.ok(summary.totals.queued > 0, 'the rest is still queued');
       assert.ok(summary.finishedAt - summary.startedAt < 6_000, 'ended promptly after the deadline');
-      await sleep(500);
-      assert.equal(site.inFlight(), 0, 'nothing left in flight');
+      // The crawl's end does not wait for the site to see its sockets close.
+      await waitFor(() => site.inFlight() === 0, 5_000, 'nothing left in flight');
     } finally {
       await site.close();
     }
@@ -91,7 +99,8 @@ describe('cancellation and time', () => {
       const handle = await startCrawl(env.client, 'pause-test', { seeds: [site.urlOf(0)], batchSize: 5, perHostConcurrency: 2 }, queue);
       await waitFor(() => site.requests.length >= 20, 30_000, '20 requests');
       await handle.signal(pauseSignal);
-      await sleep(1_000); // running batches (5 URLs each) drain
+      // Running batches (5 URLs each) finish; then a quiet spell shows no new one starts.
+      await waitFor(async () => (await handle.query(progressQuery)).batchesInFlight === 0, 30_000, 'running batches to drain');
       const whilePaused = site.requests.length;
       await sleep(1_500);
       assert.equal(site.requests.length, whilePaused, 'no request while paused');

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
-import { reachablePagePaths, requestedPagePaths, sortedPaths } from './helpers/fixtures';
+import { reachablePagePaths, requestedPagePaths, sortedPaths, waitFor } from './helpers/fixtures';
+import { progressQuery } from '../src/shared/messages';
 import { startCrawl } from '../src/client/crawl-client';
 import { waitFor } from './helpers/fixtures';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
@@ -300,7 +301,9 @@ describe('against a running `crawlflow worker`', () => {
       assert.equal(started.code, 0, started.stderr);
       assert.equal((JSON.parse(started.stdout) as { crawlId: string }).crawlId, 'cli-start');
 
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // `status` is to show a running crawl with progress: wait until there is some to show.
+      const handle = env.client.workflow.getHandle('cli-start');
+      await waitFor(async () => (await handle.query(progressQuery)).processed > 0, 30_000, 'the first pages processed');
       const status = await runCli(['status', 'cli-start', '--json'], cliEnv);
       assert.equal(status.code, 0, status.stderr);
       const parsed = JSON.parse(status.stdout) as { workflowStatus: string; outcome: string; progress: { processed: number } };
@@ -310,7 +313,7 @@ describe('against a running `crawlflow worker`', () => {
 
       const cancelled = await runCli(['cancel', 'cli-start'], cliEnv);
       assert.equal(cancelled.code, 0, cancelled.stderr);
-      await assert.rejects(env.client.workflow.getHandle('cli-start').result());
+      await assert.rejects(handle.result());
 
       const out = join(env.dataDir, 'cli-start.jsonl');
       const results = await runCli(['results', 'cli-start', '--out', out], cliEnv);

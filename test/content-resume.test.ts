@@ -1,5 +1,5 @@
 /**
- * Stored bodies and resume-on-retry, at the activity level (the real crawlBatch activity,
+ * Stored bodies and resume-on-retry, at the activity level (the real fetchBatch activity,
  * store and body store; no Temporal server). A batch's first attempt dies mid-way: it had
  * claimed its URLs and appended bodies (one whole, one cut off mid-record) without
  * committing their records. The retry, same batch ID, attempt 2, resumes the claimed URLs.
@@ -19,13 +19,13 @@ import { RecordedConfigs } from '../src/activities/recorded-config';
 import { RobotsCache } from '../src/fetch/robots';
 import { CrawlMetrics } from '../src/observability/metrics';
 import { exportWarc } from '../src/results/export-warc';
-import { parseCrawlConfig } from '../src/shared/crawl-config';
-import type { BatchResult } from '../src/shared/crawl-types';
 import { StoreRegistry } from '../src/store/store-registry';
 import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
 import { exchangeRecords } from '../src/warc/warc-record';
 import { ChangingSite } from './helpers/changing-site';
 import { testTransport } from './helpers/hostile-site';
+import { openCrawlInStore, viewAfter } from './helpers/activity-batches';
+import type { BatchReport } from '../src/shared/crawl-types';
 import { warcioCheck, warcioRecords } from './helpers/warcio';
 
 describe('stored bodies when a batch is retried', () => {
@@ -60,14 +60,14 @@ describe('stored bodies when a batch is retried', () => {
 
   it('exports each page once, and nothing the dead attempt wrote', async () => {
     const crawlId = 'resume';
-    const config = parseCrawlConfig({ seeds: [site.url('/')], storeBodies: true, maxRetries: 0 });
+    const crawl = await openCrawlInStore(stores, crawlId, { seeds: [site.url('/')], storeBodies: true, maxRetries: 0 });
     const host = new URL(site.url('/')).host;
-    await activities.seedFrontier({ crawlId, config });
-    const first = (await new MockActivityEnvironment().run(activities.crawlBatch, { crawlId, batchId: 'resume/batch-1', host, limit: 1, config })) as BatchResult;
-    assert.equal(first.frontier.queued, pages.length);
+    const first = viewAfter((await new MockActivityEnvironment().run(activities.fetchBatch, crawl.order(1, { limit: 1 }))) as BatchReport);
+    assert.equal(first.queued, pages.length);
 
     // Attempt 1 of batch 2 claims the pages, appends one whole page and half of another, and dies.
-    const batchId = 'resume/batch-2';
+    const order = crawl.order(2);
+    const { batchId } = order;
     const claimed = await stores.use(crawlId, (store) => store.claim(batchId, host, 10));
     assert.equal(claimed.length, pages.length);
     const dead = join(crawlBodyDir(dataDir, crawlId), `${encodeURIComponent(batchId)}.attempt-1.warc.gz`);
@@ -78,9 +78,9 @@ describe('stored bodies when a batch is retried', () => {
     appendFileSync(dead, half.subarray(0, half.length >> 1));
 
     // The retry: same batch ID, attempt 2, resumes the claimed pages.
-    const retry = (await new MockActivityEnvironment({ attempt: 2 }).run(activities.crawlBatch, { crawlId, batchId, host, limit: 10, config })) as BatchResult;
+    const retry = viewAfter((await new MockActivityEnvironment({ attempt: 2 }).run(activities.fetchBatch, order)) as BatchReport);
     assert.equal(retry.claimed, pages.length, 'the retry got back the claimed pages');
-    assert.equal(retry.totals.fetched, pages.length);
+    assert.equal((await stores.use(crawlId, (store) => store.batchTotals(batchId))).fetched, pages.length);
     assert.ok(readdirSync(crawlBodyDir(dataDir, crawlId)).includes(`${encodeURIComponent(batchId)}.attempt-2.warc.gz`), 'the retry wrote its own file');
 
     const file = join(dataDir, 'resume.warc.gz');

@@ -1,23 +1,22 @@
 /**
- * Discovery and scope through the real activities (sitemap reading, batches: robots, fetch,
- * parse, outcome, store) against fixture sites on loopback, without a Temporal server: what
- * is requested, how often, and what is recorded.
+ * Discovery and scope in real crawls (crawlSession on a dev server: sitemap reading, then
+ * concurrent batches of robots, fetch, parse, outcome, store) against fixture sites on
+ * loopback: what is requested, how often, and what is recorded. The sitemap activity's report
+ * is read from the workflow's history.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InProcessCrawler, testTransport } from './helpers/hostile-site';
+import { testNetwork } from './helpers/hostile-site';
+import { realCrawler } from './helpers/real-crawl';
 import { DISCOVERY_SETTINGS, expectedPages, requestedPages, sitemapIndex, startDiscoverySite, urlset } from './helpers/discovery-site';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import type { PageRecord } from '../src/store/frontier-store';
+import type { SitemapDiscoveryResult } from '../src/activities/sitemap-discovery';
 
-const { transport, connects } = testTransport();
-const crawler = new InProcessCrawler(transport);
-after(async () => {
-  await crawler.close();
-  await transport.close();
-});
+const { network, connects } = testNetwork();
+const crawler = realCrawler(network);
 
 const recordOf = (records: PageRecord[], url: string): PageRecord => {
   const record = records.find((candidate) => candidate.url === url);
@@ -29,9 +28,12 @@ const requestsTo = (site: SyntheticSite, path: string): number => site.requests.
 describe('sitemaps, canonicals, excludes and content types on one site', () => {
   let site: SyntheticSite;
   let records: PageRecord[];
+  let report: SitemapDiscoveryResult;
   before(async () => {
     site = await startDiscoverySite();
-    records = await crawler.crawl({ seeds: [site.urlOf(0)], ...DISCOVERY_SETTINGS });
+    const crawl = await crawler.run({ seeds: [site.urlOf(0)], ...DISCOVERY_SETTINGS });
+    records = crawl.records;
+    report = await crawler.sitemapReport(crawl.handle);
   });
   after(() => site.close());
 
@@ -46,8 +48,6 @@ describe('sitemaps, canonicals, excludes and content types on one site', () => {
     assert.deepEqual(site.requests.filter((request) => request.path.startsWith('/private/')), []);
     assert.ok(!requestedPages(site).some((page) => page >= 10 && page <= 19));
     assert.ok(!connects.some((host) => host !== '127.0.0.1'), `connected only to the site: ${connects.join(', ')}`);
-    const report = crawler.lastSitemapReport;
-    assert.ok(report);
     assert.equal(report.files, 3);
     assert.equal(report.failed, 0);
     assert.deepEqual(report.dropped, { excluded: 2, 'out-of-scope': 1 });
@@ -104,40 +104,42 @@ describe('sitemap caps and failures', () => {
   const pagesRequested = (from: number, to: number) => requestedPages(site).filter((page) => page >= from && page < to);
 
   it('follows sitemap indexes only to maxIndexDepth', async () => {
-    await crawler.crawl({ seeds: [site.urlOf(0)], maxDepth: 0, sitemaps: { urls: [`${origin}/index-1.xml`], maxIndexDepth: 1 } });
+    const { handle } = await crawler.run({ seeds: [site.urlOf(0)], maxDepth: 0, sitemaps: { urls: [`${origin}/index-1.xml`], maxIndexDepth: 1 } });
     assert.equal(requestsTo(site, '/index-2.xml'), 1);
     assert.equal(requestsTo(site, '/deep.xml'), 0, 'an index inside an index is beyond depth 1');
     assert.deepEqual(pagesRequested(30, 40), [30, 31, 32, 33, 34, 35, 36, 37, 38, 39]);
     assert.deepEqual(pagesRequested(50, 60), []);
-    assert.deepEqual(crawler.lastSitemapReport?.dropped, { 'index-depth': 1 });
+    assert.deepEqual((await crawler.sitemapReport(handle)).dropped, { 'index-depth': 1 });
   });
 
   it('queues at most maxUrls sitemap URLs and reads at most maxFiles files', async () => {
     const before = requestedPages(site).length;
-    await crawler.crawl({ seeds: [site.urlOf(0)], maxDepth: 0, sitemaps: { urls: [`${origin}/index-1.xml`], maxUrls: 4 } });
+    const capped = await crawler.run({ seeds: [site.urlOf(0)], maxDepth: 0, sitemaps: { urls: [`${origin}/index-1.xml`], maxUrls: 4 } });
     assert.equal(requestedPages(site).length - before, 1 + 4, 'the seed and four sitemap URLs');
-    assert.equal(crawler.lastSitemapReport?.accepted, 4);
-    assert.equal(crawler.lastSitemapReport?.dropped['max-urls'], 6 + 10, 'the rest of flat.xml, and all of deep.xml');
+    const urlsReport = await crawler.sitemapReport(capped.handle);
+    assert.equal(urlsReport.accepted, 4);
+    assert.equal(urlsReport.dropped['max-urls'], 6 + 10, 'the rest of flat.xml, and all of deep.xml');
 
-    await crawler.crawl({ seeds: [site.urlOf(0)], maxDepth: 0, sitemaps: { urls: [`${origin}/index-1.xml`], maxFiles: 2 } });
-    assert.equal(crawler.lastSitemapReport?.files, 2, 'index-1 and index-2');
-    assert.equal(crawler.lastSitemapReport?.dropped['max-files'], 2, 'flat.xml and deep.xml left');
+    const fewFiles = await crawler.run({ seeds: [site.urlOf(0)], maxDepth: 0, sitemaps: { urls: [`${origin}/index-1.xml`], maxFiles: 2 } });
+    const filesReport = await crawler.sitemapReport(fewFiles.handle);
+    assert.equal(filesReport.files, 2, 'index-1 and index-2');
+    assert.equal(filesReport.dropped['max-files'], 2, 'flat.xml and deep.xml left');
   });
 
   it('reports sitemaps it cannot read and goes on with the seeds; a blocked address is never connected to', async () => {
     const connectsBefore = connects.length;
     const missing = `${origin}/missing.xml`;
     const blocked = `http://evil.test:${new URL(origin).port}/sitemap.xml`;
-    const records = await crawler.crawl({
+    const { records, handle } = await crawler.run({
       seeds: [site.urlOf(0)],
       maxDepth: 0,
       sitemaps: { urls: [missing, `${origin}/not-a-sitemap.xml`, `${origin}/bomb.xml.gz`, blocked] },
     });
     assert.deepEqual(records.map((record) => record.url), [site.urlOf(0)]);
-    const report = crawler.lastSitemapReport;
-    assert.equal(report?.failed, 4);
+    const report = await crawler.sitemapReport(handle);
+    assert.equal(report.failed, 4);
     assert.deepEqual(
-      report?.failures.map(({ url, reason }) => [url, reason]),
+      report.failures.map(({ url, reason }) => [url, reason]),
       [
         [missing, 'http-status'],
         [`${origin}/not-a-sitemap.xml`, 'not-a-sitemap'],

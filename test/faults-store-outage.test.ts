@@ -34,7 +34,7 @@ interface Sample {
 }
 
 /** Samples the crawl's progress (and, while it waits, its Web UI details and a metric) until stopped. */
-function sampleProgress(handle: CrawlHandle, storeWaiting: () => Promise<number>): { samples: Sample[]; stop(): Promise<void> } {
+function sampleProgress(handle: CrawlHandle, storeWaiting: () => Promise<number>): { samples: Sample[]; end(): Promise<void> } {
   const samples: Sample[] = [];
   let running = true;
   const loop = (async () => {
@@ -54,7 +54,9 @@ function sampleProgress(handle: CrawlHandle, storeWaiting: () => Promise<number>
   })();
   return {
     samples,
-    stop: async () => {
+    /** Once the crawl has ended: stops after the sample that shows its end, so the samples cover the whole crawl. */
+    end: async () => {
+      await waitFor(() => samples.at(-1)?.progress.status === 'completed', 10_000, 'a sample of the ended crawl');
       running = false;
       await loop;
     },
@@ -126,8 +128,7 @@ describe('faults: the SQLite file locked by another process for 30 s', () => {
     await once(locker, 'exit');
     const to = Date.now();
     const summary = await handle.result();
-    await sleep(300);
-    await sampler.stop();
+    await sampler.end();
     assert.equal(summary.status, 'completed');
     await assertOutageRidden(env, site, crawlId, sampler.samples, { from, to }, /database is locked|SQLITE_BUSY/);
   });
@@ -180,8 +181,7 @@ describe('faults: the PostgreSQL server stopped for 60 s', () => {
     await env.postgres!.start();
     const to = Date.now();
     const summary = await handle.result();
-    await sleep(300);
-    await sampler.stop();
+    await sampler.end();
     assert.equal(summary.status, 'completed');
     await assertOutageRidden(env, site, crawlId, sampler.samples, { from, to }, /cannot be reached/);
   });

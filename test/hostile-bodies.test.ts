@@ -1,6 +1,6 @@
 /**
- * Hostile response bodies through the real crawl path (crawlBatch: robots, fetch, outcome,
- * store): endless and decompression-bomb bodies stop at the size cap with memory flat, a
+ * Hostile response bodies in real crawls (crawlSession on a dev server; its batches' robots,
+ * fetch, outcome and store): endless and decompression-bomb bodies stop at the size cap with memory flat, a
  * body trickling a byte a second hits the total-time cap, resets, truncations, non-HTTP
  * answers and oversized headers each end in their own error code.
  */
@@ -14,7 +14,6 @@ const MiB = 1024 * 1024;
 
 describe('hostile bodies', () => {
   const { site, transport, crawler } = hostileFixture();
-
 
   it("an endless body stops at maxBodyBytes: 'too-large'", async () => {
     const record = await crawler.record(site.url('/body/huge'), { maxBodyBytes: 2 * MiB });

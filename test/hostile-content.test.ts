@@ -1,5 +1,5 @@
 /**
- * Hostile content through the real crawl path: missing and wrong Content-Types, binary data
+ * Hostile content in real crawls (crawlSession on a dev server): missing and wrong Content-Types, binary data
  * labelled as HTML, legacy and bogus charsets, malformed HTML, a 100,000-link page, a page
  * nested 200,000 elements deep, and robots directives in <meta> and X-Robots-Tag.
  */
@@ -9,7 +9,6 @@ import { hostileFixture } from './helpers/hostile-site';
 
 describe('hostile content', () => {
   const { site, crawler } = hostileFixture();
-
 
   describe('content types', () => {
     it('a page without Content-Type is parsed as HTML', async () => {

@@ -1,5 +1,5 @@
 /**
- * Redirect traps through the real crawl path: loops, long and endless chains, redirects out
+ * Redirect traps in real crawls (crawlSession on a dev server): loops, long and endless chains, redirects out
  * of scope and to internal addresses (names resolved by the stub resolver). Each ends in a
  * clear record, after a bounded number of requests.
  */
@@ -10,7 +10,6 @@ import { hostileFixture } from './helpers/hostile-site';
 describe('hostile redirects', () => {
   const { site, connects, crawler } = hostileFixture();
   const requestsTo = (prefix: string) => site.requests.filter((request) => request.path.startsWith(prefix)).length;
-
 
   it("a redirect loop is 'redirect-loop', detected before the repeat request", async () => {
     const record = await crawler.record(site.url('/redirect/loop/a'), { maxRedirects: 20 });

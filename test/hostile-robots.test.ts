@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { ROBOTS_MAX_WILDCARDS, RobotsCache } from '../src/fetch/robots';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
 import { DEFAULT_USER_AGENT } from '../src/shared/names';
-import { hostileFixture, LOOPBACK_GUARD, ROBOTS_CAP } from './helpers/hostile-site';
+import { hostileSite, LOOPBACK_GUARD, ROBOTS_CAP } from './helpers/hostile-site';
 
 describe('hostile robots.txt', () => {
-  const { site, transport, connects } = hostileFixture();
+  const { site, transport, connects } = hostileSite();
   const store = new SqliteFrontierStore(':memory:');
   const robots = new RobotsCache(transport, 1_000);
   const policy = { userAgent: DEFAULT_USER_AGENT, guard: LOOPBACK_GUARD };

@@ -1,5 +1,5 @@
 /**
- * Infinite URL spaces through the real crawl path: a calendar with a next month forever,
+ * Infinite URL spaces in real crawls (crawlSession on a dev server, concurrent batches): a calendar with a next month forever,
  * session IDs that make every link new, and a query string that grows on every page. Each
  * is bounded by one of the crawl's limits: depth, URL length, and the per-host page cap
  * (which holds in the store's claim, so across workers too: see unit-store.test.ts).
@@ -11,7 +11,6 @@ import { hostileFixture } from './helpers/hostile-site';
 describe('infinite URL spaces', () => {
   const { site, crawler } = hostileFixture();
   const requestsTo = (prefix: string) => site.requests.filter((request) => request.path.startsWith(prefix)).length;
-
 
   it('a calendar with endless previous and next months stops at maxDepth', async () => {
     const records = await crawler.crawl({ seeds: [site.url('/calendar?month=0')], maxDepth: 5 });

@@ -19,7 +19,7 @@ import { serveMetrics, type MetricsEndpoint } from '../src/observability/metrics
 import { TaskQueueBacklog } from '../src/observability/task-queue-backlog';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import type { WorkerHost } from '../src/workers/worker-host';
-import { sleep } from './helpers/fixtures';
+import { sleep, waitFor } from './helpers/fixtures';
 import { dashboardExpressions, OPS_DIR, opsFiles, startPrometheus, toPromQL, type PrometheusServer, type PromSample, type QueryResult } from './helpers/prometheus';
 import { readRecords, startMeteredWorkerHost, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
@@ -37,7 +37,9 @@ const EMPTY_WHEN_HEALTHY: Record<string, string> = {
 
 interface RulesResponse {
   status: string;
-  data: { groups: { name: string; rules: { name: string; query: string; type: 'recording' | 'alerting'; health: string; lastError?: string }[] }[] };
+  data: {
+    groups: { name: string; lastEvaluation: string; rules: { name: string; query: string; type: 'recording' | 'alerting'; health: string; lastError?: string }[] }[];
+  };
 }
 
 interface TargetsResponse {
@@ -154,7 +156,14 @@ describe('Prometheus scraping a real worker: every dashboard and rule expression
       await sleep(250);
     }
     assert.equal(recorded, records.length, 'Prometheus counted every processed URL');
-    await sleep(3_500);
+    // The rules (evaluated every second here) must have run on those scrapes, twice, so rates
+    // over them have two points: every group evaluated at least 2 s after the count.
+    const countedAt = Date.now();
+    await waitFor(
+      async () => (await prometheus.api<RulesResponse>('/api/v1/rules')).data.groups.every((group) => Date.parse(group.lastEvaluation) >= countedAt + 2_000),
+      15_000,
+      'every rule group evaluated twice on the scrapes after the crawl',
+    );
 
     const scrapes = vector(await prometheus.query(`count_over_time(crawler_bytes_total{instance="${workerInstance}"}[${Math.ceil(crawlSeconds)}s])`));
     assert.ok(Number(scrapes[0]?.value?.[1]) >= 10, `scrapes during the crawl: ${JSON.stringify(scrapes)}`);

@@ -7,6 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
+import { waitFor } from './helpers/fixtures';
 import {
   statsSample,
   TaskQueueBacklog,
@@ -135,10 +136,10 @@ describe('TaskQueueBacklog', () => {
     const service = fakeService(() => response({}));
     const exporter = new TaskQueueBacklog({ service, namespace: 'default', taskQueue: 'tick', registry: new Registry(), intervalMs: 30, types: ['activity'] });
     await exporter.start();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(() => service.requests.length >= 3, 5_000, 'three polls at a 30 ms interval');
     await exporter.stop();
     const polled = service.requests.length;
-    assert.ok(polled >= 3, `polled ${polled} times in 200 ms at 30 ms`);
+    // A quiet spell of three intervals: a poll after stop() would show up in it.
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(service.requests.length, polled, 'no poll after stop()');
   });

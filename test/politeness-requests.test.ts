@@ -1,21 +1,19 @@
 /**
- * Politeness and requests through the real batch activity (robots, pacing, fetch, store),
- * against loopback fixture sites that record every request: per-host backoff, AutoThrottle,
+ * Politeness and requests in real crawls (crawlSession on a dev server, its batches run
+ * concurrently: robots, pacing, fetch, store), against loopback fixture sites that record every request: per-host backoff, AutoThrottle,
  * headers / cookies / user agent per host (and not past a redirect to another host), the
  * proxy (and the address guard through it), and secrets kept out of records and errors.
  */
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { InProcessCrawler, testTransport } from './helpers/hostile-site';
+import { testNetwork } from './helpers/hostile-site';
+import { realCrawler } from './helpers/real-crawl';
 import { page, startConnectProxy, startGaps, startRecordingSite, type Handler, type RecordingSite } from './helpers/recording-site';
 
-const { transport, connects } = testTransport();
-const crawler = new InProcessCrawler(transport);
-after(async () => {
-  await crawler.close();
-  await transport.close();
-});
+const { network, connects } = testNetwork();
+const crawler = realCrawler(network);
 
 const paths = (n: number, prefix = '/p') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 const pagesAt = (list: readonly string[]): Record<string, Handler> => Object.fromEntries(list.map((path) => [path, (_req, res) => page(res)]));
@@ -121,12 +119,12 @@ describe('request headers, cookies and user agent', () => {
     });
   });
 
-  it('a variable missing on the worker fails the batch without retries, naming field and variable', async () => {
+  it('a variable missing on the worker fails the batch without retries, naming field and variable (and the crawl, its only batch failed)', async () => {
     await withSites([startRecordingSite({ '/': (_req, res) => page(res) })], async ([site]) => {
       await assert.rejects(crawler.crawl({ seeds: [`${site.origin}/`], headersFromEnv: { 'X-Key': 'TEST_NOT_SET_ANYWHERE' } }), (err: unknown) => {
-        assert.ok(err instanceof ApplicationFailure, String(err));
-        assert.equal(err.nonRetryable, true);
-        assert.match(err.message, /headersFromEnv\.X-Key: environment variable TEST_NOT_SET_ANYWHERE is not set on this worker/);
+        assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, String(err));
+        assert.equal(err.cause.nonRetryable, true);
+        assert.match(err.cause.message, /headersFromEnv\.X-Key: environment variable TEST_NOT_SET_ANYWHERE is not set on this worker/);
         return true;
       });
       assert.equal(site.pages().length, 0, 'nothing was fetched without the header');

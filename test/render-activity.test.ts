@@ -21,8 +21,8 @@ import { RecordedConfigs } from '../src/activities/recorded-config';
 import { RobotsCache } from '../src/fetch/robots';
 import { CrawlMetrics } from '../src/observability/metrics';
 import { ChromiumRenderer, DEFAULT_CHROMIUM_PATH, type BlockedRequest } from '../src/render/chromium-renderer';
-import { parseCrawlConfig, type CrawlConfig } from '../src/shared/crawl-config';
-import type { BatchResult, LegacyBatchInput } from '../src/shared/crawl-types';
+import { parseCrawlConfig } from '../src/shared/crawl-config';
+import type { BatchReport } from '../src/shared/crawl-types';
 import type { PageRecord } from '../src/store/frontier-store';
 import { StoreRegistry } from '../src/store/store-registry';
 import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
@@ -30,6 +30,7 @@ import type { SyntheticSite } from '../src/sites/synthetic-site';
 import { LOOPBACK_GUARD, testTransport } from './helpers/hostile-site';
 import { OFFSITE, RENDER_MATCH, requestsOf, startJsSite } from './helpers/js-site';
 import { waitFor } from './helpers/fixtures';
+import { openCrawlInStore, viewAfter, type OpenedCrawl } from './helpers/activity-batches';
 
 /** PIDs of this process's Chromium children (Playwright runs the browser as our child). */
 function chromiumChildren(): Set<string> {
@@ -45,7 +46,7 @@ describe('render batch activity (headless Chromium)', () => {
   const renderer = new ChromiumRenderer(transport, { onBlocked: (request) => blocked.push(request) });
   const deps = { stores, transport, robots: new RobotsCache(transport, 2_000), metrics: new CrawlMetrics(), workerId: 'render-test', bodies: new FileBodyStore(dataDir), configs: new RecordedConfigs() };
   const activities = createActivities(deps);
-  const { renderBatch } = createRenderActivities(deps, renderer);
+  const { browserBatch } = createRenderActivities(deps, renderer);
   let site: SyntheticSite;
   let crawls = 0;
 
@@ -61,13 +62,14 @@ describe('render batch activity (headless Chromium)', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function seeded(seed: string, match = RENDER_MATCH): Promise<{ crawlId: string; config: CrawlConfig; batch: (n: number) => LegacyBatchInput }> {
-    const crawlId = `render-${++crawls}`;
-    const config = parseCrawlConfig({ seeds: [site.origin + seed], maxRetries: 0, render: { match: [match] } });
-    await activities.seedFrontier({ crawlId, config });
-    const host = new URL(site.origin).host;
-    return { crawlId, config, batch: (n) => ({ crawlId, batchId: `${crawlId}/batch-${n}`, host, limit: 10, config }) };
-  }
+  const seeded = (seed: string, match = RENDER_MATCH): Promise<OpenedCrawl> =>
+    openCrawlInStore(stores, `render-${++crawls}`, { seeds: [site.origin + seed], maxRetries: 0, render: { match: [match] } });
+  /** Batch `n` of `crawl` as a fetch batch, and as a render batch. */
+  const fetchBatch = async (env: MockActivityEnvironment, crawl: OpenedCrawl, n: number) =>
+    viewAfter((await env.run(activities.fetchBatch, crawl.order(n))) as BatchReport);
+  const renderBatch = async (env: MockActivityEnvironment, crawl: OpenedCrawl, n: number) =>
+    viewAfter((await env.run(browserBatch, crawl.order(n, { render: true }))) as BatchReport);
+  const batchTotals = (crawl: OpenedCrawl, n: number) => stores.use(crawl.crawlId, (store) => store.batchTotals(crawl.order(n).batchId));
 
   const records = (crawlId: string): Promise<PageRecord[]> =>
     stores.use(crawlId, async (store) => {
@@ -77,22 +79,23 @@ describe('render batch activity (headless Chromium)', () => {
     });
 
   it('renders a matching page: JavaScript-built links are recorded and queued by kind, off-site requests are aborted', async () => {
-    const { crawlId, batch } = await seeded('/app/');
+    const crawl = await seeded('/app/');
     const env = new MockActivityEnvironment();
 
-    const fetched = (await env.run(activities.crawlBatch, batch(1))) as BatchResult;
+    const fetched = await fetchBatch(env, crawl, 1);
     assert.equal(fetched.claimed, 0, 'a fetch batch never claims a URL queued for rendering');
 
-    const result = (await env.run(renderBatch, batch(2))) as BatchResult;
+    const result = await renderBatch(env, crawl, 2);
     assert.equal(result.claimed, 1);
-    assert.deepEqual(result.totals, { ...result.totals, processed: 1, fetched: 1, errors: 0 });
-    const [record] = await records(crawlId);
+    const totals = await batchTotals(crawl, 2);
+    assert.deepEqual(totals, { ...totals, processed: 1, fetched: 1, errors: 0 });
+    const [record] = await records(crawl.crawlId);
     assert.equal(record.url, `${site.origin}/app/`);
     assert.equal(record.status, 200);
     assert.equal(record.title, 'App (rendered)', 'the title the script set');
     assert.deepEqual(record.links, [`${site.origin}/app/item/1`, `${site.origin}/app/item/2`, `${site.origin}/plain/3`]);
     // The two /app/ links are queued to be rendered, /plain/3 to be fetched.
-    assert.deepEqual(result.frontier.hosts, [{ host: new URL(site.origin).host, queued: 3, rendering: 2 }]);
+    assert.deepEqual(result.hosts, [{ host: new URL(site.origin).host, queued: 3, rendering: 2 }]);
 
     assert.equal(requestsOf(site, '/app/'), 1, 'the page itself was fetched once: the browser got it from the crawl');
     assert.equal(requestsOf(site, '/js/app.js'), 1);
@@ -109,41 +112,40 @@ describe('render batch activity (headless Chromium)', () => {
   });
 
   it('a rendered page whose scripts add more links feeds the next render batch', async () => {
-    const { crawlId, batch } = await seeded('/app/');
+    const crawl = await seeded('/app/');
     const env = new MockActivityEnvironment();
-    await env.run(renderBatch, batch(1));
-    const second = (await env.run(renderBatch, batch(2))) as BatchResult;
+    await renderBatch(env, crawl, 1);
+    const second = await renderBatch(env, crawl, 2);
     assert.equal(second.claimed, 2, 'both /app/item pages');
-    const byUrl = new Map((await records(crawlId)).map((record) => [record.url, record]));
+    const byUrl = new Map((await records(crawl.crawlId)).map((record) => [record.url, record]));
     assert.deepEqual(byUrl.get(`${site.origin}/app/item/1`)?.links, [`${site.origin}/plain/item-1`]);
     assert.deepEqual(byUrl.get(`${site.origin}/app/item/2`)?.links, [`${site.origin}/plain/item-2`]);
-    assert.deepEqual(second.frontier.hosts, [{ host: new URL(site.origin).host, queued: 3 }], 'only fetch work is left');
+    assert.deepEqual(second.hosts, [{ host: new URL(site.origin).host, queued: 3 }], 'only fetch work is left');
   });
 
   it('a page the crawl does not render is only fetched: its scripts never run', async () => {
-    const { crawlId, batch } = await seeded('/static/');
+    const crawl = await seeded('/static/');
     const before = requestsOf(site, '/js/static.js');
-    const env = new MockActivityEnvironment();
-    const result = (await env.run(activities.crawlBatch, batch(1))) as BatchResult;
+    const result = await fetchBatch(new MockActivityEnvironment(), crawl, 1);
     assert.equal(result.claimed, 1);
-    const [record] = await records(crawlId);
+    const [record] = await records(crawl.crawlId);
     assert.deepEqual(record.links, [`${site.origin}/plain/1`], 'no link the script would add');
     assert.equal(requestsOf(site, '/js/static.js') - before, 0);
     assert.equal(requestsOf(site, '/beacon/static'), 0);
   });
 
   it('cancellation closes the page: the render stops at once and its pending request is dropped', async () => {
-    const { crawlId, batch } = await seeded('/hang/', '/hang/**');
+    const crawl = await seeded('/hang/', '/hang/**');
     const env = new MockActivityEnvironment();
-    const running = env.run(renderBatch, batch(1));
+    const running = env.run(browserBatch, crawl.order(1, { render: true }));
     await waitFor(() => requestsOf(site, '/js/hang.js') === 1, 20_000, 'the page to request its script');
     const cancelledAt = Date.now();
     env.cancel();
     await assert.rejects(running, (err: unknown) => err instanceof CancelledFailure);
     assert.ok(Date.now() - cancelledAt < 5_000, 'well before render.timeoutMs (30 s)');
     await waitFor(() => site.requests.some((entry) => entry.path === '/js/hang.js' && entry.aborted), 5_000, 'the script request to be dropped');
-    assert.deepEqual(await records(crawlId), [], 'nothing recorded: the URL goes back to the queue');
-    const { hosts } = await stores.use(crawlId, (store) => store.snapshot(10));
+    assert.deepEqual(await records(crawl.crawlId), [], 'nothing recorded: the URL goes back to the queue');
+    const { hosts } = await stores.use(crawl.crawlId, (store) => store.snapshot(10));
     assert.deepEqual(hosts, [{ host: new URL(site.origin).host, queued: 1, rendering: 1 }]);
   });
 

@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FetchError, redactSecrets, toFetchError } from '../src/fetch/errors';
-import { hostileFixture, LOOPBACK_GUARD } from './helpers/hostile-site';
+import { hostileSite, LOOPBACK_GUARD } from './helpers/hostile-site';
 
 const SECRET = 's3cr3t-t0ken';
 
@@ -41,7 +41,7 @@ describe('credentials in FetchError messages', () => {
   });
 
   describe('from the real transport', () => {
-    const { site, transport } = hostileFixture();
+    const { site, transport } = hostileSite();
 
     it('an invalid credential header is reported without its value', async () => {
       await assert.rejects(

@@ -12,7 +12,8 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { AddressGuard } from '../src/fetch/address-guard';
 import { FetchError, type FetchErrorCode } from '../src/fetch/errors';
 import { fetchPage, parseRetryAfter, type FetchPolicy } from '../src/fetch/fetch-page';
-import { UndiciTransport } from '../src/fetch/transport';
+import { UndiciTransport, type Transport } from '../src/fetch/transport';
+import { waitFor } from './helpers/fixtures';
 import { parseHtmlPage } from '../src/parse/html-page';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -346,10 +347,21 @@ describe('fetchPage over UndiciTransport', () => {
         });
         const controller = new AbortController();
         const reason = new Error('stop the crawl');
-        const fetching = fetch(site.url(path), { timeoutMs: 30_000 }, controller.signal);
+        // The abort must come where the title says: with the request at the server (headers),
+        // or once the transport has handed over the response and its body streams (body).
+        let headersRead = false;
+        const watched: Transport = {
+          get: async (...request) => {
+            const response = await transport.get(...request);
+            headersRead = true;
+            return response;
+          },
+          close: () => Promise.resolve(),
+        };
+        const fetching = fetchPage(watched, site.url(path), { ...basePolicy, timeoutMs: 30_000 }, controller.signal);
         const req = await arrived;
         const socketClosed = once(req.socket, 'close');
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        if (phase === 'body') await waitFor(() => headersRead, 5_000, 'the response headers');
         const abortedAt = Date.now();
         controller.abort(reason);
         await assert.rejects(fetching, (err: unknown) => err === reason);

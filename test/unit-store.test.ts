@@ -5,14 +5,15 @@
  * file, or two machines on one database) racing, never claiming the same URL or passing the
  * cap; record(url) and recordGone (a recrawl's reads and its gone URLs, counted apart); claims
  * by kind (fetch or render) and the render backlog. Then what only one implementation has:
- * migration of an old SQLite file or PostgreSQL database, PostgreSQL's crawls sharing one
- * database, concurrent schema set-up and store URL handling.
+ * migration of SQLite files made by the 0.1.0 and 0.2.0 releases and of older PostgreSQL
+ * schemas, PostgreSQL's crawls sharing one database, concurrent schema set-up and store URL
+ * handling.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Client } from 'pg';
 import { hostKey } from '../src/policy/normalize-url';
@@ -26,6 +27,8 @@ import { StoreUnavailableError } from '../src/store/store-errors';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { drainHost, type RaceSide } from './helpers/store-race';
 import { PASSWORD, startTestPostgres, type TestPostgres } from './helpers/postgres';
+import { FIXTURE_DIR } from './tools/make-release-stores';
+import { RELEASES } from './helpers/releases';
 
 const tempDirs: string[] = [];
 after(() => {
@@ -669,27 +672,6 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
         await store.close();
       }
     });
-
-    it('a store file from before per-host pacing gets the pacing columns when opened, keeping its request times', async () => {
-      const file = tempStoreFile();
-      const old = new SqliteFrontierStore(file);
-      await old.enqueue([entry(urlA(0))]);
-      await old.startRequest(A, 5_000, 60_000, () => 1_000);
-      await old.close();
-      const db = new Database(file);
-      db.exec('ALTER TABLE hosts DROP COLUMN error_streak; ALTER TABLE hosts DROP COLUMN throttle_delay_ms');
-      db.close();
-
-      const store = new SqliteFrontierStore(file);
-      try {
-        assert.deepEqual(await store.hostPacing(A), INITIAL_PACING);
-        assert.deepEqual(await store.startRequest(A, 0, 60_000, () => 2_000), { waitMs: 4_000 }, 'the next request time survived');
-        await store.updatePacing(A, () => ({ pacing: { errorStreak: 3, throttleDelayMs: 120 }, notBefore: null }));
-        assert.deepEqual(await store.hostPacing(A), { errorStreak: 3, throttleDelayMs: 120 });
-      } finally {
-        await store.close();
-      }
-    });
   });
 
   describe('claims by kind: fetch batches and render batches', () => {
@@ -763,51 +745,109 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
 });
 }
 
-describe('SqliteFrontierStore files', () => {
-  const skippedOf = (claimed: ReadonlyArray<{ url: string; skipped?: string }>) => claimed.filter((item) => item.skipped).map((item) => item.url);
+/**
+ * Store files made by the releases themselves (test/fixtures/stores, written by
+ * test/tools/make-release-stores.ts: each release checked out from git, built, and run as
+ * `crawlflow demo`), next to the results the release exported from them. Their schema lacks
+ * everything added since (the per-host count of the cap, URL kinds, content columns, pacing
+ * state, robots errors, totals, configs): today's store must migrate them when it opens them
+ * and read what the release wrote. Each test opens its own copy, since opening migrates.
+ */
+for (const { version } of RELEASES) {
+  describe(`a SQLite store file made by release ${version}`, () => {
+    const exported = readFileSync(join(FIXTURE_DIR, `v${version}.records.jsonl`), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Partial<PageRecord>);
+    const host = new URL(exported[0].url!).host;
+    /** A fresh copy of the release's file, and the raw value of a column of it before any migration. */
+    const copy = (): string => {
+      const file = tempStoreFile();
+      mkdirSync(dirname(file), { recursive: true });
+      copyFileSync(join(FIXTURE_DIR, `v${version}.sqlite`), file);
+      return file;
+    };
+    const withCopy = async (test: (store: SqliteFrontierStore, file: string) => Promise<void>): Promise<void> => {
+      const file = copy();
+      const store = new SqliteFrontierStore(file);
+      try {
+        await test(store, file);
+      } finally {
+        await store.close();
+      }
+    };
 
-  it('a store file from before the cap gets the count added when opened', async () => {
-    const file = tempStoreFile();
-    const old = new SqliteFrontierStore(file);
-    await old.enqueue(Array.from({ length: 5 }, (_, n) => entry(urlA(n))));
-    await old.claim('b1', A, 2);
-    await old.complete('b1', pageRecord(urlA(0)), []);
-    await old.close();
-    const db = new Database(file);
-    db.exec('ALTER TABLE hosts DROP COLUMN taken');
-    db.close();
+    it('is the crawl the release exported: every page crawled, none failed', () => {
+      assert.equal(exported[0].url, `${new URL(exported[0].url!).origin}/page/0`);
+      assert.ok(exported.length >= 10, `${exported.length} records`);
+      assert.ok(exported.every((record) => record.status === 200 && record.error === null && record.title !== null), 'a complete crawl');
+    });
 
-    const store = new SqliteFrontierStore(file);
-    try {
-      const claimed = await store.claim('b2', A, 5, 3);
-      assert.deepEqual(urlsOf(claimed), [2, 3, 4].map(urlA));
-      assert.deepEqual(skippedOf(claimed), [urlA(3), urlA(4)], 'the done and the claimed URL counted');
-    } finally {
-      await store.close();
-    }
+    it('opens and reads every record as the release exported it, new fields empty', async () => {
+      await withCopy(async (store) => {
+        const records = await readRecords(store);
+        // The fields added since are empty, as an old row has them; the rest is what the release wrote.
+        assert.deepEqual(records, exported.map((record) => ({ ...record, fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null })));
+        for (const record of exported) assert.deepEqual(await store.record(record.url!), records.find((candidate) => candidate.url === record.url));
+      });
+    });
+
+    it('totals, the view and the frontier come from what the release recorded', async () => {
+      await withCopy(async (store) => {
+        const bytes = exported.reduce((sum, record) => sum + (record.bytes ?? 0), 0);
+        const done = { processed: exported.length, fetched: exported.length, errors: 0, skipped: 0, bytes };
+        assert.deepEqual(await store.totals(), { ...done, queued: 0, discovered: exported.length, changes: NO_CHANGES });
+        const view = await store.view(10);
+        assert.deepEqual({ queued: view.queued, hosts: view.hosts, totals: view.totals }, { queued: 0, hosts: [], totals: done });
+        assert.equal(await store.latestConfig(), undefined, 'the release recorded no config: its crawls carried it in their input');
+      });
+    });
+
+    it("counts the release's pages toward the per-host cap", async () => {
+      await withCopy(async (store) => {
+        assert.equal(await store.enqueue([entry(`http://${host}/new/1`), entry(`http://${host}/new/2`)]), 2);
+        const claimed = await store.claim('after-upgrade', host, 10, exported.length + 1);
+        assert.deepEqual(
+          claimed.map(({ url, skipped }) => [url, skipped ?? null]),
+          [
+            [`http://${host}/new/1`, null],
+            [`http://${host}/new/2`, HOST_PAGE_CAP],
+          ],
+          'one page left under the cap after the release crawled the others',
+        );
+      });
+    });
+
+    it("keeps the release's request time and robots.txt for the host, with fresh pacing state", async () => {
+      const file = copy();
+      const raw = new Database(file, { readonly: true });
+      const old = raw.prepare('SELECT next_request_at, robots_status, robots_body, robots_fetched_at FROM hosts WHERE host = ?').get(host) as {
+        next_request_at: number;
+        robots_status: number | null;
+        robots_body: string | null;
+        robots_fetched_at: number;
+      };
+      raw.close();
+      const store = new SqliteFrontierStore(file);
+      try {
+        assert.deepEqual(await store.robots(host), { status: old.robots_status, body: old.robots_body ?? '', fetchedAt: old.robots_fetched_at, error: null });
+        assert.deepEqual(await store.hostPacing(host), INITIAL_PACING);
+        const before = old.next_request_at - 250;
+        assert.deepEqual(await store.startRequest(host, 0, 60_000, () => before), { waitMs: 250 }, 'the next request time survived');
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('takes new records with the content fields the release did not have', async () => {
+      await withCopy(async (store) => {
+        const url = `http://${host}/new/content`;
+        await store.enqueue([entry(url)]);
+        await store.claim('after-upgrade', host, 1);
+        const record = pageRecord(url, { etag: '"new"', fields: { f: 'v' } });
+        assert.equal(await store.complete('after-upgrade', record, []), 0);
+        assert.deepEqual(await store.record(url), record);
+      });
+    });
   });
-
-  it('a store file from before the content columns is migrated when opened', async () => {
-    const file = tempStoreFile();
-    const old = new SqliteFrontierStore(file);
-    await old.enqueue([entry(urlA(0)), entry(urlA(1))]);
-    await old.claim('b1', A, 2);
-    await old.complete('b1', pageRecord(urlA(0)), []);
-    await old.close();
-    const db = new Database(file);
-    for (const column of CONTENT_COLUMNS) db.exec(`ALTER TABLE urls DROP COLUMN ${column}`);
-    db.close();
-
-    const reopened = new SqliteFrontierStore(file);
-    try {
-      assert.deepEqual(await reopened.record(urlA(0)), pageRecord(urlA(0)), 'old rows read with empty content fields');
-      assert.equal(await reopened.complete('b1', pageRecord(urlA(1), { etag: '"new"', fields: { f: 'v' } }), []), 0);
-      assert.deepEqual(await reopened.record(urlA(1)), pageRecord(urlA(1), { etag: '"new"', fields: { f: 'v' } }));
-    } finally {
-      await reopened.close();
-    }
-  });
-});
+}
 
 for (const impl of IMPLEMENTATIONS) {
   if (!impl.twins || !impl.race) continue;
@@ -892,7 +932,8 @@ for (const impl of IMPLEMENTATIONS) {
 
 /**
  * Undoes schema version n (the key), so a test can put a database back as an older version
- * left it: the content columns (2); the URL kinds, render backlog and kind-keyed queue index (3);
+ * left it. PostgreSQL databases have no release to take them from (the PostgreSQL store came
+ * after 0.2.0), so their older schemas are made this way: the content columns (2); the URL kinds, render backlog and kind-keyed queue index (3);
  * the per-host pacing state (4).
  */
 const SCHEMA_UNDO: Record<number, string> = {

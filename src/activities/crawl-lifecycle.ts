@@ -50,6 +50,17 @@ async function crawlInputOf(crawlId: string, runId: string): Promise<unknown> {
   return config;
 }
 
+/**
+ * What opening a crawl does to its store: the config recorded (unless it is), the seeds
+ * queued. Returns the config version batches are to read. Exported for activity-level tests,
+ * which open a crawl without a workflow run to read the input from.
+ */
+export async function openInStore(store: FrontierStore, config: CrawlConfig): Promise<number> {
+  const configVersion = await recordConfig(store, config);
+  await store.enqueue(seedEntries(config));
+  return configVersion;
+}
+
 export interface OpenedCrawl {
   plan: CrawlPlan;
   view: CrawlView;
@@ -72,8 +83,7 @@ export function createLifecycleActivities({ stores, metrics }: Pick<ActivityDeps
         const config = parseCrawlConfig(await crawlInputOf(crawlId, runId));
         if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
         return stores.use(crawlId, async (store) => {
-          const configVersion = await recordConfig(store, config);
-          await store.enqueue(seedEntries(config));
+          const configVersion = await openInStore(store, config);
           return { plan: planOf(config, configVersion), view: await store.view(SNAPSHOT_HOSTS) };
         });
       });

@@ -33,9 +33,12 @@ export interface CrawlWorkerOptions {
   plugins?: WorkerPlugin[];
   /** Makes this a render worker: `maxConcurrentBatches` is then the pages it renders at once. */
   render?: ChromiumRendererOptions;
-  /** The fetch transport's connector; a test seam (see UndiciTransportOptions). */
-  network?: Pick<UndiciTransportOptions, 'connect'>;
+  /** The fetch transport's resolver and connector; a test seam (see UndiciTransportOptions). */
+  network?: WorkerNetwork;
 }
+
+/** How a worker's requests resolve names and open sockets: the system's unless a test stubs them. */
+export type WorkerNetwork = Pick<UndiciTransportOptions, 'connect' | 'lookup'>;
 
 export interface CrawlWorker {
   worker: Worker;

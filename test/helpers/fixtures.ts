@@ -4,9 +4,10 @@ import { pagePath, type RouteHandler, type SiteGraph } from '../../src/sites/syn
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
+/** Waits until `predicate` holds (it may ask a server), checking every 20 ms, failing after `timeoutMs`. */
+export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(20);
   }

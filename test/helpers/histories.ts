@@ -28,3 +28,15 @@ export function scheduledInputs<T>(history: temporal.api.history.v1.IHistory, ty
     return scheduled?.activityType?.name === type ? [decodePayload(scheduled.input?.payloads?.[0]) as T] : [];
   });
 }
+
+/** The results of the activities of type `type` that completed in a history, in order. */
+export function completedResults<T>(history: temporal.api.history.v1.IHistory, type: string): T[] {
+  const events = history.events ?? [];
+  const scheduledIds = new Set(
+    events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === type).map((event) => String(event.eventId)),
+  );
+  return events.flatMap((event) => {
+    const completed = event.activityTaskCompletedEventAttributes;
+    return completed && scheduledIds.has(String(completed.scheduledEventId)) ? [decodePayload(completed.result?.payloads?.[0]) as T] : [];
+  });
+}

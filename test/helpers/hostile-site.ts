@@ -14,27 +14,14 @@
  */
 import { after, before } from 'node:test';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createGzip } from 'node:zlib';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import { buildConnector } from 'undici';
-import { createActivities } from '../../src/activities';
-import type { SitemapDiscoveryResult } from '../../src/activities/sitemap-discovery';
 import { AddressGuard } from '../../src/fetch/address-guard';
-import { RobotsCache } from '../../src/fetch/robots';
 import { UndiciTransport, type LookupAll } from '../../src/fetch/transport';
-import { CrawlMetrics } from '../../src/observability/metrics';
-import { parseCrawlConfig, type CrawlInput } from '../../src/shared/crawl-config';
-import type { BatchResult } from '../../src/shared/crawl-types';
-import type { PageRecord } from '../../src/store/frontier-store';
-import { StoreRegistry } from '../../src/store/store-registry';
-import { crawlStorePath, SqliteFrontierStore } from '../../src/store/sqlite-store';
-import { FileBodyStore } from '../../src/bodies/body-store';
-import { RecordedConfigs } from '../../src/activities/recorded-config';
+import type { WorkerNetwork } from '../../src/workers/crawl-worker';
+import { realCrawler, type RealCrawler } from './real-crawl';
 
 /** Names that resolve to internal addresses; every other `.test` name resolves to 127.0.0.1. */
 export const INTERNAL_NAMES: Readonly<Record<string, readonly string[]>> = {
@@ -59,14 +46,15 @@ function isLoopbackLiteral(hostname: string): boolean {
   return isIP(hostname) !== 0 && (hostname.startsWith('127.') || hostname === '::1');
 }
 
-export interface TestTransport {
-  transport: UndiciTransport;
-  /** Every host the transport asked the connector to open a socket to, in order. */
+export interface TestNetwork {
+  /** The stub resolver and a connector that only ever reaches loopback, for a transport or a crawl worker. */
+  network: Required<WorkerNetwork>;
+  /** Every host the connector was asked to open a socket to, in order. */
   connects: string[];
 }
 
-/** An UndiciTransport with the stub resolver and a connector that only ever reaches loopback. */
-export function testTransport(): TestTransport {
+/** A fresh stub resolver and recording connector: each test file keeps its own log of connects. */
+export function testNetwork(): TestNetwork {
   const connects: string[] = [];
   const loopbackOnly = buildConnector({ timeout: 2_000 });
   const connect: buildConnector.connector = (options, callback) => {
@@ -74,8 +62,18 @@ export function testTransport(): TestTransport {
     if (isLoopbackLiteral(options.hostname)) return loopbackOnly(options, callback);
     callback(Object.assign(new Error(`test connector: refusing ${options.hostname}`), { code: 'ECONNREFUSED' }), null);
   };
-  const transport = new UndiciTransport({ connectTimeoutMs: 2_000, idleTimeoutMs: 10_000, connectionsPerOrigin: 8, lookup: stubLookup, connect });
-  return { transport, connects };
+  return { network: { lookup: stubLookup, connect }, connects };
+}
+
+export interface TestTransport extends TestNetwork {
+  transport: UndiciTransport;
+}
+
+/** An UndiciTransport over a fresh test network, for tests of the fetch path below the activities. */
+export function testTransport(): TestTransport {
+  const testNet = testNetwork();
+  const transport = new UndiciTransport({ connectTimeoutMs: 2_000, idleTimeoutMs: 10_000, connectionsPerOrigin: 8, ...testNet.network });
+  return { ...testNet, transport };
 }
 
 /** The guard of a crawl seeded on the loopback site: 127.0.0.1, and no other internal address. */
@@ -328,90 +326,31 @@ async function gzipZeros(size: number): Promise<Buffer> {
   return Buffer.concat(out);
 }
 
-/**
- * Runs crawls in this process through the real crawlBatch activity (robots, politeness,
- * fetch, parse, outcome, store), driven by a minimal sequential stand-in for the workflow:
- * one batch at a time, on the host with the most backlog, until nothing is queued or the
- * page budget is spent. No Temporal server is involved.
- */
-export class InProcessCrawler {
-  private readonly dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-hostile-'));
-  private readonly stores = new StoreRegistry((crawlId) => new SqliteFrontierStore(crawlStorePath(this.dataDir, crawlId)));
-  private readonly activities;
-  private crawls = 0;
-  /** What the sitemap activity of the latest crawl that read sitemaps reported. */
-  lastSitemapReport: SitemapDiscoveryResult | undefined;
-
-  constructor(transport: UndiciTransport) {
-    this.activities = createActivities({
-      stores: this.stores,
-      transport,
-      robots: new RobotsCache(transport, 2_000),
-      metrics: new CrawlMetrics(),
-      workerId: 'hostile-test',
-      bodies: new FileBodyStore(this.dataDir),
-      configs: new RecordedConfigs(),
-    });
-  }
-
-  /** Crawls to the end and returns the records, in discovery order. */
-  async crawl(input: CrawlInput): Promise<PageRecord[]> {
-    // No retries unless a test asks: a retried failure would only slow the suite down.
-    const config = parseCrawlConfig({ maxRetries: 0, ...input });
-    const crawlId = `hostile-${++this.crawls}`;
-    const environment = new MockActivityEnvironment();
-    let frontier = await this.activities.seedFrontier({ crawlId, config });
-    // As the workflow does: sitemaps are read once, after the seeds.
-    if (config.sitemaps.urls.length > 0 || config.sitemaps.fromRobots) {
-      this.lastSitemapReport = (await environment.run(this.activities.discoverSitemaps, { crawlId, config })) as SitemapDiscoveryResult;
-      frontier = this.lastSitemapReport.frontier;
-    }
-    let processed = 0;
-    for (let batch = 1; frontier.queued > 0 && processed < config.maxPages; batch++) {
-      const { host } = frontier.hosts[0];
-      const limit = Math.min(config.batchSize, config.maxPages - processed);
-      const input = { crawlId, batchId: `${crawlId}/batch-${batch}`, host, limit, config };
-      const result = (await environment.run(this.activities.crawlBatch, input)) as BatchResult;
-      if (result.claimed === 0) throw new Error(`host ${host} has backlog that no batch can claim`);
-      processed += result.totals.processed;
-      frontier = result.frontier;
-    }
-    return this.stores.use(crawlId, async (store) => {
-      const records: PageRecord[] = [];
-      for await (const record of store.records()) records.push(record);
-      return records;
-    });
-  }
-
-  /** The record of a crawl of `url` alone (depth 0: its links are not followed). */
-  async record(url: string, input: Partial<CrawlInput> = {}): Promise<PageRecord> {
-    const records = await this.crawl({ seeds: [url], maxDepth: 0, ...input });
-    const record = records.find((candidate) => candidate.url === url);
-    if (!record) throw new Error(`no record for ${url}`);
-    return record;
-  }
-
-  async close(): Promise<void> {
-    await this.stores.closeAll();
-    rmSync(this.dataDir, { recursive: true, force: true });
-  }
-}
-
-export interface HostileFixture extends TestTransport {
+export interface HostileSiteFixture extends TestTransport {
   site: HostileSite;
-  crawler: InProcessCrawler;
 }
 
-/** The site, a test transport and a crawler over it, started before and closed after the calling suite. */
-export function hostileFixture(): HostileFixture {
+/** The site and a test transport over it, started before and closed after the calling suite. */
+export function hostileSite(): HostileSiteFixture {
   const site = new HostileSite();
-  const { transport, connects } = testTransport();
-  const crawler = new InProcessCrawler(transport);
+  const client = testTransport();
   before(() => site.start());
   after(async () => {
-    await crawler.close();
-    await transport.close();
+    await client.transport.close();
     await site.close();
   });
-  return { site, transport, connects, crawler };
+  return { site, ...client };
+}
+
+export interface HostileFixture extends HostileSiteFixture {
+  crawler: RealCrawler;
+}
+
+/**
+ * The site, a test transport, and real crawls of it: a worker whose requests go through the
+ * same stub resolver and recording connector, so `connects` holds the crawls' sockets too.
+ */
+export function hostileFixture(): HostileFixture {
+  const fixture = hostileSite();
+  return { ...fixture, crawler: realCrawler(fixture.network) };
 }

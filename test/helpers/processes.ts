@@ -18,6 +18,8 @@ export interface WorkerProcess {
 export function spawnWorker(options: {
   /** `crawlflow worker` (the default) or `crawlflow render-worker`. */
   command?: 'worker' | 'render-worker';
+  /** Whose `crawlflow`: this checkout's (the default), or an old release's (test/helpers/releases.ts). */
+  cli?: string;
   address: string;
   taskQueue: string;
   dataDir: string;
@@ -27,7 +29,7 @@ export function spawnWorker(options: {
   logFile: string;
 }): WorkerProcess {
   const command = options.command ?? 'worker';
-  const child = spawn(process.execPath, [CLI, command, '--task-queue', options.taskQueue, '--metrics-address', options.metricsAddress ?? 'off'], {
+  const child = spawn(process.execPath, [options.cli ?? CLI, command, '--task-queue', options.taskQueue, '--metrics-address', options.metricsAddress ?? 'off'], {
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: options.address,

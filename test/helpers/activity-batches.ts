@@ -1,0 +1,44 @@
+/**
+ * For tests of one batch activity (fetchBatch, browserBatch) without a workflow: a crawl
+ * opened in its store as openCrawl opens it (its config recorded, its seeds queued; openCrawl
+ * itself reads the input from a workflow run's start event), and the orders the workflow
+ * would send its batches.
+ */
+import type { BatchReport, CrawlView } from '../../src/shared/crawl-types';
+import { openInStore } from '../../src/activities/crawl-lifecycle';
+import { parseCrawlConfig, type CrawlConfig, type CrawlInput } from '../../src/shared/crawl-config';
+import type { BatchOrder } from '../../src/scheduling/crawl-plan';
+import type { StoreRegistry } from '../../src/store/store-registry';
+
+export interface OpenedCrawl {
+  crawlId: string;
+  config: CrawlConfig;
+  /** The order of batch `n` (its ID, the same on every attempt) for up to `limit` URLs of the first seed's host. */
+  order(n: number, options?: { limit?: number; render?: boolean }): BatchOrder;
+}
+
+export async function openCrawlInStore(stores: StoreRegistry, crawlId: string, input: CrawlInput): Promise<OpenedCrawl> {
+  const config = parseCrawlConfig(input);
+  const configVersion = await stores.use(crawlId, (store) => openInStore(store, config));
+  const host = new URL(config.seeds[0]).host;
+  return {
+    crawlId,
+    config,
+    order: (n, { limit = 10, render = false } = {}) => ({
+      crawlId,
+      batchId: `${crawlId}/batch-${n}`,
+      run: 'activity-test',
+      host,
+      limit,
+      render,
+      configVersion,
+      delayMs: config.delayMs,
+    }),
+  };
+}
+
+/** The view of the crawl a batch that finished reports (a store outage would be a test failure). */
+export function viewAfter(report: BatchReport): CrawlView & { claimed: number } {
+  if (report.kind !== 'done') throw new Error(`batch ${report.batchId}: the store was unavailable: ${report.message}`);
+  return { ...report.view, claimed: report.claimed };
+}
