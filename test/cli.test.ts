@@ -15,7 +15,6 @@ import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-s
 import { reachablePagePaths, requestedPagePaths, sortedPaths, waitFor } from './helpers/fixtures';
 import { progressQuery } from '../src/shared/messages';
 import { startCrawl } from '../src/client/crawl-client';
-import { waitFor } from './helpers/fixtures';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
