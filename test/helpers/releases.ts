@@ -3,9 +3,11 @@
  * behind: store files, and crawls they started that this release's workers must finish.
  *
  * Releases are commits, not tags: 0.2.0 is the commit that set package.json's version to
- * 0.2.0, and 0.1.0 the last commit before it. A build uses this checkout's node_modules (the
- * releases pinned the same dependencies) and is kept under the system's temp directory, by
- * commit, so a machine builds each release once.
+ * 0.2.0, and 0.1.0 the last commit before it. A release's source comes from
+ * test/fixtures/releases/<commit>.tar.gz when it is there (`git archive <commit> | gzip`), so a
+ * clone without the history (a shallow CI checkout) still has it; otherwise from git. A build
+ * uses this checkout's node_modules (the releases pinned the same dependencies) and is kept
+ * under the system's temp directory, by commit, so a machine builds each release once.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -35,7 +37,9 @@ export function releaseBuild(version: ReleaseVersion): ReleaseBuild {
     const building = `${dir}.${process.pid}`;
     rmSync(building, { recursive: true, force: true });
     mkdirSync(building, { recursive: true });
-    execFileSync('sh', ['-c', `git -C "${projectRoot}" archive ${commit} | tar -x -C "${building}"`]);
+    const archived = join(projectRoot, 'test', 'fixtures', 'releases', `${commit}.tar.gz`);
+    if (existsSync(archived)) execFileSync('tar', ['-xzf', archived, '-C', building]);
+    else execFileSync('sh', ['-c', `git -C "${projectRoot}" archive ${commit} | tar -x -C "${building}"`]);
     for (const shared of ['node_modules', '.tools']) symlinkSync(join(projectRoot, shared), join(building, shared));
     execFileSync(process.execPath, [join(projectRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(building, 'tsconfig.json')], { stdio: 'inherit' });
     writeFileSync(join(building, '.built'), `${commit}\n`);
