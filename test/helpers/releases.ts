@@ -29,7 +29,11 @@ export interface ReleaseBuild {
 
 /** The built release, built now unless a previous run left a complete build. */
 export function releaseBuild(version: ReleaseVersion): ReleaseBuild {
-  const { commit } = RELEASES.find((release) => release.version === version)!;
+  return commitBuild(RELEASES.find((release) => release.version === version)!.commit);
+}
+
+/** Any commit of the project, built like a release. */
+export function commitBuild(commit: string): ReleaseBuild {
   const dir = join(tmpdir(), `crawlflow-release-${commit}`);
   const cli = join(dir, 'dist', 'src', 'cli', 'main.js');
   // The marker is written last, so a build cut short is redone, never used.
