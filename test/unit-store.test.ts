@@ -15,6 +15,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { execFileSync } from 'node:child_process';
 import { Client } from 'pg';
 import { hostKey } from '../src/policy/normalize-url';
 import Database from 'better-sqlite3';
@@ -26,8 +27,8 @@ import { SCHEMA_VERSION } from '../src/store/postgres-database';
 import { StoreUnavailableError } from '../src/store/store-errors';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { drainHost, type RaceSide } from './helpers/store-race';
-import { PASSWORD, startTestPostgres, type TestPostgres } from './helpers/postgres';
-import { FIXTURE_DIR } from './tools/make-release-stores';
+import { PASSWORD, postgresBinary, startTestPostgres, type TestPostgres } from './helpers/postgres';
+import { FIXTURE_DIR, POSTGRES_DUMP } from './tools/make-release-stores';
 import { RELEASES } from './helpers/releases';
 
 const tempDirs: string[] = [];
@@ -964,6 +965,36 @@ async function rollBackSchema(url: string, version: number): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * The PostgreSQL database the last 0.2.0 on main left after its demo crawl (a `pg_dump` made by
+ * test/tools/make-release-stores.ts), restored with psql: today's store migrates it on first
+ * use and reads what that release wrote, with its totals counted from the rows.
+ */
+describe('a PostgreSQL database made by the last 0.2.0', () => {
+  const exported = readFileSync(join(FIXTURE_DIR, 'v0.2.0-final.postgres.records.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Partial<PageRecord>);
+
+  it('is migrated to the current schema and reads every record as the release exported it', async () => {
+    const url = await postgres!.createDatabase('release_0_2_0_final');
+    execFileSync(postgresBinary('psql'), ['-q', '-v', 'ON_ERROR_STOP=1', '-f', POSTGRES_DUMP, url], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const before = new Client({ connectionString: url });
+    await before.connect();
+    const { rows } = await before.query<{ version: number }>('SELECT max(version) AS version FROM crawlflow.migrations');
+    await before.end();
+    assert.equal(rows[0].version, 4, 'the release left schema version 4');
+
+    const store = await postgresBackend(url).openExisting('release-0.2.0-final');
+    // That release already wrote every record field there is: the records read back are its export.
+    assert.deepEqual(await readRecords(store), exported);
+    const bytes = exported.reduce((sum, record) => sum + (record.bytes ?? 0), 0);
+    assert.deepEqual((await store.view(10)).totals, { processed: exported.length, fetched: exported.length, errors: 0, skipped: 0, bytes }, 'running totals counted from its rows');
+    const check = new Client({ connectionString: url });
+    await check.connect();
+    const migrated = await check.query<{ version: number }>('SELECT max(version) AS version FROM crawlflow.migrations');
+    await check.end();
+    assert.equal(migrated.rows[0].version, SCHEMA_VERSION);
+  });
+});
 
 describe('PostgreSQL: one database for many crawls and machines', () => {
   it('crawls sharing the database are isolated: same URLs, separate seen-sets, queues and records', async () => {

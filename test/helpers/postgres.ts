@@ -28,6 +28,11 @@ export interface TestPostgres {
 
 export const PASSWORD = 's3cret-pw';
 
+/** A PostgreSQL client or server program of Debian's newest installed version. */
+export function postgresBinary(name: string): string {
+  return join(binDir(), name);
+}
+
 function binDir(): string {
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root) ? readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a)) : [];

@@ -21,6 +21,9 @@ export const RELEASES = [
 ] as const;
 export type ReleaseVersion = (typeof RELEASES)[number]['version'];
 
+/** The last commit of 0.2.0 on main: its workflow had the sitemap and render patches, its store PostgreSQL. */
+export const FINAL_0_2_0 = '99c59abf08723574d2af74376d1ae5c57734941e';
+
 export interface ReleaseBuild {
   dir: string;
   /** The release's `crawlflow` CLI (dist/src/cli/main.js). */

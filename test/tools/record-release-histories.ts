@@ -18,11 +18,9 @@ import { DISCOVERY_SETTINGS, startDiscoverySite } from '../helpers/discovery-sit
 import { historiesOf } from '../helpers/histories';
 import { RENDER_MATCH, startJsSite } from '../helpers/js-site';
 import { spawnWorker, type WorkerProcess } from '../helpers/processes';
-import { commitBuild } from '../helpers/releases';
+import { commitBuild, FINAL_0_2_0 } from '../helpers/releases';
 import { startTestTemporal, uniqueQueue } from '../helpers/temporal';
 
-/** The last commit of 0.2.0 on main. */
-const FINAL_0_2_0 = '99c59abf08723574d2af74376d1ae5c57734941e';
 const outDir = join(projectRoot, 'test', 'fixtures', 'histories');
 
 async function main(): Promise<void> {
