@@ -15,7 +15,7 @@ import { batchOutcomes, fetchCounts, pendingBatches, reachablePaths, recordStats
 import type { CrawlHandle } from '../src/client/crawl-client';
 import { ACTIVITY_HEARTBEAT_TIMEOUT_MS, BATCH_RETRY_INITIAL_INTERVAL_MS } from '../src/shared/activity-timing';
 
-const KILLS = 3;
+const KILLS = 2;
 const CONCURRENCY = 6;
 /** How often the recovery watcher asks the server for the pending batches. */
 const WATCH_INTERVAL_MS = 250;

@@ -27,7 +27,7 @@ describe(`faults: workers joining and leaving mid-crawl (${store} store)`, () =>
 
   before(async () => {
     env = await startTestTemporal({ store });
-    site = await startSyntheticSite({ pages: 3_000, latencyMs: 60 });
+    site = await startSyntheticSite({ pages: 2_000, latencyMs: 60 });
   });
   after(async () => {
     sampling = false;
