@@ -99,13 +99,13 @@ describe('https: server certificates verified against the trusted CAs', () => {
     });
     after(async () => worker?.kill('SIGTERM'));
 
-    /** Crawls https://localhost:<port>/ on the worker process; the seed is a name, never an address. */
-    async function crawlLocalhost(crawlId: string, options: Partial<CrawlInput>) {
+    /** Crawls https://localhost:<port>/ on a worker process's queue; the seed is a name, never an address. */
+    async function crawlLocalhost(crawlId: string, options: Partial<CrawlInput>, queue = systemQueue) {
       const seed = site.url(TLS_HOSTS.localhost);
       assert.equal(isIP(new URL(seed).hostname), 0, 'the seed names a host, so the crawler must resolve it');
       const handshakesBefore = site.handshakes.length;
       const requestsBefore = site.requests.length;
-      const result = await runCrawlToEnd(env, systemQueue, crawlId, { seeds: [seed], ...options });
+      const result = await runCrawlToEnd(env, queue, crawlId, { seeds: [seed], ...options });
       assert.equal(result.summary.status, 'completed');
       return { ...result, handshakes: site.handshakes.slice(handshakesBefore), served: site.requests.slice(requestsBefore) };
     }
@@ -119,6 +119,29 @@ describe('https: server certificates verified against the trusted CAs', () => {
       assert.ok(handshakes.length > 0, 'the crawl opened TLS connections');
       // Node sends no SNI for an IP literal: a handshake naming localhost proves the name reached TLS.
       assert.deepEqual([...new Set(handshakes)], [TLS_HOSTS.localhost], 'every handshake named localhost; the socket went to 127.0.0.1');
+    });
+
+    it('a worker process without NODE_EXTRA_CA_CERTS refuses the certificate: the variable is what trusts the CA', async () => {
+      const untrustingQueue = uniqueQueue('https-system-untrusting');
+      const untrusting = spawnWorker({
+        address: env.address,
+        taskQueue: untrustingQueue,
+        dataDir: env.dataDir,
+        logFile: join(env.dataDir, 'system-resolver-worker.log'),
+        env: { NODE_EXTRA_CA_CERTS: '' },
+      });
+      try {
+        await untrusting.ready;
+        const { records, handshakes, served } = await crawlLocalhost('https-system-resolver-untrusted', { allowPrivateNetwork: true }, untrustingQueue);
+        assert.deepEqual(
+          records.map(({ url, status, error, skipped }) => ({ url, status, error, skipped })),
+          [{ url: site.url(TLS_HOSTS.localhost), status: null, error: 'tls-certificate', skipped: null }],
+        );
+        assert.deepEqual(handshakes, [TLS_HOSTS.localhost], 'one handshake (robots.txt), named localhost, refused');
+        assert.deepEqual(served, []);
+      } finally {
+        await untrusting.kill('SIGTERM');
+      }
     });
 
     it('the guarded path resolves localhost itself, with the system resolver, and refuses its loopback answer', async () => {
