@@ -3,20 +3,25 @@
  * anything starts; the quick-start path (no TEMPORAL_ADDRESS: embedded dev server and
  * in-process worker) crawls and writes JSON Lines; the same crawl started twice runs once;
  * `temporal workflow start` and `crawlflow start|status|results|cancel` work against a
- * running `crawlflow worker`.
+ * running `crawlflow worker`; after an embedded-default crawl has ended, `status` and `ui`
+ * bring its history back on the dev server.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { request } from 'undici';
 import { WorkflowFailedError } from '@temporalio/client';
+import { isPortOpen } from '../src/temporal/dev-server';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { reachablePagePaths, requestedPagePaths, sortedPaths, waitFor } from './helpers/fixtures';
 import { progressQuery } from '../src/shared/messages';
 import { startCrawl } from '../src/client/crawl-client';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
-import { embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
+import { CLI, embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import type { PageRecord } from '../src/store/frontier-store';
 
@@ -115,6 +120,93 @@ describe('quick start: embedded dev server', () => {
     assert.equal(records.length, 7, 'the flag overrides the file');
     assert.equal(records[0].url, site.urlOf(0), 'seeds come from the file');
     assert.ok(records.every((record) => record.depth <= 1), 'maxDepth comes from the file');
+  });
+});
+
+describe('past crawls on the embedded default: `status` and `ui` start the dev server on the same history', () => {
+  let site: SyntheticSite;
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  /** The crawl's Web UI page, as `crawlflow ui` will serve it. */
+  let pageUrl: string;
+  const serverRuns = () => isPortOpen('127.0.0.1', Number(env.CRAWLFLOW_DEV_SERVER_PORT));
+
+  before(async () => {
+    site = await startSyntheticSite({ pages: 50 });
+    dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-cli-history-'));
+    env = await embeddedServerEnv(dataDir);
+    pageUrl = `http://localhost:${env.CRAWLFLOW_DEV_SERVER_UI_PORT}/namespaces/default/workflows/cli-history`;
+  });
+  after(async () => {
+    await site?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('crawl names the command that opens its Web UI page; status then answers from the history and stops the server it started', async () => {
+    const crawled = await runCli(['crawl', site.urlOf(0), '--max-pages', '5', '--id', 'cli-history', '--out', join(dataDir, 'history.jsonl')], env);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    const uiLine = `  Web UI: run \`crawlflow ui\`, then open ${pageUrl}`;
+    assert.equal(crawled.stdout.trimEnd().split('\n').at(-1), uiLine, 'the command that serves the link, not a link that died with the crawl');
+    assert.equal(await serverRuns(), false, 'the crawl stopped its dev server');
+
+    const json = await runCli(['status', 'cli-history', '--json'], env);
+    assert.equal(json.code, 0, json.stderr);
+    const report = JSON.parse(json.stdout) as { workflowStatus: string; outcome: string; startedAt: number; finishedAt: number; totals: { processed: number; fetched: number; queued: number; discovered: number }; uiUrl: string };
+    assert.deepEqual(
+      { workflowStatus: report.workflowStatus, outcome: report.outcome, processed: report.totals.processed, fetched: report.totals.fetched, uiUrl: report.uiUrl },
+      { workflowStatus: 'COMPLETED', outcome: 'max-pages-reached', processed: 5, fetched: 5, uiUrl: pageUrl },
+    );
+    const text = await runCli(['status', 'cli-history'], env);
+    assert.equal(text.code, 0, text.stderr);
+    const seconds = (report.finishedAt - report.startedAt) / 1000;
+    assert.equal(
+      text.stdout,
+      [
+        'crawl cli-history: max-pages-reached',
+        `  5 URLs (5 fetched, 0 errors, 0 skipped) in ${seconds.toFixed(1)} s, ${(5 / Math.max(0.001, seconds)).toFixed(1)} URLs/s`,
+        `  ${report.totals.queued} left in the frontier, ${report.totals.discovered} discovered`,
+        uiLine,
+        '',
+      ].join('\n'),
+    );
+    assert.equal(await serverRuns(), false, 'status stopped the dev server it started');
+  });
+
+  it('ui serves the Web UI it printed, the ended crawl in it, until SIGTERM stops it cleanly', async () => {
+    const ui = spawn(process.execPath, [CLI, 'ui'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = once(ui, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    let stdout = '';
+    let stderr = '';
+    ui.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    ui.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      await waitFor(() => stdout.includes('Ctrl-C stops it\n') || ui.exitCode !== null, 60_000, '`crawlflow ui` to print its URL');
+      const uiUrl = `http://localhost:${env.CRAWLFLOW_DEV_SERVER_UI_PORT}`;
+      assert.equal(stdout, `Web UI: ${uiUrl}\n  history from ${join(dataDir, 'temporal.sqlite')}; Ctrl-C stops it\n`, stderr);
+      // The Web UI's own API, behind the page the crawl printed: it answers from the crawl's history.
+      let execution: { workflowExecutionInfo?: { execution: { workflowId: string }; status: string } } = {};
+      await waitFor(
+        async () => {
+          const response = await request(`${uiUrl}/api/v1/namespaces/default/workflows/cli-history`).catch(() => undefined);
+          if (response?.statusCode !== 200) return false;
+          execution = (await response.body.json()) as typeof execution;
+          return true;
+        },
+        30_000,
+        'the Web UI to answer',
+      );
+      assert.deepEqual(
+        { workflowId: execution.workflowExecutionInfo?.execution.workflowId, status: execution.workflowExecutionInfo?.status },
+        { workflowId: 'cli-history', status: 'WORKFLOW_EXECUTION_STATUS_COMPLETED' },
+      );
+      const page = await request(pageUrl);
+      assert.equal(page.statusCode, 200, 'the page the crawl named is served');
+      assert.match(await page.body.text(), /<html/i);
+    } finally {
+      ui.kill('SIGTERM');
+    }
+    assert.deepEqual(await exited, [0, null], `exit code 0 after SIGTERM (${stderr})`);
+    assert.equal(await serverRuns(), false, 'the dev server stopped with it');
   });
 });
 

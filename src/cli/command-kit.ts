@@ -12,10 +12,12 @@ export interface CommonFlags {
   dataDir: string;
 }
 
+export function dataDirOption(): Option {
+  return new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir());
+}
+
 export function commonOptions(command: Command): Command {
-  return command
-    .addOption(new Option('--task-queue <name>', 'Temporal task queue').env(ENV.taskQueue).default(DEFAULT_TASK_QUEUE))
-    .addOption(new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir()));
+  return command.addOption(new Option('--task-queue <name>', 'Temporal task queue').env(ENV.taskQueue).default(DEFAULT_TASK_QUEUE)).addOption(dataDirOption());
 }
 
 /** Flags of commands that open crawl stores (worker, crawl, demo, results). */
@@ -42,13 +44,31 @@ export function print(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-/** Runs `action` with a client of the configured server (never starts one: the crawl must already exist). */
-export async function withClient<T>(flags: CommonFlags, action: (client: Client, uiUrl: (id: string) => string | undefined) => Promise<T>): Promise<T> {
-  const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded: false });
-  const client = await connectClient(target, [tracing.plugin]);
+/** What a command's output needs to know of the Web UI: a crawl's link, and whether the server serving it stops when this command exits. */
+export interface WebUi {
+  url(crawlId: string): string | undefined;
+  stopsWithCommand: boolean;
+}
+
+/**
+ * Runs `action` with a client of the configured server. It never starts one unless
+ * `startEmbedded` says so (the crawl must already exist); then, on the embedded default with
+ * no server running, it starts the dev server on the data dir's history and stops it after.
+ */
+export async function withClient<T>(
+  flags: CommonFlags,
+  action: (client: Client, web: WebUi) => Promise<T>,
+  { startEmbedded = false }: { startEmbedded?: boolean } = {},
+): Promise<T> {
+  const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded });
   try {
-    return await action(client, (id) => workflowUiUrl(target, id));
+    const client = await connectClient(target, [tracing.plugin]);
+    try {
+      return await action(client, { url: (id) => workflowUiUrl(target, id), stopsWithCommand: target.startedHere });
+    } finally {
+      await client.connection.close();
+    }
   } finally {
-    await client.connection.close();
+    await target.close();
   }
 }

@@ -39,10 +39,15 @@ export function addControlCommands(program: Command): void {
   idCommand(program, 'status', "print a crawl's outcome and totals, or its progress while it runs")
     .option('--json', 'machine-readable output')
     .action(async (crawlId: string, flags: CommonFlags & { json?: boolean }) => {
-      await withClient(flags, async (client, uiUrl) => {
-        const report = await crawlStatusReport(client, crawlId, uiUrl(crawlId));
-        print(flags.json ? JSON.stringify(report) : statusLines(report).join('\n'));
-      });
+      // On the embedded default a finished crawl is still in the data dir's history: serve it for this answer.
+      await withClient(
+        flags,
+        async (client, web) => {
+          const report = await crawlStatusReport(client, crawlId, web.url(crawlId));
+          print(flags.json ? JSON.stringify(report) : statusLines(report, web.stopsWithCommand).join('\n'));
+        },
+        { startEmbedded: true },
+      );
     });
 
   const simple: Array<[string, string, (handle: CrawlHandle) => Promise<unknown>]> = [

@@ -88,8 +88,15 @@ export function summaryLines(summary: CrawlSummary): string[] {
   return [`crawl ${summary.crawlId}: ${summary.status}`, ...finishedLines(summary.totals, summary.startedAt, summary.finishedAt, summary.failures ?? [])];
 }
 
-export function webUiLine(uiUrl: string): string {
-  return `  Web UI: ${uiUrl}`;
+/** The command that starts the embedded dev server on the crawls' history and keeps its Web UI up. */
+export const UI_COMMAND = 'crawlflow ui';
+
+/**
+ * A crawl's Web UI line. When the server serving the link stops as this command exits (the
+ * embedded default), the bare link would be dead: the line names the command that serves it.
+ */
+export function webUiLine(uiUrl: string, stopsWithCommand = false): string {
+  return stopsWithCommand ? `  Web UI: run \`${UI_COMMAND}\`, then open ${uiUrl}` : `  Web UI: ${uiUrl}`;
 }
 
 /** How a crawl's workflow ended without a summary, from the failure its result was rejected with. */
@@ -154,7 +161,7 @@ export async function crawlStatusReport(client: Client, crawlId: string, uiUrl: 
 }
 
 /** The report as short human text: the same facts `--json` gives. */
-export function statusLines(report: CrawlStatusReport): string[] {
+export function statusLines(report: CrawlStatusReport, uiStopsWithCommand = false): string[] {
   const lines = [`crawl ${report.crawlId}: ${report.outcome}`];
   const { progress, frontier, totals, finishedAt } = report;
   if (progress) {
@@ -170,6 +177,6 @@ export function statusLines(report: CrawlStatusReport): string[] {
     if (report.failure !== null) lines.push(`  reason: ${report.failure}`);
     if (finishedAt !== null) lines.push(`  ended after ${seconds(report.startedAt, finishedAt).toFixed(1)} s`);
   }
-  if (report.uiUrl) lines.push(webUiLine(report.uiUrl));
+  if (report.uiUrl) lines.push(webUiLine(report.uiUrl, uiStopsWithCommand));
   return lines;
 }

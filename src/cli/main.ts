@@ -12,17 +12,16 @@ import { NoStoredBodiesError } from '../results/export-warc';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
 import { DEFAULT_RENDER_TASK_QUEUE, ENV } from '../shared/names';
 import { assertChromium, ChromiumMissingError, DEFAULT_CHROMIUM_PATH } from '../render/chromium-renderer';
-import { defaultDataDir } from '../temporal/project-paths';
 import { startSyntheticSite } from '../sites/synthetic-site';
-import { NoTemporalServerError, resolveTemporalTarget } from '../temporal/target';
+import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, usesExternalCluster } from '../temporal/target';
 import { PortInUseError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
-import { commonOptions, print, storeConfigOf, storeOption, withClient, type StoreFlags } from './command-kit';
+import { commonOptions, dataDirOption, print, storeConfigOf, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { StoreUnavailableError } from '../store/store-errors';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
-import { NoWorkerAnsweredError, summaryLines, webUiLine } from './crawl-report';
+import { NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, crawlRequestFrom, integer, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
@@ -53,7 +52,7 @@ function reportRun(run: CrawlRun, out: string, format: ExportFormat, json: boole
   }
   for (const line of summaryLines(run.summary)) print(line);
   print(`  ${run.lines} ${EXPORT_UNITS[format]} written to ${out}`);
-  if (run.uiUrl) print(webUiLine(run.uiUrl));
+  if (run.uiUrl) print(webUiLine(run.uiUrl, run.uiStopsWithCommand));
 }
 
 async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<void> {
@@ -107,6 +106,47 @@ async function runWorker(flags: WorkerFlags, options: Pick<WorkerHostOptions, 'm
   }
 }
 
+class DevServerExitedError extends Error {
+  readonly code = 'dev-server-exited';
+}
+
+/** Resolves on SIGINT or SIGTERM; rejects if the dev server exits first (it was killed, or failed). */
+function untilStopped(serverExited: Promise<void>, logFile: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    // After a signal the promise is settled and this does nothing: the server exits because we stop it.
+    void serverExited.then(() => reject(new DevServerExitedError(`the Temporal dev server exited; see ${logFile}`)));
+  });
+}
+
+/**
+ * `crawlflow ui`: the embedded dev server on the data dir's history, so past crawls' Web UI
+ * pages open after the command that ran them has exited; up until SIGINT or SIGTERM.
+ */
+async function runUi(flags: { dataDir: string }): Promise<void> {
+  if (usesExternalCluster()) {
+    throw new UsageError(`${UI_COMMAND} serves the embedded dev server; TEMPORAL_ADDRESS (or a Temporal profile) names another server: open its Web UI`);
+  }
+  const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded: true });
+  try {
+    print(`Web UI: ${target.uiUrl ?? ''}`);
+    if (target.serverExited === undefined) {
+      print('  served by the Temporal dev server already running here');
+      return;
+    }
+    print(`  history from ${embeddedHistoryFile(flags.dataDir)}; Ctrl-C stops it`);
+    await untilStopped(target.serverExited, embeddedServerLog(flags.dataDir));
+  } finally {
+    await target.close();
+  }
+}
+
 function buildProgram(): Command {
   const program = new Command('crawlflow')
     .description('A web crawler whose coordination is done by Temporal.')
@@ -155,10 +195,11 @@ function buildProgram(): Command {
   ).action(async (seeds: string[], flags: CrawlCommandFlags) => {
     const { input } = crawlRequestFrom(seeds, flags);
     const crawlId = flags.id ?? newCrawlId();
-    await withClient(flags, async (client, uiUrl) => {
+    await withClient(flags, async (client, web) => {
       await traced('crawlflow start', () => startCrawl(client, crawlId, input, flags.taskQueue));
-      if (flags.json) print(JSON.stringify({ crawlId, uiUrl: uiUrl(crawlId) ?? null }));
-      else print(`${crawlId}${uiUrl(crawlId) ? `\n${uiUrl(crawlId)}` : ''}`);
+      const uiUrl = web.url(crawlId);
+      if (flags.json) print(JSON.stringify({ crawlId, uiUrl: uiUrl ?? null }));
+      else print(`${crawlId}${uiUrl ? `\n${uiUrl}` : ''}`);
     });
   });
 
@@ -170,7 +211,7 @@ function buildProgram(): Command {
   storeOption(program.command('render-worker'))
     .description('run a render worker: renders the pages of crawls with `render` set in headless Chromium (polls the render task queue only)')
     .addOption(new Option('--task-queue <name>', 'the render task queue (the crawls\' render.taskQueue)').env(ENV.renderTaskQueue).default(DEFAULT_RENDER_TASK_QUEUE))
-    .addOption(new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir()))
+    .addOption(dataDirOption())
     .addOption(new Option('--metrics-address <host:port>', '/metrics endpoint, or "off"').env(ENV.renderMetricsAddress).default('127.0.0.1:9465'))
     .option('--max-concurrent-pages <n>', 'pages this worker renders at once (one Chromium, one context per page)', integer, 4)
     .option('--chromium <path>', 'the Chromium executable', DEFAULT_CHROMIUM_PATH)
@@ -178,6 +219,12 @@ function buildProgram(): Command {
       if (flags.maxConcurrentPages < 1) throw new UsageError('--max-concurrent-pages: must be at least 1');
       return runWorker(flags, { maxConcurrentBatches: flags.maxConcurrentPages, render: { executablePath: assertChromium(flags.chromium) } });
     });
+
+  program
+    .command('ui')
+    .description("serve the Temporal Web UI on the embedded dev server's history (its crawls stay reachable after they ended) until interrupted")
+    .addOption(dataDirOption())
+    .action(runUi);
 
   addControlCommands(program);
   addScheduleCommands(program);
@@ -209,6 +256,7 @@ async function main(argv: string[]): Promise<number> {
     if (
       err instanceof CrawlFailedError ||
       err instanceof NoTemporalServerError ||
+      err instanceof DevServerExitedError ||
       err instanceof NoWorkerAnsweredError ||
       err instanceof WorkflowNotFoundError ||
       err instanceof UnknownCrawlError ||

@@ -36,6 +36,8 @@ export interface CrawlRun {
   summary: CrawlSummary;
   lines: number;
   uiUrl: string | undefined;
+  /** The dev server behind `uiUrl` was started for this crawl and stops with it. */
+  uiStopsWithCommand: boolean;
 }
 
 /** The crawl's workflow ended without a summary (failed, terminated, ...); the message says why, in one line. */
@@ -97,7 +99,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
           });
         const summary = await Promise.race([result, ...(workerStopped ? [workerStopped] : [])]);
         const lines = await exportResults(options.format, options.store, options.crawlId, options.out);
-        return { summary, lines, uiUrl };
+        return { summary, lines, uiUrl, uiStopsWithCommand: target.startedHere };
       } finally {
         progress?.stop();
       }

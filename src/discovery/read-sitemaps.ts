@@ -2,7 +2,8 @@
  * Reads a crawl's sitemaps when it starts: the configured ones and those its seed hosts'
  * robots.txt lists, following sitemap indexes to a bounded depth, and queues the URLs they
  * name at depth 0 (like seeds: the site itself names them as entry points), after the same
- * normalization, scope and include/exclude filters as links.
+ * normalization, scope and include/exclude filters as links, and marked for rendering by
+ * `render.match` as links and seeds are.
  *
  * Every fetch goes through the crawl's transport and address guard and waits for the host's
  * request slot, like a page. A sitemap that cannot be read is reported and skipped: sitemaps
@@ -17,6 +18,7 @@ import { fetchResource, type FetchPolicy } from '../fetch/fetch-page';
 import type { RobotsCache } from '../fetch/robots';
 import type { Transport } from '../fetch/transport';
 import { normalizeUrl } from '../policy/normalize-url';
+import { markRendered, renderMatcher } from '../policy/render-routing';
 import type { UrlPolicy } from '../policy/url-policy';
 import { decodeSitemapBody, parseSitemap, SitemapError, SITEMAP_MAX_BYTES, type ParsedSitemap } from './sitemap-parse';
 
@@ -120,6 +122,7 @@ export async function readSitemaps(reading: SitemapReading): Promise<SitemapRepo
   const drop = (reason: string, n = 1): void => {
     if (n > 0) report.dropped[reason] = (report.dropped[reason] ?? 0) + n;
   };
+  const renders = renderMatcher(config);
   const queue: SitemapRef[] = (await startingSitemaps(reading)).map((url) => ({ url, level: 0 }));
   const visited = new Set(queue.map((ref) => ref.url));
 
@@ -168,7 +171,7 @@ export async function readSitemaps(reading: SitemapReading): Promise<SitemapRepo
         }
       }
       if (sitemap.truncated) drop('file-cap'); // past the protocol's 50,000 entries: the rest were not even read
-      report.added += await store.enqueue(entries);
+      report.added += await store.enqueue(markRendered(entries, renders));
     }
   }
   return report;

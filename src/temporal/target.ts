@@ -3,6 +3,7 @@
  * the SDK's environment configuration decides address, namespace, TLS and API key. Without,
  * crawlflow uses its embedded dev server on loopback, starting it when asked to.
  */
+import { once } from 'node:events';
 import { join } from 'node:path';
 import { Client, Connection, type ClientPlugin } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
@@ -16,6 +17,13 @@ export interface TemporalTarget {
   /** True when this is the embedded dev server (so crawlflow runs its own worker). */
   embedded: boolean;
   uiUrl: string | undefined;
+  /**
+   * True when this process started the embedded dev server: `close()` stops it, and its Web UI
+   * with it, so a link printed for later would be dead once this process exits.
+   */
+  startedHere: boolean;
+  /** Settles when the dev server this process started exits, whoever stopped it; undefined otherwise. */
+  serverExited: Promise<void> | undefined;
   /** Stops the dev server if this process started it. */
   close(): Promise<void>;
 }
@@ -31,6 +39,15 @@ function portFromEnv(name: string, fallback: number): number {
   return port;
 }
 
+/** Where the embedded dev server keeps the history of every crawl run on it (SQLite). */
+export function embeddedHistoryFile(dataDir: string): string {
+  return join(dataDir, 'temporal.sqlite');
+}
+
+export function embeddedServerLog(dataDir: string): string {
+  return join(dataDir, 'temporal-server.log');
+}
+
 export class NoTemporalServerError extends Error {
   readonly code = 'no-temporal-server';
 }
@@ -43,6 +60,8 @@ export async function resolveTemporalTarget(options: { dataDir: string; startEmb
       namespace: config.namespace ?? DEFAULT_NAMESPACE,
       embedded: false,
       uiUrl: process.env.TEMPORAL_UI_URL,
+      startedHere: false,
+      serverExited: undefined,
       close: async () => undefined,
     };
   }
@@ -51,21 +70,22 @@ export async function resolveTemporalTarget(options: { dataDir: string; startEmb
   const uiPort = portFromEnv(ENV.devServerUiPort, 8233);
   const embedded = { namespace: DEFAULT_NAMESPACE, embedded: true, uiUrl: `http://localhost:${uiPort}` };
   if (await isPortOpen(host, port)) {
-    return { ...embedded, connectionOptions: { address: `${host}:${port}` }, close: async () => undefined };
+    return { ...embedded, connectionOptions: { address: `${host}:${port}` }, startedHere: false, serverExited: undefined, close: async () => undefined };
   }
   if (!options.startEmbedded) {
     throw new NoTemporalServerError(
-      `no Temporal server at ${host}:${port}: start one with \`crawlflow worker\` (it runs the embedded dev server), or set TEMPORAL_ADDRESS`,
+      `no Temporal server at ${host}:${port}: start one with \`crawlflow ui\` or \`crawlflow worker\` (they run the embedded dev server on the same data), or set TEMPORAL_ADDRESS`,
     );
   }
   const server = await startDevServer({
     host,
     port,
     uiPort,
-    dbFile: join(options.dataDir, 'temporal.sqlite'),
-    logFile: join(options.dataDir, 'temporal-server.log'),
+    dbFile: embeddedHistoryFile(options.dataDir),
+    logFile: embeddedServerLog(options.dataDir),
   });
-  return { ...embedded, connectionOptions: { address: server.address }, close: server.stop };
+  const serverExited = server.process.exitCode === null && server.process.signalCode === null ? once(server.process, 'exit').then(() => undefined) : Promise.resolve();
+  return { ...embedded, connectionOptions: { address: server.address }, startedHere: true, serverExited, close: server.stop };
 }
 
 export async function connectClient(target: TemporalTarget, plugins: ClientPlugin[] = []): Promise<Client> {

@@ -27,6 +27,8 @@ export function spawnWorker(options: {
   storeUrl?: string;
   metricsAddress?: string;
   logFile: string;
+  /** More environment for the worker (NODE_EXTRA_CA_CERTS, ...), over the test's own. */
+  env?: NodeJS.ProcessEnv;
 }): WorkerProcess {
   const command = options.command ?? 'worker';
   const child = spawn(process.execPath, [options.cli ?? CLI, command, '--task-queue', options.taskQueue, '--metrics-address', options.metricsAddress ?? 'off'], {
@@ -36,6 +38,7 @@ export function spawnWorker(options: {
       CRAWLFLOW_DATA_DIR: options.dataDir,
       CRAWLFLOW_STORE_URL: options.storeUrl ?? '',
       CRAWLFLOW_LOG_LEVEL: 'info',
+      ...options.env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

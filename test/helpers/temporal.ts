@@ -190,7 +190,7 @@ export async function startMeteredWorkerHost(name: string, taskQueue: string): P
   await installRuntime(createLogger(`${name}-sdk`, 'warn'), { sdkMetrics: true });
   const env = await startTestTemporal();
   const host = await startWorkerHost({
-    target: { connectionOptions: { address: env.address }, namespace: 'default', embedded: false, uiUrl: undefined, close: async () => undefined },
+    target: { connectionOptions: { address: env.address }, namespace: 'default', embedded: false, uiUrl: undefined, startedHere: false, serverExited: undefined, close: async () => undefined },
     taskQueue,
     store: env.store,
     metricsAddress: `127.0.0.1:${await freeLoopbackPort()}`,

@@ -32,6 +32,8 @@ export const TLS_HOSTS = {
   wrongName: 'wrong-name.test',
   /** Issued for its name by the trusted CA, expired in 2020. */
   expired: 'expired.test',
+  /** Issued for its name by the trusted CA; the one name the system resolver maps to 127.0.0.1 (/etc/hosts). */
+  localhost: 'localhost',
 } as const;
 
 /** Resolves every `.test` name to 127.0.0.1 and nothing else, so no DNS query leaves the machine. */
@@ -72,6 +74,10 @@ class TestCa {
     readonly certPem: string,
   ) {}
 
+  get certFile(): string {
+    return `${this.dir}.pem`;
+  }
+
   static async create(dir: string, name: string): Promise<TestCa> {
     const ca = join(dir, name);
     writeFileSync(`${ca}.index`, '');
@@ -111,6 +117,8 @@ class TestCa {
 export interface TlsSite {
   /** The CA the crawler must be told to trust (PEM). */
   caPem: string;
+  /** The same CA as a file, for a process told to trust it through NODE_EXTRA_CA_CERTS. */
+  caFile: string;
   port: number;
   url(host: string, path?: string): string;
   /** The server name of every handshake, in order. */
@@ -128,7 +136,7 @@ function respond(path: string, res: ServerResponse): void {
   else res.writeHead(404).end();
 }
 
-async function certificates(dir: string): Promise<{ caPem: string; contexts: Map<string, SecureContext> }> {
+async function certificates(dir: string): Promise<{ caPem: string; caFile: string; contexts: Map<string, SecureContext> }> {
   const trusted = await TestCa.create(dir, 'test-ca');
   const rogue = await TestCa.create(dir, 'rogue-ca');
   const valid = await trusted.issue(TLS_HOSTS.valid, VALID_NOW);
@@ -137,13 +145,14 @@ async function certificates(dir: string): Promise<{ caPem: string; contexts: Map
     [TLS_HOSTS.untrusted, createSecureContext(await rogue.issue(TLS_HOSTS.untrusted, VALID_NOW))],
     [TLS_HOSTS.wrongName, createSecureContext(valid)],
     [TLS_HOSTS.expired, createSecureContext(await trusted.issue(TLS_HOSTS.expired, EXPIRED))],
+    [TLS_HOSTS.localhost, createSecureContext(await trusted.issue(TLS_HOSTS.localhost, VALID_NOW))],
   ]);
-  return { caPem: trusted.certPem, contexts };
+  return { caPem: trusted.certPem, caFile: trusted.certFile, contexts };
 }
 
 export async function startTlsSite(): Promise<TlsSite> {
   const dir = mkdtempSync(join(tmpdir(), 'crawlflow-tls-'));
-  const { caPem, contexts } = await certificates(dir);
+  const { caPem, caFile, contexts } = await certificates(dir);
   const handshakes: string[] = [];
   const requests: Array<{ host: string; path: string }> = [];
   const server: Server = createServer({
@@ -164,6 +173,7 @@ export async function startTlsSite(): Promise<TlsSite> {
   const { port } = server.address() as AddressInfo;
   return {
     caPem,
+    caFile,
     port,
     url: (host, path = '/') => `https://${host}:${port}${path}`,
     handshakes,
