@@ -11,9 +11,9 @@ import { readSitemaps, type SitemapReport } from '../discovery/read-sitemaps';
 import { buildUrlPolicy } from '../policy/url-policy';
 import type { ActivityDeps } from './deps';
 import type { ConfigRef } from './recorded-config';
+import { SNAPSHOT_HOSTS } from './crawl-batch';
 
 const HEARTBEAT_TICK_MS = 1_000;
-const SNAPSHOT_HOSTS = 200;
 
 export interface SitemapDiscoveryResult extends SitemapReport {
   /** The crawl after the sitemaps' URLs were queued (a 0.2.0 run reads it as its snapshot). */

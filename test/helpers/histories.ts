@@ -1,6 +1,8 @@
 /** Reading every run of a crawl's history (continue-as-new makes a chain of runs). */
 import type { Client } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import { writeFileSync } from 'node:fs';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { temporal } from '@temporalio/proto';
 
 export interface RunHistory {
   runId: string;
@@ -39,4 +41,10 @@ export function completedResults<T>(history: temporal.api.history.v1.IHistory, t
     const completed = event.activityTaskCompletedEventAttributes;
     return completed && scheduledIds.has(String(completed.scheduledEventId)) ? [decodePayload(completed.result?.payloads?.[0]) as T] : [];
   });
+}
+
+/** Writes a history as the SDK's JSON, the form the replay test reads. */
+export function writeHistoryFile(file: string, history: temporal.api.history.v1.IHistory): void {
+  writeFileSync(file, historyToJSON(temporal.api.history.v1.History.fromObject(history)));
+  console.log(`recorded ${file} (${history.events?.length} events)`);
 }

@@ -4,15 +4,13 @@
  * Run with `npm run record-histories` when the workflow changes shape on purpose (and keep
  * the old files: crawls started by the previous release must still replay).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { temporal } from '@temporalio/proto';
 import { startCrawl } from '../../src/client/crawl-client';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../../src/shared/messages';
 import { startSyntheticSite } from '../../src/sites/synthetic-site';
 import { projectRoot } from '../../src/temporal/project-paths';
-import { historiesOf } from '../helpers/histories';
+import { historiesOf, writeHistoryFile } from '../helpers/histories';
 import { startTestTemporal, uniqueQueue } from '../helpers/temporal';
 
 const { version } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string };
@@ -79,8 +77,7 @@ async function main(): Promise<void> {
       const runs = await historiesOf(env.client, workflowId);
       runs.forEach(({ history }, index) => {
         const file = join(outDir, `v${version}-${name}${runs.length > 1 ? `-run${runs.length - index}` : ''}.json`);
-        writeFileSync(file, historyToJSON(temporal.api.history.v1.History.fromObject(history)));
-        console.log(`recorded ${file} (${history.events?.length} events)`);
+        writeHistoryFile(file, history);
       });
     }
   } finally {

@@ -8,14 +8,12 @@
  *
  * Files already there are kept: a recorded history is never remade.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { temporal } from '@temporalio/proto';
 import { startCrawl } from '../../src/client/crawl-client';
 import { projectRoot } from '../../src/temporal/project-paths';
 import { DISCOVERY_SETTINGS, startDiscoverySite } from '../helpers/discovery-site';
-import { historiesOf } from '../helpers/histories';
+import { historiesOf, writeHistoryFile } from '../helpers/histories';
 import { RENDER_MATCH, startJsSite } from '../helpers/js-site';
 import { spawnWorker, type WorkerProcess } from '../helpers/processes';
 import { commitBuild, FINAL_0_2_0 } from '../helpers/releases';
@@ -47,8 +45,7 @@ async function main(): Promise<void> {
       const crawlId = `release-${name}`;
       await (await startCrawl(env.client, crawlId, input as never, queue)).result();
       const [{ history }] = await historiesOf(env.client, crawlId);
-      writeFileSync(file, historyToJSON(temporal.api.history.v1.History.fromObject(history)));
-      console.log(`recorded ${file} (${history.events?.length} events)`);
+      writeHistoryFile(file, history);
     }
   } finally {
     for (const worker of workers) await worker.kill('SIGTERM');
