@@ -356,6 +356,7 @@ describe('fetchPage over UndiciTransport', () => {
             headersRead = true;
             return response;
           },
+          resolve: (hostname) => transport.resolve(hostname),
           close: () => Promise.resolve(),
         };
         const fetching = fetchPage(watched, site.url(path), { ...basePolicy, timeoutMs: 30_000 }, controller.signal);

@@ -224,6 +224,19 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it('claim hands out a host\'s most important URLs first, equal ones in discovery order', async () => {
+    const store = await impl.fresh();
+    try {
+      const at = (url: string, priority: number) => ({ ...entry(url), priority });
+      await store.enqueue([at(urlA(0), 0.1), at(urlA(1), 0.5), entry(urlA(2)), at(urlA(3), 0.5), at(urlA(4), 0.001)]);
+      assert.deepEqual(urlsOf(await store.claim('batch-1', A, 3)), [urlA(2), urlA(1), urlA(3)]);
+      assert.deepEqual((await store.claim('batch-1', A, 3)).map((claimed) => claimed.priority), [1, 0.5, 0.5], 'a retried batch gets them back in that order');
+      assert.deepEqual(urlsOf(await store.claim('batch-2', A, 10)), [urlA(0), urlA(4)]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('claim hands one host its URLs in discovery order, up to the limit', async () => {
     const store = await impl.fresh();
     try {
@@ -231,9 +244,9 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       await store.enqueue([entry(urlA(2), 2), entry(urlB(1)), entry(urlA(3))]);
       const claimed = await store.claim('batch-1', A, 3);
       assert.deepEqual(claimed, [
-        { url: urlA(0), depth: 0, attempts: 0 },
-        { url: urlA(1), depth: 1, attempts: 0 },
-        { url: urlA(2), depth: 2, attempts: 0 },
+        { url: urlA(0), depth: 0, attempts: 0, priority: 1 },
+        { url: urlA(1), depth: 1, attempts: 0, priority: 1 },
+        { url: urlA(2), depth: 2, attempts: 0, priority: 1 },
       ]);
       assert.deepEqual(urlsOf(await store.claim('batch-2', B, 10)), [urlB(0), urlB(1)], 'only the named host');
       assert.deepEqual(await store.claim('batch-3', 'nobody.test', 10), []);
@@ -371,10 +384,10 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
 
       const next = await store.claim('batch-2', A, 10);
       assert.deepEqual(next, [
-        { url: urlA(1), depth: 0, attempts: 2 },
-        { url: urlA(2), depth: 0, attempts: 0 },
-        { url: urlA(3), depth: 0, attempts: 0 },
-        { url: urlA(4), depth: 0, attempts: 0 },
+        { url: urlA(1), depth: 0, attempts: 2, priority: 1 },
+        { url: urlA(2), depth: 0, attempts: 0, priority: 1 },
+        { url: urlA(3), depth: 0, attempts: 0, priority: 1 },
+        { url: urlA(4), depth: 0, attempts: 0, priority: 1 },
       ]);
       assert.equal(await store.complete('batch', pageRecord(urlA(2)), [entry(urlA(77))]), 0, 'the old batch can no longer complete a released URL');
       assert.equal(await store.complete('batch-2', pageRecord(urlA(2)), [entry(urlA(77))]), 1, 'its new owner can');
@@ -640,7 +653,7 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       const store = await seeded(10);
       try {
         await store.enqueue([entry(urlB(0))]);
-        assert.deepEqual(await store.claim('b1', A, 4, 6), [0, 1, 2, 3].map((n) => ({ url: urlA(n), depth: 0, attempts: 0 })));
+        assert.deepEqual(await store.claim('b1', A, 4, 6), [0, 1, 2, 3].map((n) => ({ url: urlA(n), depth: 0, attempts: 0, priority: 1 })));
         const second = await store.claim('b2', A, 4, 6);
         assert.deepEqual(urlsOf(second), [4, 5, 6, 7].map(urlA), 'still within the batch limit');
         assert.deepEqual(skippedOf(second), [urlA(6), urlA(7)]);
@@ -723,8 +736,8 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
         assert.equal(await store.release('r', { url: urlOf('r2'), attempts: 1 }), 2);
         assert.deepEqual(await backlog(store), [{ host: A, queued: 4, rendering: 2 }]);
         assert.deepEqual(await store.claim('r2', A, 10, undefined, true), [
-          { url: urlOf('r1'), depth: 0, attempts: 0 },
-          { url: urlOf('r2'), depth: 0, attempts: 1 },
+          { url: urlOf('r1'), depth: 0, attempts: 0, priority: 1 },
+          { url: urlOf('r2'), depth: 0, attempts: 1, priority: 1 },
         ]);
         const found: FrontierEntry[] = [
           { url: urlOf('r3'), host: A, depth: 1, render: true },
@@ -947,6 +960,8 @@ const SCHEMA_UNDO: Record<number, string> = {
         DROP COLUMN handover;
       DROP TABLE crawlflow.configs;`,
   6: 'ALTER TABLE crawlflow.hosts DROP COLUMN robots_error',
+  7: `ALTER TABLE crawlflow.urls DROP COLUMN priority;
+      CREATE INDEX urls_queue_by_kind ON crawlflow.urls (crawl, host, render, id) WHERE state = 0;`,
 };
 
 /** Takes the database at `url` back to schema `version`, newest change first. */

@@ -26,7 +26,9 @@ import { fetchPage, type FetchedPage, type FetchPolicy } from '../fetch/fetch-pa
 import { markRendered, renderMatcher, type UrlMatcher } from '../policy/render-routing';
 import type { Transport } from '../fetch/transport';
 import { proxyRoute, requestProfile, type ProxyRoute, type RequestProfile } from '../fetch/request-profile';
-import { hostOverrideKey } from '../policy/host-overrides';
+import { hostOverride, hostOverrideKey } from '../policy/host-overrides';
+import { politenessKeys, type PolitenessKeys } from '../policy/politeness-key';
+import { sharePriority } from '../policy/frontier-order';
 import { hostPacingPolicy, pacingAfter, requestGapMs, type RequestOutcome } from '../policy/host-politeness';
 import { statusClass } from '../observability/metrics';
 import { compileExtractor, type Extractor } from '../parse/extract-fields';
@@ -108,7 +110,11 @@ interface CrawlPolicy {
   /** Which discovered URLs are queued for rendering (`render.match`); null when the crawl renders nothing. */
   renders: UrlMatcher | null;
   proxy: ProxyRoute | undefined;
+  /** Re-keys found URLs when politeness is by domain or IP; undefined when it is by host. */
+  keys: PolitenessKeys | undefined;
   hostRequests(host: string): HostRequests;
+  /** The override whose delay and concurrency apply to a politeness key. */
+  pacingOverride(key: string): HostOverride | undefined;
   /** Asked on every redirect hop: each host gets its own headers and cookies. */
   headersFor(url: URL): Readonly<Record<string, string>>;
 }
@@ -149,7 +155,9 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
         extractor: compileExtractor(config.extract),
         renders: renderMatcher(config),
         proxy: proxyRoute(config),
+        keys: politenessKeys(config.politenessKey, (hostname) => deps.transport.resolve(hostname)),
         hostRequests,
+        pacingOverride: (key) => hostOverride(config.hosts, key),
         headersFor: (url) => hostRequests(url.host).profile.headers,
         seeds: config.seeds.length,
       };
@@ -190,11 +198,13 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     };
     if (item.skipped !== undefined) return { outcome: withChange(skippedOutcome(item, item.skipped), context) }; // over the host's page cap
     const { page: pagePolicy, guard, proxy, headersFor } = crawlPolicy;
-    const { override, profile } = crawlPolicy.hostRequests(host);
+    // Requests (headers, cookies, robots.txt) belong to the URL's host; pacing to its politeness key.
+    const url = new URL(item.url);
+    const { profile } = crawlPolicy.hostRequests(url.host);
+    const override = crawlPolicy.pacingOverride(host);
     let crawlDelayMs: number | null = null;
     if (config.respectRobots) {
-      const origin = new URL(item.url).origin;
-      const rules = await robots.rules(store, `${crawlId}\n${host}`, origin, { userAgent: profile.userAgent, guard, headersFor, proxy }, signal);
+      const rules = await robots.rules(store, `${crawlId}\n${url.host}`, url.origin, { userAgent: profile.userAgent, guard, headersFor, proxy }, signal);
       if (rules.hostError !== null) return { outcome: withChange(failedOutcome(item, rules.hostError), context) };
       if (!rules.isAllowed(item.url)) return { outcome: withChange(skippedOutcome(item, 'robots'), context) };
       crawlDelayMs = rules.crawlDelayMs;
@@ -323,7 +333,9 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
         }
         const { record, discovered, dropped, capture } = result.outcome;
         if (bodyWriter && capture) record.bodyRef = await bodyWriter.append(captureRecords(capture, new Date(record.fetchedAt)));
-        const added = await store.complete(work.batchId, record, markRendered(discovered, policy.renders));
+        const found = sharePriority(discovered, item.priority, work.config.frontierOrder);
+        const keyed = policy.keys === undefined ? found : await policy.keys(found);
+        const added = await store.complete(work.batchId, record, markRendered(keyed, policy.renders));
         countDropped(dropped, discovered.length - added);
         metrics.pages.inc({ outcome: record.error ? 'error' : record.skipped ? 'skipped' : 'fetched', status_class: statusClass(record.status) });
         metrics.bytes.inc(record.bytes);

@@ -14,6 +14,8 @@ import { patientStore, storeWaitMetrics } from '../store/patient-store';
 import { markGone } from '../recrawl/mark-gone';
 import { checkPreviousCrawl } from '../recrawl/previous-crawl';
 import { planOf, type CrawlPlan } from '../scheduling/crawl-plan';
+import { politenessKeys } from '../policy/politeness-key';
+import type { LookupAll } from '../fetch/transport';
 import { classified, UNCLASSIFIED } from './activity-failures';
 import { appendSeeds, recordConfig } from './recorded-config';
 import { SNAPSHOT_HOSTS } from './crawl-batch';
@@ -55,10 +57,17 @@ async function crawlInputOf(crawlId: string, runId: string): Promise<unknown> {
  * queued. Returns the config version batches are to read. Exported for activity-level tests,
  * which open a crawl without a workflow run to read the input from.
  */
-export async function openInStore(store: FrontierStore, config: CrawlConfig): Promise<number> {
+export async function openInStore(store: FrontierStore, config: CrawlConfig, resolve: LookupAll): Promise<number> {
   const configVersion = await recordConfig(store, config);
-  await store.enqueue(seedEntries(config));
+  await store.enqueue(await keyedSeeds(config, resolve));
   return configVersion;
+}
+
+/** The seeds as entries under the crawl's politeness keys. */
+function keyedSeeds(config: CrawlConfig, resolve: LookupAll, seeds = config.seeds): Promise<FrontierEntry[]> | FrontierEntry[] {
+  const keys = politenessKeys(config.politenessKey, resolve);
+  const entries = seedEntries(config, seeds);
+  return keys === undefined ? entries : keys(entries);
 }
 
 export interface OpenedCrawl {
@@ -66,7 +75,8 @@ export interface OpenedCrawl {
   view: CrawlView;
 }
 
-export function createLifecycleActivities({ stores, metrics }: Pick<ActivityDeps, 'stores' | 'metrics'>) {
+export function createLifecycleActivities({ stores, metrics, transport }: Pick<ActivityDeps, 'stores' | 'metrics' | 'transport'>) {
+  const resolve: LookupAll = (hostname) => transport.resolve(hostname);
   /** `work` on the crawl's store, its errors classified for Temporal's retries. */
   const onStore = <T>(crawlId: string, work: (store: FrontierStore) => Promise<T>): Promise<T> =>
     classified(Context.current().info.attempt, () => stores.use(crawlId, work));
@@ -83,7 +93,7 @@ export function createLifecycleActivities({ stores, metrics }: Pick<ActivityDeps
         const config = parseCrawlConfig(await crawlInputOf(crawlId, runId));
         if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
         return stores.use(crawlId, async (store) => {
-          const configVersion = await openInStore(store, config);
+          const configVersion = await openInStore(store, config, resolve);
           return { plan: planOf(config, configVersion), view: await store.view(SNAPSHOT_HOSTS) };
         });
       });
@@ -94,7 +104,7 @@ export function createLifecycleActivities({ stores, metrics }: Pick<ActivityDeps
       return onStore(crawlId, async (store) => {
         const seeds = parseSeeds(urls);
         const { version, config } = await appendSeeds(store, seeds);
-        const added = await store.enqueue(seedEntries(config, seeds));
+        const added = await store.enqueue(await keyedSeeds(config, resolve, seeds));
         return { added, configVersion: version, view: await store.view(SNAPSHOT_HOSTS) };
       });
     },

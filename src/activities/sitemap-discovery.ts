@@ -9,6 +9,7 @@ import type { CrawlView, SeedFrontierInput } from '../shared/crawl-types';
 import { AddressGuard } from '../fetch/address-guard';
 import { readSitemaps, type SitemapReport } from '../discovery/read-sitemaps';
 import { buildUrlPolicy } from '../policy/url-policy';
+import { politenessKeys } from '../policy/politeness-key';
 import type { ActivityDeps } from './deps';
 import type { ConfigRef } from './recorded-config';
 import { SNAPSHOT_HOSTS } from './crawl-batch';
@@ -38,6 +39,7 @@ export function createSitemapDiscovery({ stores, transport, robots, metrics, con
           robots,
           guard: AddressGuard.forCrawl(config),
           urls: buildUrlPolicy(config),
+          keys: politenessKeys(config.politenessKey, (hostname) => transport.resolve(hostname)),
           signal: context.cancellationSignal,
         };
         const report = await readSitemaps(reading);

@@ -4,7 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
-import { InvalidCrawlConfigError, parseCrawlConfig, RENDER_WAIT_UNTIL, SCOPES, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
+import { FRONTIER_ORDERS, InvalidCrawlConfigError, parseCrawlConfig, RENDER_WAIT_UNTIL, SCOPES, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
+import { POLITENESS_KEYS } from '../shared/politeness-config';
 import { TRAILING_SLASH_RULES } from '../policy/normalize-url';
 
 export interface CrawlFlags {
@@ -12,6 +13,8 @@ export interface CrawlFlags {
   maxPages?: number;
   maxDepth?: number;
   scope?: string;
+  frontierOrder?: string;
+  politenessKey?: string;
   concurrency?: number;
   perHostConcurrency?: number;
   delayMs?: number;
@@ -59,6 +62,8 @@ const FLAG_OF: Record<string, string> = {
   maxPages: '--max-pages',
   maxDepth: '--max-depth',
   scope: '--scope',
+  frontierOrder: '--frontier-order',
+  politenessKey: '--politeness-key',
   concurrency: '--concurrency',
   perHostConcurrency: '--per-host-concurrency',
   delayMs: '--delay-ms',
@@ -122,6 +127,8 @@ export function addCrawlOptions(command: Command): Command {
     .option('--max-pages <n>', 'stop after this many URLs (default 10000)', integer)
     .option('--max-depth <n>', 'follow links this many hops from a seed (default 20)', integer)
     .option('--scope <scope>', `which links to follow: ${SCOPES.join('|')} (default host)`)
+    .option('--frontier-order <order>', `which of a host's URLs go first: ${FRONTIER_ORDERS.join('|')} (default opic)`)
+    .option('--politeness-key <key>', `what delays and concurrency count per: ${POLITENESS_KEYS.join('|')} (default host)`)
     .option('--concurrency <n>', 'batches in flight for the whole crawl (default 8)', integer)
     .option('--per-host-concurrency <n>', 'batches in flight per host, across workers (default 2)', integer)
     .option('--delay-ms <ms>', 'minimum gap between requests to one host (default 0)', integer)
@@ -190,6 +197,8 @@ function fieldsFromFlags(seeds: string[], flags: CrawlFlags): Record<string, unk
     maxPages: flags.maxPages,
     maxDepth: flags.maxDepth,
     scope: flags.scope,
+    frontierOrder: flags.frontierOrder,
+    politenessKey: flags.politenessKey,
     concurrency: flags.concurrency,
     perHostConcurrency: flags.perHostConcurrency,
     delayMs: flags.delayMs,

@@ -11,6 +11,7 @@
  */
 import type { CrawlConfig } from '../shared/crawl-config';
 import type { FrontierEntry, FrontierStore } from '../store/frontier-store';
+import type { PolitenessKeys } from '../policy/politeness-key';
 import { cancellableSleep, RequestStarts, type TakenStart } from '../store/request-starts';
 import type { AddressGuard } from '../fetch/address-guard';
 import { FetchError } from '../fetch/errors';
@@ -59,7 +60,15 @@ export interface SitemapReading {
   robots: RobotsCache;
   guard: AddressGuard;
   urls: UrlPolicy;
+  /** Re-keys the URLs found when politeness is by domain or IP (see politeness-key.ts). */
+  keys: PolitenessKeys | undefined;
   signal: AbortSignal;
+}
+
+/** The politeness key the store paces `url`'s host under. */
+async function keyOf(reading: SitemapReading, url: string): Promise<string> {
+  const host = new URL(url).host;
+  return reading.keys === undefined ? host : (await reading.keys([{ url, host, depth: 0 }]))[0].host;
 }
 
 interface SitemapRef {
@@ -93,7 +102,7 @@ async function takeStart(reading: SitemapReading, starts: RequestStarts): Promis
 
 async function fetchSitemap(reading: SitemapReading, url: string): Promise<ParsedSitemap> {
   const { config, transport, guard, signal, store } = reading;
-  const starts = new RequestStarts(store, new URL(url).host, signal);
+  const starts = new RequestStarts(store, await keyOf(reading, url), signal);
   const start = await takeStart(reading, starts);
   const policy: FetchPolicy = {
     userAgent: config.userAgent,
@@ -171,7 +180,8 @@ export async function readSitemaps(reading: SitemapReading): Promise<SitemapRepo
         }
       }
       if (sitemap.truncated) drop('file-cap'); // past the protocol's 50,000 entries: the rest were not even read
-      report.added += await store.enqueue(markRendered(entries, renders));
+      const keyed = reading.keys === undefined ? entries : await reading.keys(entries);
+      report.added += await store.enqueue(markRendered(keyed, renders));
     }
   }
   return report;

@@ -44,6 +44,8 @@ export interface Transport {
    * headers about to be written), the moment a site sees as its start.
    */
   get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard, proxy?: ProxyRoute, onSent?: OnSent): Promise<TransportResponse>;
+  /** What `hostname` resolves to, by the resolver this transport's connections use (politeness by IP asks it). */
+  resolve: LookupAll;
   close(): Promise<void>;
 }
 
@@ -132,6 +134,10 @@ export class UndiciTransport implements Transport {
   constructor(private readonly options: UndiciTransportOptions) {
     this.connect = options.connect ?? buildConnector({ timeout: options.connectTimeoutMs });
     this.lookup = options.lookup ?? systemLookup;
+  }
+
+  resolve(hostname: string): ReturnType<LookupAll> {
+    return this.lookup(hostname);
   }
 
   private agentFor(guard: AddressGuard): Dispatcher {

@@ -121,6 +121,13 @@ const renderSchema = z
 export type RenderConfig = z.output<typeof renderSchema>;
 
 export const SCOPES = ['host', 'domain', 'prefix', 'any'] as const;
+
+/**
+ * The order a host's URLs are fetched in: by OPIC importance (a page's outlinks share its
+ * priority, and a URL's priority is what its in-links gave it), or breadth-first (discovery order).
+ */
+export const FRONTIER_ORDERS = ['opic', 'breadth-first'] as const;
+export type FrontierOrder = (typeof FRONTIER_ORDERS)[number];
 export type Scope = (typeof SCOPES)[number];
 
 /** The limits a running crawl may change (`setLimits`), without defaults: absent means unchanged. */
@@ -139,6 +146,7 @@ export const crawlConfigSchema = z
     scope: z.enum(SCOPES).default('host'),
     maxPages: count(1, 100_000_000).default(10_000),
     maxDepth: count(0, 1_000).default(20),
+    frontierOrder: z.enum(FRONTIER_ORDERS).default('opic'),
     concurrency: limitFields.concurrency.default(8),
     perHostConcurrency: limitFields.perHostConcurrency.default(2),
     delayMs: limitFields.delayMs.default(0),

@@ -169,7 +169,17 @@ const autoThrottleSchema = z
   .strict();
 
 /** Spread into the crawl schema. */
+/**
+ * What politeness is counted per: the host name (with its port), the registrable domain (ICANN
+ * part of the Public Suffix List: `a.example.co.uk` and `b.example.co.uk` share one key), or the
+ * IP address the host resolves to (thousands of shared-hosting names on one server share one).
+ */
+export const POLITENESS_KEYS = ['host', 'domain', 'ip'] as const;
+export type PolitenessKeyKind = (typeof POLITENESS_KEYS)[number];
+
 export const politenessFields = {
+  /** The unit the gap (`delayMs`, Crawl-delay, Retry-After), concurrency and page cap apply to. */
+  politenessKey: z.enum(POLITENESS_KEYS).default('host'),
   backoff: backoffSchema.prefault({}),
   autoThrottle: autoThrottleSchema.prefault({}),
   headers: requestFields.headers.default({}),

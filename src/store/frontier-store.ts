@@ -19,6 +19,10 @@
  */
 export interface FrontierEntry {
   url: string;
+  /**
+   * The politeness key the URL is queued, claimed, paced and capped under: its host (with the
+   * port), or its registrable domain or IP address when the crawl's `politenessKey` says so.
+   */
   host: string;
   depth: number;
   /**
@@ -26,6 +30,11 @@ export interface FrontierEntry {
    * was found), not fetched by a fetch batch. Decided once, at enqueue; absent means fetch.
    */
   render?: boolean;
+  /**
+   * How important the URL is: a host's queued URLs are claimed highest first, then in discovery
+   * order. Set once, by the URL's first discovery (absent: 1, a seed's); see frontier-order.ts.
+   */
+  priority?: number;
 }
 
 /** The `skipped` reason of a URL its host's page cap (`maxPagesPerHost`) left unfetched. */
@@ -36,6 +45,8 @@ export interface ClaimedUrl {
   depth: number;
   /** Fetch attempts made by earlier batches that gave the URL back (Retry-After, backoff). */
   attempts: number;
+  /** Its `FrontierEntry.priority`, which the page's outlinks share. */
+  priority: number;
   /** Set when the URL was claimed only to be recorded as skipped, never fetched (`host-page-cap`). */
   skipped?: string;
 }

@@ -109,6 +109,11 @@ const MIGRATIONS: readonly string[] = [
    );`,
   // Why robots.txt could not be fetched; NULL for files fetched before.
   `ALTER TABLE crawlflow.hosts ADD COLUMN robots_error text;`,
+  // The frontier's order: claims take a host's most important URLs first (every older row is
+  // as important as a seed), so the queue index takes the priority and replaces the one without.
+  `ALTER TABLE crawlflow.urls ADD COLUMN priority double precision NOT NULL DEFAULT 1;
+   CREATE INDEX urls_queue_by_priority ON crawlflow.urls (crawl, host, render, priority DESC, id) WHERE state = ${QUEUED};
+   DROP INDEX crawlflow.urls_queue_by_kind;`,
 ];
 
 /** The schema version a migrated database is at. */

@@ -42,16 +42,16 @@ const RECORDS_PAGE = 1_000;
 const byUrl = (n: number) => `url_hash = md5($${n})::uuid AND url = $${n}`;
 
 /**
- * CTEs that add the entries $2 (urls), $3 (hosts), $4 (depths), $5 (to render or not) to crawl
+ * CTEs that add the entries $2 (urls), $3 (hosts), $4 (depths), $5 (to render or not), $6 (priorities) to crawl
  * $1 unless seen, in the given order, and count them on their hosts, all and to render (in
  * host order, so concurrent enqueues lock host rows in one order). `gate` may hold back the
  * insert (a WHERE on the entries).
  */
 const insertEntries = (gate: string) => `
   added AS (
-    INSERT INTO crawlflow.urls (crawl, url, host, depth, render)
-    SELECT $1, e.url, e.host, e.depth, e.render
-    FROM unnest($2::text[], $3::text[], $4::int[], $5::boolean[]) WITH ORDINALITY AS e (url, host, depth, render, n)
+    INSERT INTO crawlflow.urls (crawl, url, host, depth, render, priority)
+    SELECT $1, e.url, e.host, e.depth, e.render, e.priority
+    FROM unnest($2::text[], $3::text[], $4::int[], $5::boolean[], $6::float8[]) WITH ORDINALITY AS e (url, host, depth, render, priority, n)
     ${gate}
     ORDER BY e.n
     ON CONFLICT (crawl, url_hash) DO NOTHING
@@ -72,15 +72,15 @@ const ENQUEUE = `WITH ${insertEntries('')} ${bumpVersionAfter('counted', '(SELEC
 
 const COMPLETE = `
   WITH done AS (
-    UPDATE crawlflow.urls SET state = ${DONE}, status = $8, error = $9, skipped = $10, title = $11, links = $12, fetched_at = $13,
-      final_url = $14, content_type = $15, bytes = $16, canonical = $17, noindex = $18, fields = $19, etag = $20, last_modified = $21,
-      content_hash = $22, change = $23, body_ref = $24
-    WHERE crawl = $1 AND ${byUrl(6)} AND batch_id = $7 AND state = ${CLAIMED}
+    UPDATE crawlflow.urls SET state = ${DONE}, status = $9, error = $10, skipped = $11, title = $12, links = $13, fetched_at = $14,
+      final_url = $15, content_type = $16, bytes = $17, canonical = $18, noindex = $19, fields = $20, etag = $21, last_modified = $22,
+      content_hash = $23, change = $24, body_ref = $25
+    WHERE crawl = $1 AND ${byUrl(7)} AND batch_id = $8 AND state = ${CLAIMED}
     RETURNING 1),
   ${insertEntries('WHERE EXISTS (SELECT 1 FROM done)')}
   UPDATE crawlflow.crawls SET version = version + 1, processed = processed + 1,
-    fetched = fetched + CASE WHEN $8 IS NULL THEN 0 ELSE 1 END, errors = errors + CASE WHEN $9 IS NULL THEN 0 ELSE 1 END,
-    skipped = skipped + CASE WHEN $10 IS NULL THEN 0 ELSE 1 END, bytes = bytes + $16
+    fetched = fetched + CASE WHEN $9 IS NULL THEN 0 ELSE 1 END, errors = errors + CASE WHEN $10 IS NULL THEN 0 ELSE 1 END,
+    skipped = skipped + CASE WHEN $11 IS NULL THEN 0 ELSE 1 END, bytes = bytes + $17
   WHERE id = $1 AND EXISTS (SELECT 1 FROM done) AND (SELECT count(*) FROM counted) >= 0
   RETURNING (SELECT sum(n) FROM per_host)::int AS added`;
 
@@ -129,13 +129,13 @@ const RELEASE_ALL = requeue('batch_id IS NOT NULL AND $2::text IS NULL');
  */
 const CLAIM_QUEUED = `
   WITH picked AS (
-    SELECT id, row_number() OVER (ORDER BY id) AS n FROM (
-      SELECT id FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND render = $6 AND state = ${QUEUED}
-      ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED) q),
+    SELECT id, row_number() OVER (ORDER BY priority DESC, id) AS n FROM (
+      SELECT id, priority FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND render = $6 AND state = ${QUEUED}
+      ORDER BY priority DESC, id LIMIT $4 FOR UPDATE SKIP LOCKED) q),
   claimed AS (
     UPDATE crawlflow.urls u SET state = ${CLAIMED}, batch_id = $3, skipped = CASE WHEN picked.n <= $5 THEN NULL ELSE '${HOST_PAGE_CAP}' END
     FROM picked WHERE u.crawl = $1 AND u.id = picked.id
-    RETURNING u.id, u.url, u.depth, u.attempts, u.skipped, u.render),
+    RETURNING u.id, u.url, u.depth, u.attempts, u.skipped, u.render, u.priority),
   counted AS (
     UPDATE crawlflow.hosts SET queued = queued - (SELECT count(*) FROM claimed),
       render_queued = render_queued - (SELECT count(*) FROM claimed WHERE render),
@@ -143,7 +143,7 @@ const CLAIM_QUEUED = `
     WHERE crawl = $1 AND host = $2 AND EXISTS (SELECT 1 FROM claimed)
     RETURNING 1),
   bumped AS (${bumpVersionAfter('counted', '1')})
-  SELECT id, url, depth, attempts, skipped FROM claimed ORDER BY id`;
+  SELECT id, url, depth, attempts, skipped, priority FROM claimed ORDER BY priority DESC, id`;
 
 /**
  * Takes the host's next request start when the host is free at $3 (the caller's clock, read
@@ -214,7 +214,7 @@ export class PostgresFrontierStore implements FrontierStore {
       // The host's row lock serializes claims of this host across workers, of both kinds: the cap is counted under it.
       const host_ = await client.query<{ taken: number }>('SELECT taken FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE', [crawl, host]);
       const mine = await client.query<ClaimRow & { state: number }>(
-        'SELECT url, depth, attempts, skipped, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND host = $3 ORDER BY id',
+        'SELECT url, depth, attempts, skipped, priority, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND host = $3 ORDER BY priority DESC, id',
         [crawl, batchId, host],
       );
       const own = mine.rows.filter((row) => row.state === CLAIMED);
@@ -427,7 +427,13 @@ export class PostgresFrontierStore implements FrontierStore {
   async close(): Promise<void> {}
 }
 
-/** The entries as the column arrays `insertEntries` unnests: urls, hosts, depths, to render. */
-function columnsOf(entries: readonly FrontierEntry[]): [string[], string[], number[], boolean[]] {
-  return [entries.map((entry) => entry.url), entries.map((entry) => entry.host), entries.map((entry) => entry.depth), entries.map((entry) => entry.render === true)];
+/** The entries as the column arrays `insertEntries` unnests: urls, hosts, depths, to render, priorities. */
+function columnsOf(entries: readonly FrontierEntry[]): [string[], string[], number[], boolean[], number[]] {
+  return [
+    entries.map((entry) => entry.url),
+    entries.map((entry) => entry.host),
+    entries.map((entry) => entry.depth),
+    entries.map((entry) => entry.render === true),
+    entries.map((entry) => entry.priority ?? 1),
+  ];
 }

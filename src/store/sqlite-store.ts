@@ -62,7 +62,8 @@ const SCHEMA = `
     content_hash TEXT,
     change TEXT,
     body_ref TEXT,
-    render INTEGER NOT NULL DEFAULT 0
+    render INTEGER NOT NULL DEFAULT 0,
+    priority REAL NOT NULL DEFAULT 1
   );
   CREATE INDEX IF NOT EXISTS urls_by_host_state ON urls (host, state, id);
   CREATE INDEX IF NOT EXISTS urls_by_batch ON urls (batch_id) WHERE batch_id IS NOT NULL;
@@ -129,8 +130,12 @@ function migrate(db: Database.Database): void {
   );
   // Files written before extraction, recrawl and stored bodies: their columns, NULL in old rows.
   for (const column of CONTENT_COLUMNS) addMissingColumn(db, 'urls', column, `ALTER TABLE urls ADD COLUMN ${column} TEXT`);
-  // Claims select by (host, kind): fetch batches must not step over a host's render backlog.
-  db.exec('CREATE INDEX IF NOT EXISTS urls_by_host_kind_state ON urls (host, render, state, id)');
+  // Files written before the frontier had an order: every URL in them is as important as a seed.
+  addMissingColumn(db, 'urls', 'priority', 'ALTER TABLE urls ADD COLUMN priority REAL NOT NULL DEFAULT 1');
+  // Claims select by (host, kind), most important first: fetch batches must not step over a
+  // host's render backlog.
+  db.exec(`CREATE INDEX IF NOT EXISTS urls_by_host_kind_priority ON urls (host, render, state, priority DESC, id);
+    DROP INDEX IF EXISTS urls_by_host_kind_state;`);
   db.transaction(() => {
     if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'totals'").get() === undefined) db.exec(TOTALS_SCHEMA);
   }).immediate();
@@ -148,6 +153,9 @@ function migrate(db: Database.Database): void {
 
 /** Queued URLs added (or, negative, taken away) per host: all of them, and those to render. */
 type QueuedChange = { n: number; render: number };
+
+/** Most important first, then in discovery order: the order claims hand URLs out in (RETURNING keeps none). */
+const inClaimOrder = (a: ClaimRow & { id: number }, b: ClaimRow & { id: number }): number => b.priority - a.priority || a.id - b.id;
 
 const RECORDS_PAGE = 500;
 const BUSY_TIMEOUT_MS = 250;
@@ -184,19 +192,19 @@ export class SqliteFrontierStore implements FrontierStore {
     migrate(this.db);
     const db = this.db;
     const s = {
-      insertUrl: db.prepare('INSERT INTO urls (url, host, depth, render) VALUES (?, ?, ?, ?) ON CONFLICT (url) DO NOTHING'),
+      insertUrl: db.prepare('INSERT INTO urls (url, host, depth, render, priority) VALUES (?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING'),
       addQueued: db.prepare(
         `INSERT INTO hosts (host, queued, render_queued) VALUES (?, ?, ?)
          ON CONFLICT (host) DO UPDATE SET queued = queued + excluded.queued, render_queued = render_queued + excluded.render_queued`,
       ),
       bumpVersion: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'version'"),
       version: db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck(),
-      ownClaims: db.prepare('SELECT url, depth, attempts, skipped FROM urls WHERE batch_id = ? AND host = ? AND state = ? ORDER BY id'),
+      ownClaims: db.prepare('SELECT url, depth, attempts, skipped, priority FROM urls WHERE batch_id = ? AND host = ? AND state = ? ORDER BY priority DESC, id'),
       batchShare: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ? AND host = ?').pluck(),
       claimQueued: db.prepare(
         `UPDATE urls SET state = ${CLAIMED}, batch_id = ?, skipped = ?
-         WHERE id IN (SELECT id FROM urls WHERE host = ? AND render = ? AND state = ${QUEUED} ORDER BY id LIMIT ?)
-         RETURNING id, url, depth, attempts, skipped`,
+         WHERE id IN (SELECT id FROM urls WHERE host = ? AND render = ? AND state = ${QUEUED} ORDER BY priority DESC, id LIMIT ?)
+         RETURNING id, url, depth, attempts, skipped, priority`,
       ),
       taken: db.prepare('SELECT taken FROM hosts WHERE host = ?').pluck(),
       addTaken: db.prepare('UPDATE hosts SET taken = taken + ? WHERE host = ?'),
@@ -291,7 +299,7 @@ export class SqliteFrontierStore implements FrontierStore {
       let total = 0;
       for (const entry of entries) {
         const render = entry.render === true ? 1 : 0;
-        if (s.insertUrl.run(entry.url, entry.host, entry.depth, render).changes === 1) {
+        if (s.insertUrl.run(entry.url, entry.host, entry.depth, render, entry.priority ?? 1).changes === 1) {
           const change = added.get(entry.host) ?? { n: 0, render: 0 };
           added.set(entry.host, { n: change.n + 1, render: change.render + render });
           total += 1;
@@ -308,7 +316,7 @@ export class SqliteFrontierStore implements FrontierStore {
     this.enqueueTx = db.transaction(insertEntries);
     this.claimTx = db.transaction((batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1): ClaimedUrl[] => {
       const claimQueued = (n: number, skipped: string | null): ClaimRow[] =>
-        n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, render, n) as Array<ClaimRow & { id: number }>).sort((a, b) => a.id - b.id);
+        n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, render, n) as Array<ClaimRow & { id: number }>).sort(inClaimOrder);
       const own = s.ownClaims.all(batchId, host, CLAIMED) as ClaimRow[];
       const room = limit - (s.batchShare.get(batchId, host) as number);
       if (room <= 0) return own.map(toClaimed);

@@ -9,10 +9,11 @@ export interface ClaimRow {
   depth: number;
   attempts: number;
   skipped: string | null;
+  priority: number;
 }
 
-export function toClaimed({ url, depth, attempts, skipped }: ClaimRow): ClaimedUrl {
-  return skipped === null ? { url, depth, attempts } : { url, depth, attempts, skipped };
+export function toClaimed({ url, depth, attempts, skipped, priority }: ClaimRow): ClaimedUrl {
+  return skipped === null ? { url, depth, attempts, priority } : { url, depth, attempts, priority, skipped };
 }
 
 export interface UrlRow {
