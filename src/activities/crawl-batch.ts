@@ -134,6 +134,12 @@ export function fetchLoader(transport: Transport): PageLoader {
   return { render: false, load: (url, policy, _config, signal, headers) => fetchPage(transport, url, policy, signal, headers) };
 }
 
+/** Whether a host is one of the claimed URLs': the hosts under a politeness key that this batch meets. */
+function hostsOf(claimed: readonly ClaimedUrl[]): (host: string) => boolean {
+  const hosts = new Set(claimed.map((item) => new URL(item.url).host));
+  return (host) => hosts.has(host);
+}
+
 function throwIfCancelled(signal: AbortSignal): void {
   if (signal.aborted) throw signal.reason;
 }
@@ -314,7 +320,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     const { work, store, policy, progress, handover, bodyWriter, signal } = run;
     const claimed = await store.claim(work.batchId, host, limit, work.config.maxPagesPerHost, loader.render);
     const pacing = { current: await store.hostPacing(host) };
-    const starts = new RequestStarts(store, host, signal);
+    const starts = new RequestStarts(store, host, signal, policy.keys === undefined ? undefined : hostsOf(claimed));
     const hostWork = { ...work, host };
     queueGauge.inc(claimed.length);
     let pending = claimed.length;

@@ -102,7 +102,8 @@ async function takeStart(reading: SitemapReading, starts: RequestStarts): Promis
 
 async function fetchSitemap(reading: SitemapReading, url: string): Promise<ParsedSitemap> {
   const { config, transport, guard, signal, store } = reading;
-  const starts = new RequestStarts(store, await keyOf(reading, url), signal);
+  const host = new URL(url).host;
+  const starts = new RequestStarts(store, await keyOf(reading, url), signal, (sent) => sent === host);
   const start = await takeStart(reading, starts);
   const policy: FetchPolicy = {
     userAgent: config.userAgent,

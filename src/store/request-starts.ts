@@ -39,10 +39,15 @@ export class RequestStarts {
   /** Holds still on their way to the store. */
   private readonly holds = new Set<Promise<void>>();
 
+  /**
+   * `key` is the politeness key the store paces; `ofKey` tells whether a request's host is
+   * under it (a redirect may leave it), the key itself when politeness is by host.
+   */
   constructor(
     private readonly store: FrontierStore,
-    private readonly host: string,
+    private readonly key: string,
     private readonly signal: AbortSignal,
+    private readonly ofKey: (host: string) => boolean = (host) => host === key,
   ) {}
 
   /**
@@ -52,7 +57,7 @@ export class RequestStarts {
   async take(gapMs: number, maxWaitMs: number): Promise<TakenStart | { deferUntil: number }> {
     const askedAt = Date.now();
     for (;;) {
-      const start = await this.store.startRequest(this.host, gapMs, maxWaitMs, Date.now);
+      const start = await this.store.startRequest(this.key, gapMs, maxWaitMs, Date.now);
       if ('deferUntil' in start) return start;
       if ('takenAt' in start) {
         const { takenAt } = start;
@@ -64,12 +69,12 @@ export class RequestStarts {
   }
 
   private sent(url: URL, sentAt: number, takenAt: number, gapMs: number): void {
-    if (url.host !== this.host || sentAt - takenAt <= LATE_SEND_MS) return;
+    if (!this.ofKey(url.host) || sentAt - takenAt <= LATE_SEND_MS) return;
     // Not awaited: the request is on its way now, and the hold lands long before anyone may
     // take the next start (a gap later). A failed hold costs only that much precision; the
     // store's failure shows on the batch's next store call.
     const hold = this.store
-      .holdHost(this.host, sentAt + gapMs)
+      .holdHost(this.key, sentAt + gapMs)
       .catch(() => undefined)
       .finally(() => this.holds.delete(hold));
     this.holds.add(hold);
