@@ -7,7 +7,6 @@
  * retried batch attempt left behind gets in.
  */
 import { basename } from 'node:path';
-import { FileBodyStore } from '../bodies/body-store';
 import { warcinfoRecord } from '../warc/warc-record';
 import { writeAtomically, writeChunk } from './atomic-file';
 import type { StoreConfig } from '../store/store-url';
@@ -17,10 +16,12 @@ export class NoStoredBodiesError extends Error {
   readonly code = 'no-stored-bodies';
 }
 
-/** Bodies are files under the data dir of the machine that fetched them: export there. */
+/**
+ * Bodies are read from where the frontier store keeps them: with SQLite files, the data dir
+ * of the one machine that crawled; with PostgreSQL, the database, from any machine.
+ */
 export function exportWarc(config: StoreConfig, crawlId: string, outFile: string): Promise<number> {
-  const bodies = new FileBodyStore(config.dataDir);
-  return withCrawlStore(config, crawlId, (store) =>
+  return withCrawlStore(config, crawlId, (store, bodies) =>
     writeAtomically(outFile, async (out) => {
       await writeChunk(
         out,

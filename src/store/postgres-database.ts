@@ -109,6 +109,17 @@ const MIGRATIONS: readonly string[] = [
    );`,
   // Why robots.txt could not be fetched; NULL for files fetched before.
   `ALTER TABLE crawlflow.hosts ADD COLUMN robots_error text;`,
+  // Stored bodies (storeBodies), where every machine reads them (src/bodies/postgres-body-store.ts).
+  // The bytes are gzip members already: EXTERNAL keeps them out of line without compressing again.
+  `CREATE TABLE crawlflow.bodies (
+     crawl integer NOT NULL REFERENCES crawlflow.crawls (id) ON DELETE CASCADE,
+     id bigint GENERATED ALWAYS AS IDENTITY,
+     batch_id text NOT NULL,
+     attempt integer NOT NULL,
+     bytes bytea NOT NULL,
+     PRIMARY KEY (crawl, id)
+   );
+   ALTER TABLE crawlflow.bodies ALTER COLUMN bytes SET STORAGE EXTERNAL;`,
 ];
 
 /** The schema version a migrated database is at. */
