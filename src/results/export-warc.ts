@@ -7,6 +7,8 @@
  * retried batch attempt left behind gets in.
  */
 import { basename } from 'node:path';
+import type { BodyStore } from '../bodies/body-store';
+import type { FrontierStore } from '../store/frontier-store';
 import { warcinfoRecord } from '../warc/warc-record';
 import { writeAtomically, writeChunk } from './atomic-file';
 import type { StoreConfig } from '../store/store-url';
@@ -14,6 +16,23 @@ import { withCrawlStore } from './export-jsonl';
 
 export class NoStoredBodiesError extends Error {
   readonly code = 'no-stored-bodies';
+}
+
+/** Bodies read ahead of the one being written: a database answers several at once. */
+const READ_AHEAD = 16;
+
+/** The stored bodies of the crawl's records, in record order. */
+async function* storedBodies(store: FrontierStore, bodies: BodyStore, crawlId: string): AsyncGenerator<Buffer> {
+  const reading: Promise<Buffer>[] = [];
+  for await (const record of store.records()) {
+    if (record.bodyRef === null) continue;
+    const body = bodies.read(crawlId, record.bodyRef);
+    // Its failure is thrown when its turn comes; until then it must not count as unhandled.
+    body.catch(() => undefined);
+    reading.push(body);
+    if (reading.length >= READ_AHEAD) yield await reading.shift()!;
+  }
+  for (const body of reading) yield await body;
 }
 
 /**
@@ -33,9 +52,8 @@ export function exportWarc(config: StoreConfig, crawlId: string, outFile: string
         }),
       );
       let pages = 0;
-      for await (const record of store.records()) {
-        if (record.bodyRef === null) continue;
-        await writeChunk(out, await bodies.read(crawlId, record.bodyRef));
+      for await (const body of storedBodies(store, bodies, crawlId)) {
+        await writeChunk(out, body);
         pages += 1;
       }
       if (pages === 0) {
