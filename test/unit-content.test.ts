@@ -238,7 +238,7 @@ describe('body store', () => {
     assert.deepEqual(await bodies.read('crawl/1', refA), Buffer.from('aaa'));
     assert.deepEqual(await bodies.read('crawl/1', refB), Buffer.from('bbbb'));
     assert.deepEqual(await bodies.read('crawl/1', refC), Buffer.from('cc'));
-    for (const bad of ['../x#0+1', 'a/b#0+1', 'x', `${refA.split('#')[0]}#0+999`]) {
+    for (const bad of ['../x#0+1', 'a/b#0+1', 'x', `${refA.split('#')[0]}#0+999`, 'elsewhere.warc.gz#0+1']) {
       await assert.rejects(bodies.read('crawl/1', bad), BadBodyRefError, bad);
     }
   });

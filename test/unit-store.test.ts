@@ -948,7 +948,7 @@ for (const impl of IMPLEMENTATIONS) {
  * Undoes schema version n (the key), so a test can put a database back as an older version
  * left it. PostgreSQL databases have no release to take them from (the PostgreSQL store came
  * after 0.2.0), so their older schemas are made this way: the content columns (2); the URL kinds, render backlog and kind-keyed queue index (3);
- * the per-host pacing state (4).
+ * the per-host pacing state (4); the stored bodies (7).
  */
 const SCHEMA_UNDO: Record<number, string> = {
   2: `ALTER TABLE crawlflow.urls ${CONTENT_COLUMNS.map((column) => `DROP COLUMN ${column}`).join(', ')}`,
@@ -962,6 +962,7 @@ const SCHEMA_UNDO: Record<number, string> = {
   6: 'ALTER TABLE crawlflow.hosts DROP COLUMN robots_error',
   7: `ALTER TABLE crawlflow.urls DROP COLUMN priority;
       CREATE INDEX urls_queue_by_kind ON crawlflow.urls (crawl, host, render, id) WHERE state = 0;`,
+  8: 'DROP TABLE crawlflow.bodies',
 };
 
 /** Takes the database at `url` back to schema `version`, newest change first. */
@@ -1041,6 +1042,29 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
     const long = (n: number) => `http://a.test/${'x'.repeat(60_000)}?n=${n}`;
     assert.equal(await store.enqueue([entry(long(1)), entry(long(2)), entry(long(1))]), 2);
     assert.equal(await store.enqueue([entry(long(2))]), 0);
+  });
+
+  it('stored bodies are rows every machine reads; rows no record can name any more are discarded', async () => {
+    const crawlId = nextCrawlId();
+    const [fetcher, exporter] = [postgresBackend(), postgresBackend()];
+    const store = fetcher.open(crawlId);
+    await store.enqueue([entry(urlA(0)), entry(urlA(1)), entry(urlA(2))]);
+    await store.claim('dead', A, 1);
+    const dead = await fetcher.bodies.writer(crawlId, 'dead', 1).append(Buffer.from('never committed'));
+    await store.release('dead');
+    await store.claim('live', A, 2);
+    const live = fetcher.bodies.writer(crawlId, 'live', 1);
+    const committed = await live.append(Buffer.from('committed'));
+    await store.complete('live', pageRecord(urlA(0), { bodyRef: committed }), []);
+    const inFlight = await live.append(Buffer.from('not yet committed'));
+    assert.match(committed, /^db:\d+$/);
+    assert.deepEqual(await exporter.bodies.read(crawlId, committed), Buffer.from('committed'), 'another machine reads it');
+    assert.equal(await exporter.bodies.discardUnreferenced!(crawlId), 1, 'only the released batch\'s row goes');
+    assert.deepEqual(await exporter.bodies.read(crawlId, inFlight), Buffer.from('not yet committed'), 'a batch holding claims may still commit its rows');
+    for (const bad of [dead, 'db:999999', 'db:x', '']) {
+      await assert.rejects(exporter.bodies.read(crawlId, bad), (err: Error & { code?: string }) => err.code === 'bad-body-ref', bad);
+    }
+    await assert.rejects(exporter.bodies.read(nextCrawlId(), committed), (err: Error & { code?: string }) => err.code === 'bad-body-ref', 'per crawl');
   });
 
   it('workers starting at once on an empty database create the schema once', async () => {

@@ -2,13 +2,17 @@
  * A worker process is killed with SIGKILL mid-crawl and another takes over: the crawl
  * completes with no page missing or recorded twice, the dead worker's batches are retried
  * and resume from their heartbeat details. The SIGKILL scenario runs with each frontier
- * store; with PostgreSQL the two workers have separate data dirs, as on two machines.
+ * store; with PostgreSQL the two workers have separate data dirs, as on two machines, and the
+ * WARC export of the bodies both stored is made from a third one.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { request } from 'undici';
+import { crawlBodyDir } from '../src/bodies/body-store';
+import type { PageRecord } from '../src/store/frontier-store';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { startCrawl } from '../src/client/crawl-client';
@@ -16,6 +20,29 @@ import { readRecords, startTestTemporal, STORE_KINDS, uniqueQueue, type TestTemp
 import { PASSWORD } from './helpers/postgres';
 import { runCli, spawnWorker } from './helpers/processes';
 import { reachablePagePaths, requestedPagePaths, sortedPaths, waitFor } from './helpers/fixtures';
+import { warcioRecords } from './helpers/warcio';
+
+/**
+ * warcio reads the file and it holds each record's body once: its response, hashing to the
+ * record's contentHash. (Digests are checked by faults-worker-kill-bodies, on the same records.)
+ */
+async function assertWarcHoldsEachBodyOnce(file: string, records: PageRecord[]): Promise<void> {
+  const responses = (await warcioRecords(file)).filter((record) => record.type === 'response');
+  assert.deepEqual(sortedPaths(responses.map((record) => record.uri ?? '')), sortedPaths(records.map((record) => record.url)), 'a response per page, each once');
+  const hashOf = new Map(records.map((record) => [record.url, record.contentHash]));
+  assert.ok(responses.every((record) => record.payloadSha256 === hashOf.get(record.uri ?? '')), 'each response holds the body its page record hashed');
+}
+
+/** Rows in `crawlflow.bodies`, for a crawl whose body store is the database. */
+async function storedBodyRows(storeUrl: string): Promise<number> {
+  const client = new Client({ connectionString: storeUrl });
+  await client.connect();
+  try {
+    return Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM crawlflow.bodies')).rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
 
 for (const store of STORE_KINDS) {
 describe(`worker killed mid-crawl (${store} store)`, () => {
@@ -34,9 +61,15 @@ describe(`worker killed mid-crawl (${store} store)`, () => {
   it('completes with every page exactly once after SIGKILL of the worker', async () => {
     const taskQueue = uniqueQueue('kill');
     const logFile = join(env.dataDir, 'workers.log');
-    const first = spawnWorker({ address: env.address, taskQueue, dataDir: env.workerDataDir(), storeUrl: env.store.storeUrl, logFile });
+    const machines = [env.workerDataDir(), env.workerDataDir()];
+    const first = spawnWorker({ address: env.address, taskQueue, dataDir: machines[0], storeUrl: env.store.storeUrl, logFile });
     await first.ready;
-    const handle = await startCrawl(env.client, 'kill-test', { seeds: [site.urlOf(0)], concurrency: 6, perHostConcurrency: 6, batchSize: 40, maxDepth: 1_000 }, taskQueue);
+    const handle = await startCrawl(
+      env.client,
+      'kill-test',
+      { seeds: [site.urlOf(0)], concurrency: 6, perHostConcurrency: 6, batchSize: 40, maxDepth: 1_000, storeBodies: true },
+      taskQueue,
+    );
 
     await waitFor(() => site.requests.length >= 400, 60_000, '400 requests');
     await first.kill('SIGKILL');
@@ -44,7 +77,7 @@ describe(`worker killed mid-crawl (${store} store)`, () => {
     const requestsAtKill = site.requests.length;
 
     const metricsPort = await freeLoopbackPort();
-    const second = spawnWorker({ address: env.address, taskQueue, dataDir: env.workerDataDir(), storeUrl: env.store.storeUrl, logFile, metricsAddress: `127.0.0.1:${metricsPort}` });
+    const second = spawnWorker({ address: env.address, taskQueue, dataDir: machines[1], storeUrl: env.store.storeUrl, logFile, metricsAddress: `127.0.0.1:${metricsPort}` });
     try {
       await second.ready;
       await waitFor(() => site.requests.length > requestsAtKill, 60_000, 'the new worker to fetch');
@@ -71,13 +104,24 @@ describe(`worker killed mid-crawl (${store} store)`, () => {
       const metrics = await (await request(`http://127.0.0.1:${metricsPort}/metrics`)).body.text();
       const resumes = Number(/^crawler_batch_resumes_total (\d+)/m.exec(metrics)?.[1] ?? 0);
       assert.ok(resumes >= 1, `new worker resumed batches from heartbeat details (${resumes})`);
-      // `crawlflow results` reads the same store, from any machine that is given its URL.
-      const out = join(env.dataDir, 'kill-test.jsonl');
-      const storeArgs = env.store.storeUrl ? ['--store', env.store.storeUrl] : ['--data-dir', env.dataDir];
+      // `crawlflow results` reads the same store, bodies included, from any machine that is given its URL.
+      const client = env.workerDataDir();
+      const storeArgs = ['--data-dir', client, ...(env.store.storeUrl ? ['--store', env.store.storeUrl] : [])];
+      const out = join(client, 'kill-test.jsonl');
       const exported = await runCli(['results', 'kill-test', '--out', out, ...storeArgs], { CRAWLFLOW_STORE_URL: '' });
       assert.equal(exported.code, 0, exported.stderr);
       const exportedUrls = readFileSync(out, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { url: string }).url);
       assert.deepEqual(sortedPaths(exportedUrls), reachablePagePaths(site), 'crawlflow results writes every record once');
+      const warcStarted = Date.now();
+      const warc = join(client, 'kill-test.warc.gz');
+      const warcExport = await runCli(['results', 'kill-test', '--format', 'warc', '--out', warc, ...storeArgs], { CRAWLFLOW_STORE_URL: '' });
+      assert.equal(warcExport.code, 0, warcExport.stderr);
+      await assertWarcHoldsEachBodyOnce(warc, records);
+      if (env.store.storeUrl) {
+        assert.ok(machines.every((dir) => !existsSync(crawlBodyDir(dir, 'kill-test'))), 'no body is left on a worker\'s disk');
+        assert.equal(await storedBodyRows(env.store.storeUrl), records.length, 'the killed attempts\' unreferenced rows were discarded when the crawl finished');
+      }
+      const warcSeconds = (Date.now() - warcStarted) / 1000;
 
       const log = readFileSync(logFile, 'utf8');
       if (env.store.storeUrl) {
@@ -85,7 +129,8 @@ describe(`worker killed mid-crawl (${store} store)`, () => {
         assert.ok(!log.includes(PASSWORD), 'the store password never reaches a log');
       }
       console.log(
-        `SIGKILL (${store} store): ${expected.size} pages, ${refetched} refetched, ${retried.length} batches retried, ${resumes} resumed from heartbeat, first fetch ${recoverySeconds.toFixed(1)} s after kill (incl. worker start)`,
+        `SIGKILL (${store} store): ${expected.size} pages, ${refetched} refetched, ${retried.length} batches retried, ${resumes} resumed from heartbeat, first fetch ${recoverySeconds.toFixed(1)} s after kill (incl. worker start); ` +
+          `WARC export and checks ${warcSeconds.toFixed(1)} s`,
       );
     } finally {
       await second.kill('SIGTERM');

@@ -37,7 +37,7 @@ import { captureRecords } from '../warc/warc-record';
 import { buildPagePolicy, failedOutcome, fetchedOutcome, skippedOutcome, withChange, type OutcomeContext, type PageOutcome, type PagePolicy } from './page-outcome';
 import type { ActivityDeps } from './deps';
 import { activityFailure } from './activity-failures';
-import { patientStore, storeWaitMetrics } from '../store/patient-store';
+import { patientBodyWriter, patientStore, storeWaitMetrics, type Patience } from '../store/patient-store';
 import { storeOutage } from '../store/store-errors';
 import type { BatchOrder, HostShare } from '../scheduling/crawl-plan';
 import type { BodyStore } from '../bodies/body-store';
@@ -366,8 +366,8 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
       metrics.batchResumes.inc();
       context.log.info('resuming batch from heartbeat', { batchId: work.batchId, processed: resumed.processed, attempt: context.info.attempt });
     }
-    // Each attempt writes its own file: what a failed attempt wrote is never referenced.
-    const bodyWriter = work.config.storeBodies ? bodies.writer(work.crawlId, work.batchId, context.info.attempt) : undefined;
+    // Each attempt writes its own file (or rows): what a failed attempt wrote is never referenced.
+    const bodyWriter = work.config.storeBodies ? patientBodyWriter(bodies.writer(work.crawlId, work.batchId, context.info.attempt), batchPatience(signal)) : undefined;
     const run: BatchRun = { work, store, policy: policyFor(work.crawlId, work.config), progress, handover: { asked: false }, bodyWriter, signal };
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
     const stopTicker = startTicker(work, store, progress, run.handover);
@@ -395,9 +395,11 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     return { claimed, deferred };
   }
 
-  /** The store as a batch uses it: patient through short outages, with the wait on the metrics. */
-  const batchStore = (store: FrontierStore, signal: AbortSignal): FrontierStore =>
-    patientStore(store, { patienceMs: BATCH_STORE_PATIENCE_MS, signal, onWait: storeWaitMetrics(metrics) });
+  /** How long a batch's store calls and body writes wait out an outage, with the wait on the metrics. */
+  const batchPatience = (signal: AbortSignal): Patience => ({ patienceMs: BATCH_STORE_PATIENCE_MS, signal, onWait: storeWaitMetrics(metrics) });
+
+  /** The store as a batch uses it: patient through short outages. */
+  const batchStore = (store: FrontierStore, signal: AbortSignal): FrontierStore => patientStore(store, batchPatience(signal));
 
   /** A batch of the 0.3 workflow: the config comes from the store, the result is a view of the crawl. */
   async function orderedBatch(order: BatchOrder, store: FrontierStore): Promise<BatchReport> {

@@ -75,7 +75,7 @@ export interface OpenedCrawl {
   view: CrawlView;
 }
 
-export function createLifecycleActivities({ stores, metrics, transport }: Pick<ActivityDeps, 'stores' | 'metrics' | 'transport'>) {
+export function createLifecycleActivities({ stores, metrics, bodies, transport }: Pick<ActivityDeps, 'stores' | 'metrics' | 'bodies' | 'transport'>) {
   const resolve: LookupAll = (hostname) => transport.resolve(hostname);
   /** `work` on the crawl's store, its errors classified for Temporal's retries. */
   const onStore = <T>(crawlId: string, work: (store: FrontierStore) => Promise<T>): Promise<T> =>
@@ -143,12 +143,14 @@ export function createLifecycleActivities({ stores, metrics, transport }: Pick<A
     },
 
     /**
-     * The crawl has stopped: claimed URLs go back to the queue, and the totals are read. A
+     * The crawl has stopped: claimed URLs go back to the queue, which leaves the bodies of
+     * attempts that died unreferenced for good, so they are discarded; the totals are read. A
      * recrawl that reached everything it could records the previous crawl's unreached URLs as gone.
      */
     finishCrawl({ crawlId, recrawlOf }: { crawlId: string; recrawlOf?: string }): Promise<CrawlTotals> {
       return onStore(crawlId, async (store) => {
         await store.releaseAll();
+        await bodies.discardUnreferenced?.(crawlId);
         if (recrawlOf !== undefined && (await store.totals()).queued === 0) {
           await stores.use(recrawlOf, (previous) => markGone(previous, store, new Date().toISOString()));
         }

@@ -7,8 +7,10 @@
  * URL, so bytes an interrupted or zombie attempt wrote are never referenced, never exported,
  * and never duplicate anything.
  *
- * The interface is small so a deployment spanning machines can put bodies elsewhere (a
- * shared volume, an object store) without touching the crawler.
+ * Where they go follows the frontier store, chosen once where it is opened (store-backend.ts):
+ * files under the data dir next to SQLite files (this module), rows of the PostgreSQL
+ * database that every machine shares (postgres-body-store.ts). The interface is small so
+ * another place (an object store) fits without touching the crawler.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { mkdirSync } from 'node:fs';
@@ -23,8 +25,14 @@ export interface BodyWriter {
 
 export interface BodyStore {
   writer(crawlId: string, batchId: string, attempt: number): BodyWriter;
-  /** The bytes a reference points to. */
+  /** The bytes a reference points to; BadBodyRefError when there are none. */
   read(crawlId: string, ref: string): Promise<Buffer>;
+  /**
+   * Deletes what no committed record references and none can reference any more, once the
+   * crawl has stopped; returns how many bodies went. A store without it keeps them (files of
+   * failed attempts stay until the crawl's directory is deleted).
+   */
+  discardUnreferenced?(crawlId: string): Promise<number>;
 }
 
 export class BadBodyRefError extends Error {
@@ -82,7 +90,11 @@ export class FileBodyStore implements BodyStore {
 
   async read(crawlId: string, ref: string): Promise<Buffer> {
     const { file, offset, length } = parseBodyRef(ref);
-    const handle = await open(join(crawlBodyDir(this.dataDir, crawlId), file), 'r');
+    const path = join(crawlBodyDir(this.dataDir, crawlId), file);
+    const handle = await open(path, 'r').catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+      throw new BadBodyRefError(`no body file ${path} for ${ref}: body files stay on the machine whose worker fetched the page`);
+    });
     try {
       const buffer = Buffer.alloc(length);
       const { bytesRead } = await handle.read(buffer, 0, length, offset);

@@ -1,6 +1,7 @@
 /**
  * Writes a crawl's page records as JSON Lines, one line per URL the crawl decided about.
  */
+import type { BodyStore } from '../bodies/body-store';
 import type { FrontierStore, PageRecord } from '../store/frontier-store';
 import { openStoreBackend, UnknownCrawlError } from '../store/store-backend';
 import type { StoreConfig } from '../store/store-url';
@@ -8,13 +9,16 @@ import { writeAtomically, writeChunk } from './atomic-file';
 
 export { UnknownCrawlError };
 
-/** Runs `read` with the store of a crawl that has one (UnknownCrawlError otherwise), then closes it. */
-export async function withCrawlStore<T>(config: StoreConfig, crawlId: string, read: (store: FrontierStore) => Promise<T>): Promise<T> {
+/**
+ * Runs `read` with the store of a crawl that has one (UnknownCrawlError otherwise) and the
+ * body store that goes with it, then closes them.
+ */
+export async function withCrawlStore<T>(config: StoreConfig, crawlId: string, read: (store: FrontierStore, bodies: BodyStore) => Promise<T>): Promise<T> {
   const backend = openStoreBackend(config);
   try {
     const store = await backend.openExisting(crawlId);
     try {
-      return await read(store);
+      return await read(store, backend.bodies);
     } finally {
       await store.close();
     }

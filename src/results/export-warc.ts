@@ -7,7 +7,8 @@
  * retried batch attempt left behind gets in.
  */
 import { basename } from 'node:path';
-import { FileBodyStore } from '../bodies/body-store';
+import type { BodyStore } from '../bodies/body-store';
+import type { FrontierStore } from '../store/frontier-store';
 import { warcinfoRecord } from '../warc/warc-record';
 import { writeAtomically, writeChunk } from './atomic-file';
 import type { StoreConfig } from '../store/store-url';
@@ -17,10 +18,29 @@ export class NoStoredBodiesError extends Error {
   readonly code = 'no-stored-bodies';
 }
 
-/** Bodies are files under the data dir of the machine that fetched them: export there. */
+/** Bodies read ahead of the one being written: a database answers several at once. */
+const READ_AHEAD = 16;
+
+/** The stored bodies of the crawl's records, in record order. */
+async function* storedBodies(store: FrontierStore, bodies: BodyStore, crawlId: string): AsyncGenerator<Buffer> {
+  const reading: Promise<Buffer>[] = [];
+  for await (const record of store.records()) {
+    if (record.bodyRef === null) continue;
+    const body = bodies.read(crawlId, record.bodyRef);
+    // Its failure is thrown when its turn comes; until then it must not count as unhandled.
+    body.catch(() => undefined);
+    reading.push(body);
+    if (reading.length >= READ_AHEAD) yield await reading.shift()!;
+  }
+  for (const body of reading) yield await body;
+}
+
+/**
+ * Bodies are read from where the frontier store keeps them: with SQLite files, the data dir
+ * of the one machine that crawled; with PostgreSQL, the database, from any machine.
+ */
 export function exportWarc(config: StoreConfig, crawlId: string, outFile: string): Promise<number> {
-  const bodies = new FileBodyStore(config.dataDir);
-  return withCrawlStore(config, crawlId, (store) =>
+  return withCrawlStore(config, crawlId, (store, bodies) =>
     writeAtomically(outFile, async (out) => {
       await writeChunk(
         out,
@@ -32,9 +52,8 @@ export function exportWarc(config: StoreConfig, crawlId: string, outFile: string
         }),
       );
       let pages = 0;
-      for await (const record of store.records()) {
-        if (record.bodyRef === null) continue;
-        await writeChunk(out, await bodies.read(crawlId, record.bodyRef));
+      for await (const body of storedBodies(store, bodies, crawlId)) {
+        await writeChunk(out, body);
         pages += 1;
       }
       if (pages === 0) {

@@ -10,6 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CrawlMetrics } from '../observability/metrics';
+import type { BodyWriter } from '../bodies/body-store';
 import type { FrontierStore } from './frontier-store';
 import { storeOutage } from './store-errors';
 
@@ -58,6 +59,18 @@ export function patientStore(store: FrontierStore, patience: Patience): Frontier
       return (...args: unknown[]) => patiently(() => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), patience);
     },
   });
+}
+
+/**
+ * The writer with its appends made patient, for bodies kept in a server database. An append
+ * whose commit was lost with its connection leaves a copy that no record references, which
+ * counts for nothing (body-store.ts).
+ */
+export function patientBodyWriter(writer: BodyWriter, patience: Patience): BodyWriter {
+  return {
+    append: (bytes) => patiently(() => writer.append(bytes), patience),
+    close: () => writer.close(),
+  };
 }
 
 /** Waits on the worker's metrics: calls waiting now, and the time they waited. */

@@ -114,6 +114,17 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE crawlflow.urls ADD COLUMN priority double precision NOT NULL DEFAULT 1;
    CREATE INDEX urls_queue_by_priority ON crawlflow.urls (crawl, host, render, priority DESC, id) WHERE state = ${QUEUED};
    DROP INDEX crawlflow.urls_queue_by_kind;`,
+  // Stored bodies (storeBodies), where every machine reads them (src/bodies/postgres-body-store.ts).
+  // The bytes are gzip members already: EXTERNAL keeps them out of line without compressing again.
+  `CREATE TABLE crawlflow.bodies (
+     crawl integer NOT NULL REFERENCES crawlflow.crawls (id) ON DELETE CASCADE,
+     id bigint GENERATED ALWAYS AS IDENTITY,
+     batch_id text NOT NULL,
+     attempt integer NOT NULL,
+     bytes bytea NOT NULL,
+     PRIMARY KEY (crawl, id)
+   );
+   ALTER TABLE crawlflow.bodies ALTER COLUMN bytes SET STORAGE EXTERNAL;`,
 ];
 
 /** The schema version a migrated database is at. */

@@ -1,9 +1,12 @@
 /**
  * Opens frontier stores where the configuration says they live (see store-url.ts): SQLite
  * files under the data dir, or a PostgreSQL database whose one connection pool is shared by
- * every crawl of the process. Workers and `crawlflow results` both choose here.
+ * every crawl of the process. Stored bodies go with them: files next to the SQLite files, rows
+ * of the same database. Workers and `crawlflow results` both choose here.
  */
 import { existsSync } from 'node:fs';
+import { FileBodyStore, type BodyStore } from '../bodies/body-store';
+import { PostgresBodyStore } from '../bodies/postgres-body-store';
 import type { FrontierStore } from './frontier-store';
 import { PostgresDatabase } from './postgres-database';
 import { PostgresFrontierStore } from './postgres-store';
@@ -22,6 +25,8 @@ export interface StoreBackend {
   open: OpenStore;
   /** Opens the store of a crawl that has one; UnknownCrawlError otherwise. */
   openExisting(crawlId: string): Promise<FrontierStore>;
+  /** Where `storeBodies` crawls keep page bodies: somewhere every process that opens these stores reads. */
+  readonly bodies: BodyStore;
   /** Fails now, with a clear error, if the store cannot be reached (a server database). */
   check(): Promise<void>;
   /** Releases what the backend holds (the connection pool); close the stores first. */
@@ -41,6 +46,7 @@ export function openStoreBackend(config: StoreConfig): StoreBackend {
         if (!existsSync(file)) throw new UnknownCrawlError(`no results for crawl "${crawlId}" in ${location.dataDir}`);
         return new SqliteFrontierStore(file);
       },
+      bodies: new FileBodyStore(location.dataDir),
       check: async () => undefined,
       close: async () => undefined,
     };
@@ -54,6 +60,7 @@ export function openStoreBackend(config: StoreConfig): StoreBackend {
       if (key === undefined) throw new UnknownCrawlError(`no results for crawl "${crawlId}" in ${description}`);
       return new PostgresFrontierStore(db, crawlId, key);
     },
+    bodies: new PostgresBodyStore(db, new FileBodyStore(config.dataDir)),
     check: () => db.ready(),
     close: () => db.close(),
   };

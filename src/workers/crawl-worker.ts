@@ -16,7 +16,6 @@ import { StoreRegistry } from '../store/store-registry';
 import { prebuiltWorkflowBundle } from './workflow-bundle';
 import { openStoreBackend, type StoreBackend } from '../store/store-backend';
 import type { StoreConfig } from '../store/store-url';
-import { FileBodyStore } from '../bodies/body-store';
 import { RecordedConfigs } from '../activities/recorded-config';
 
 export interface CrawlWorkerOptions {
@@ -83,7 +82,7 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
     robots: new RobotsCache(transport, CONNECT_TIMEOUT_MS * 2),
     metrics: options.metrics,
     workerId,
-    bodies: new FileBodyStore(options.store.dataDir),
+    bodies: backend.bodies,
     configs: new RecordedConfigs(),
   };
   const renderer =
