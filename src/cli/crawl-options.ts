@@ -1,98 +1,19 @@
 /**
- * The crawl flags shared by `crawl`, `start` and `demo`, and their translation into the one
- * crawl config schema. Flags are only parsed here; validation is the schema's.
+ * The crawl flags shared by `crawl`, `start`, `demo` and `schedule create`, and their
+ * translation into the one crawl config schema. The flags are made from the schema's settings
+ * (`setting()` in src/shared/setting-meta.ts); they are only parsed here, validation is the
+ * schema's.
  */
 import { readFileSync } from 'node:fs';
-import { InvalidArgumentError, type Command } from 'commander';
-import { InvalidCrawlConfigError, parseCrawlConfig, RENDER_WAIT_UNTIL, SCOPES, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
-import { TRAILING_SLASH_RULES } from '../policy/normalize-url';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
+import { choicesOf, CRAWL_SETTINGS, flagKind, plainDefault, type CrawlSetting } from './crawl-settings';
 
+/** Commander's values of the crawl flags, by attribute name (`--max-pages` is `maxPages`). */
 export interface CrawlFlags {
   config?: string;
-  maxPages?: number;
-  maxDepth?: number;
-  scope?: string;
-  concurrency?: number;
-  perHostConcurrency?: number;
-  delayMs?: number;
-  timeoutMs?: number;
-  deadline?: string;
-  ignoreRobots?: boolean;
-  userAgent?: string;
-  batchSize?: number;
-  maxPagesPerHost?: number;
-  allowPrivateNetwork?: boolean;
-  include?: string[];
-  exclude?: string[];
-  sitemap?: string[];
-  sitemapsFromRobots?: boolean;
-  allowedContentType?: string[];
-  ignoreCanonical?: boolean;
-  stripParam?: string[];
-  sortQuery?: boolean;
-  trailingSlash?: string;
-  storeBodies?: boolean;
-  recrawlOf?: string;
-  extract?: Record<string, string>;
-  render?: string[];
-  renderWaitUntil?: string;
-  renderTimeoutMs?: number;
-  renderTaskQueue?: string;
-  renderMaxConcurrentPages?: number;
-  header?: Record<string, string>;
-  cookie?: Record<string, string>;
-  proxy?: string;
-  proxyAuthEnv?: string;
-  autoThrottle?: boolean;
-  autoThrottleTarget?: number;
-  autoThrottleMaxDelayMs?: number;
-  backoffBaseMs?: number;
-  backoffMaxMs?: number;
+  [attribute: string]: unknown;
 }
-
-/** Fields set by a repeatable `name=value` flag: an error names the flag and the entry. */
-const NAMED_VALUE_FLAGS = new Set(['extract', 'headers', 'cookies']);
-
-/** Config field -> the flag that sets it, so errors name what the user typed. */
-const FLAG_OF: Record<string, string> = {
-  seeds: '<seed-url...>',
-  maxPages: '--max-pages',
-  maxDepth: '--max-depth',
-  scope: '--scope',
-  concurrency: '--concurrency',
-  perHostConcurrency: '--per-host-concurrency',
-  delayMs: '--delay-ms',
-  timeoutMs: '--timeout-ms',
-  deadline: '--deadline',
-  userAgent: '--user-agent',
-  batchSize: '--batch-size',
-  maxPagesPerHost: '--max-pages-per-host',
-  include: '--include',
-  exclude: '--exclude',
-  'sitemaps.urls': '--sitemap',
-  'sitemaps.fromRobots': '--sitemaps-from-robots',
-  allowedContentTypes: '--allowed-content-type',
-  respectCanonical: '--ignore-canonical',
-  'normalize.stripParams': '--strip-param',
-  'normalize.sortQuery': '--sort-query',
-  'normalize.trailingSlash': '--trailing-slash',
-  recrawlOf: '--recrawl-of',
-  extract: '--extract',
-  'render.match': '--render',
-  'render.waitUntil': '--render-wait-until',
-  'render.timeoutMs': '--render-timeout-ms',
-  'render.taskQueue': '--render-task-queue',
-  'render.maxConcurrentPages': '--render-max-concurrent-pages',
-  headers: '--header',
-  cookies: '--cookie',
-  proxy: '--proxy',
-  proxyAuthFromEnv: '--proxy-auth-env',
-  'autoThrottle.enabled': '--auto-throttle',
-  'autoThrottle.targetConcurrency': '--auto-throttle-target',
-  'autoThrottle.maxDelayMs': '--auto-throttle-max-delay-ms',
-  'backoff.baseMs': '--backoff-base-ms',
-  'backoff.maxMs': '--backoff-max-ms',
-};
 
 /** Commander's parser for integer flags (its error names the flag). */
 export function integer(value: string): number {
@@ -107,8 +28,19 @@ function decimal(value: string): number {
   return n;
 }
 
-/** A repeatable `name<separator>value` flag, collected into a record (the schema validates names and values). */
-function namedValues(separator: string, form: string) {
+/** Commander's accumulator for repeatable flags. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/**
+ * A repeatable `name<separator>value` flag, collected into a record (the schema validates
+ * names and values). Its placeholder is the form (`<Name: value>`), whose first `=` or `:` is
+ * the separator.
+ */
+function namedValues(flag: string) {
+  const form = /<(.+)>/.exec(flag)?.[1] ?? '';
+  const separator = /[=:]/.exec(form)?.[0] ?? '=';
   return (value: string, previous: Record<string, string> = {}): Record<string, string> => {
     const at = value.indexOf(separator);
     if (at <= 0) throw new InvalidArgumentError(`must be written as '${form}'.`);
@@ -116,53 +48,60 @@ function namedValues(separator: string, form: string) {
   };
 }
 
-export function addCrawlOptions(command: Command): Command {
-  return command
-    .option('--config <file.json>', 'crawl config file: the same JSON as `temporal workflow start --input`; flags override it')
-    .option('--max-pages <n>', 'stop after this many URLs (default 10000)', integer)
-    .option('--max-depth <n>', 'follow links this many hops from a seed (default 20)', integer)
-    .option('--scope <scope>', `which links to follow: ${SCOPES.join('|')} (default host)`)
-    .option('--concurrency <n>', 'batches in flight for the whole crawl (default 8)', integer)
-    .option('--per-host-concurrency <n>', 'batches in flight per host, across workers (default 2)', integer)
-    .option('--delay-ms <ms>', 'minimum gap between requests to one host (default 0)', integer)
-    .option('--timeout-ms <ms>', 'total time allowed for one request (default 30000)', integer)
-    .option('--deadline <duration>', 'stop the crawl after this long, e.g. 90s, 10m, 2h')
-    .option('--ignore-robots', 'do not obey robots.txt')
-    .option('--user-agent <ua>', 'User-Agent header')
-    .option('--batch-size <n>', 'URLs per batch activity (default 50)', integer)
-    .option('--max-pages-per-host <n>', 'URLs per host at most (default 100000)', integer)
-    .option('--allow-private-network', 'also fetch private, loopback and link-local addresses')
-    .option('--include <pattern>', 'follow only URLs matching one of these globs (/path/**, https://host/**) or re:<regex> (repeatable)', collect)
-    .option('--exclude <pattern>', 'never follow URLs matching this glob or re:<regex> (repeatable)', collect)
-    .option('--sitemap <url>', 'read this sitemap or sitemap index (XML or .xml.gz) for URLs when the crawl starts (repeatable)', collect)
-    .option('--sitemaps-from-robots', "also read the sitemaps the seed hosts' robots.txt lists")
-    .option('--allowed-content-type <type>', 'media type to keep, e.g. text/html or text/* (repeatable; replaces the default text/html, application/xhtml+xml)', collect)
-    .option('--ignore-canonical', 'do not treat pages whose rel=canonical names another URL as duplicates')
-    .option('--strip-param <glob>', 'query parameter to drop from URLs, e.g. utm_* (repeatable; replaces the default tracking list)', collect)
-    .option('--sort-query', 'sort query parameters by name, so their order does not make URLs distinct')
-    .option('--trailing-slash <rule>', `trailing slashes in paths: ${TRAILING_SLASH_RULES.join('|')} (default keep)`)
-    .option('--extract <name=selector>', 'a field to extract from every page (repeatable): name=css-selector, or name=css-selector @attribute', namedValues('=', 'name=selector'))
-    .option('--store-bodies', 'keep the bodies of fetched HTML pages as WARC records (for `results --format warc`)')
-    .option('--recrawl-of <crawl-id>', 'compare with an earlier crawl: conditional requests, new/changed/unchanged/gone per URL')
-    .option('--render <pattern>', 'render URLs matching this pattern (same syntax as --include) in headless Chromium (repeatable)', collect)
-    .option('--render-wait-until <event>', `when a rendered page is done: ${RENDER_WAIT_UNTIL.join('|')} (default load)`)
-    .option('--render-timeout-ms <ms>', 'time to render one page (default 30000)', integer)
-    .option('--render-task-queue <name>', 'task queue of render batches (default crawlflow-render)')
-    .option('--render-max-concurrent-pages <n>', 'pages of this crawl rendered at once (default 2)', integer)
-    .option('--header <name: value>', 'extra request header, repeatable (stored in workflow history: use headersFromEnv for secrets)', namedValues(':', 'Name: value'))
-    .option('--cookie <name=value>', 'cookie sent with every request, repeatable (stored in workflow history: use cookiesFromEnv for secrets)', namedValues('=', 'name=value'))
-    .option('--proxy <url>', 'send every request through this HTTP proxy, e.g. http://proxy.internal:3128')
-    .option('--proxy-auth-env <VAR>', "environment variable of the workers holding the proxy's user:password")
-    .option('--auto-throttle', 'adapt each host\'s delay to its measured latency (AutoThrottle)')
-    .option('--auto-throttle-target <n>', 'AutoThrottle: requests in flight per host to aim for (default 1)', decimal)
-    .option('--auto-throttle-max-delay-ms <ms>', 'AutoThrottle: the largest delay it sets (default 60000)', integer)
-    .option('--backoff-base-ms <ms>', 'delay after a host\'s first failure, doubled per failure in a row; 0 = off (default 500)', integer)
-    .option('--backoff-max-ms <ms>', 'longest per-host backoff delay (default 60000)', integer);
+/** The settings a flag sets. */
+const FLAG_SETTINGS = CRAWL_SETTINGS.filter((setting): setting is CrawlSetting & { meta: { flag: string } } => setting.meta.flag !== undefined);
+
+const isRepeatable = (setting: CrawlSetting): boolean => ['list', 'named-values'].includes(flagKind(setting));
+
+/** The `--help` line: the setting's help, its choices, whether it repeats, and its default. */
+function helpLine(setting: CrawlSetting): string {
+  const choices = choicesOf(setting);
+  const shown = flagKind(setting) === 'switch' ? undefined : plainDefault(setting);
+  const notes = [
+    isRepeatable(setting) ? 'repeatable' : undefined,
+    shown === undefined ? undefined : flagKind(setting) === 'list' ? `replaces the default ${shown}` : `default ${shown}`,
+  ].filter((note) => note !== undefined);
+  return `${setting.meta.help ?? ''}${choices ? `: ${choices.join('|')}` : ''}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`;
 }
 
-/** Commander's accumulator for repeatable flags. */
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
+function optionOf(setting: CrawlSetting & { meta: { flag: string } }): Option {
+  const option = new Option(setting.meta.flag, helpLine(setting));
+  const kind = flagKind(setting);
+  if (kind === 'integer') option.argParser(integer);
+  if (kind === 'number') option.argParser(decimal);
+  if (kind === 'list') option.argParser(collect);
+  if (kind === 'named-values') option.argParser(namedValues(setting.meta.flag));
+  return option;
+}
+
+/** Each flag's commander option, for its attribute and long name. */
+const FLAG_OPTIONS = FLAG_SETTINGS.map((setting) => ({ setting, option: optionOf(setting) }));
+
+/** What the user types to set a setting, by its dotted path: `--max-pages`, or the seed arguments. */
+const TYPED_AS = new Map<string, { name: string; namesEntries: boolean }>([
+  ...CRAWL_SETTINGS.filter((setting) => setting.meta.argument !== undefined).map((setting) => [setting.path.join('.'), { name: setting.meta.argument ?? '', namesEntries: false }] as const),
+  ...FLAG_OPTIONS.map(({ setting, option }) => [setting.path.join('.'), { name: option.long ?? option.flags, namesEntries: flagKind(setting) === 'named-values' }] as const),
+]);
+
+/**
+ * The flag (or arguments) of the setting that holds `field`, or undefined. A repeatable
+ * name=value flag names the entry too (`--header Host`, `--extract title.selector`).
+ */
+function typedName(field: string): string | undefined {
+  const parts = field.split('.');
+  for (let length = parts.length; length > 0; length--) {
+    const typed = TYPED_AS.get(parts.slice(0, length).join('.'));
+    if (typed === undefined) continue;
+    const entry = parts.slice(length).join('.');
+    return typed.namesEntries && entry !== '' ? `${typed.name} ${entry}` : typed.name;
+  }
+  return undefined;
+}
+
+export function addCrawlOptions(command: Command): Command {
+  command.option('--config <file.json>', 'crawl config file: the same JSON as `temporal workflow start --input`; flags override it');
+  for (const setting of FLAG_SETTINGS) command.addOption(optionOf(setting));
+  return command;
 }
 
 /** The crawl input of a `--config` file: a JSON object, read as is (the schema validates it). */
@@ -183,53 +122,16 @@ function readConfigFile(file: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** The crawl fields the flags and seed arguments set (absent ones left out). */
+/** The crawl fields the flags and seed arguments set (absent ones left out), nested as in the schema. */
 function fieldsFromFlags(seeds: string[], flags: CrawlFlags): Record<string, unknown> {
-  const fields: Record<string, unknown> = {
-    seeds: seeds.length > 0 ? seeds : undefined,
-    maxPages: flags.maxPages,
-    maxDepth: flags.maxDepth,
-    scope: flags.scope,
-    concurrency: flags.concurrency,
-    perHostConcurrency: flags.perHostConcurrency,
-    delayMs: flags.delayMs,
-    timeoutMs: flags.timeoutMs,
-    deadline: flags.deadline,
-    respectRobots: flags.ignoreRobots ? false : undefined,
-    userAgent: flags.userAgent,
-    batchSize: flags.batchSize,
-    maxPagesPerHost: flags.maxPagesPerHost,
-    allowPrivateNetwork: flags.allowPrivateNetwork,
-    include: flags.include,
-    exclude: flags.exclude,
-    sitemaps: definedFields({ urls: flags.sitemap, fromRobots: flags.sitemapsFromRobots }),
-    allowedContentTypes: flags.allowedContentType,
-    respectCanonical: flags.ignoreCanonical ? false : undefined,
-    normalize: definedFields({ stripParams: flags.stripParam, sortQuery: flags.sortQuery, trailingSlash: flags.trailingSlash }),
-    storeBodies: flags.storeBodies,
-    recrawlOf: flags.recrawlOf,
-    extract: flags.extract,
-    render: definedFields({
-      match: flags.render,
-      waitUntil: flags.renderWaitUntil,
-      timeoutMs: flags.renderTimeoutMs,
-      taskQueue: flags.renderTaskQueue,
-      maxConcurrentPages: flags.renderMaxConcurrentPages,
-    }),
-    headers: flags.header,
-    cookies: flags.cookie,
-    proxy: flags.proxy,
-    proxyAuthFromEnv: flags.proxyAuthEnv,
-    autoThrottle: definedFields({ enabled: flags.autoThrottle, targetConcurrency: flags.autoThrottleTarget, maxDelayMs: flags.autoThrottleMaxDelayMs }),
-    backoff: definedFields({ baseMs: flags.backoffBaseMs, maxMs: flags.backoffMaxMs }),
-  };
-  return definedFields(fields) ?? {};
-}
-
-/** The fields that are set, or undefined when none is. */
-function definedFields(fields: Record<string, unknown>): Record<string, unknown> | undefined {
-  const defined = Object.entries(fields).filter(([, value]) => value !== undefined);
-  return defined.length === 0 ? undefined : Object.fromEntries(defined);
+  const fields: Record<string, unknown> = seeds.length > 0 ? { seeds } : {};
+  for (const { setting, option } of FLAG_OPTIONS) {
+    const value = flags[option.attributeName()];
+    if (value === undefined) continue;
+    const parents = setting.path.slice(0, -1).reduce<Record<string, unknown>>((parent, key) => (parent[key] ??= {}) as Record<string, unknown>, fields);
+    parents[setting.path[setting.path.length - 1]] = setting.meta.flagSets ?? value;
+  }
+  return fields;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -286,10 +188,7 @@ export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlReque
       const path = setByFlags.find((flagged) => field === flagged || field.startsWith(`${flagged}.`));
       if (path === undefined && flags.config !== undefined) return `${flags.config}: ${field}`;
       if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"`;
-      const top = field.split('.')[0];
-      // A repeatable name=value flag names the entry too (`--header Host`, `--extract title.selector`).
-      if (path !== undefined && NAMED_VALUE_FLAGS.has(top)) return `${FLAG_OF[top]} ${field.slice(top.length + 1)}`;
-      return FLAG_OF[path ?? field] ?? FLAG_OF[field.split('.').slice(0, 2).join('.')] ?? FLAG_OF[top] ?? field;
+      return typedName(field) ?? field;
     },
   );
   return { input, config };
