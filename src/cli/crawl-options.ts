@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
-import { choicesOf, CRAWL_SETTINGS, flagKind, plainDefault, type CrawlSetting } from './crawl-settings';
+import { choicesOf, CRAWL_SETTINGS, flagKind, isRepeatable, plainDefault, type CrawlSetting } from './crawl-settings';
 
 /** Commander's values of the crawl flags, by attribute name (`--max-pages` is `maxPages`). */
 export interface CrawlFlags {
@@ -50,8 +50,6 @@ function namedValues(flag: string) {
 
 /** The settings a flag sets. */
 const FLAG_SETTINGS = CRAWL_SETTINGS.filter((setting): setting is CrawlSetting & { meta: { flag: string } } => setting.meta.flag !== undefined);
-
-const isRepeatable = (setting: CrawlSetting): boolean => ['list', 'named-values'].includes(flagKind(setting));
 
 /** The `--help` line: the setting's help, its choices, whether it repeats, and its default. */
 function helpLine(setting: CrawlSetting): string {

@@ -56,7 +56,8 @@ function objectOf(schema: z.ZodType): z.ZodObject | undefined {
 
 function valueSchemaOf(schema: z.ZodType): ValueSchema {
   // Refinements and transforms (a duration's parsing) have no JSON Schema: their input type stands for them.
-  const { $schema: _dialect, ...value } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+  const value = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+  delete value.$schema;
   return value;
 }
 
@@ -99,6 +100,9 @@ export function flagKind(setting: CrawlSetting): FlagKind {
       return 'text';
   }
 }
+
+/** A list or record flag is given once per value. */
+export const isRepeatable = (setting: CrawlSetting): boolean => ['list', 'named-values'].includes(flagKind(setting));
 
 /** The values of an enum setting, or undefined. */
 export function choicesOf(setting: CrawlSetting): string[] | undefined {

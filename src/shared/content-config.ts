@@ -41,6 +41,7 @@ const selector = z
 const fieldObject = z
   .object({
     selector: setting(selector, {
+      type: 'CSS selector',
       doc:
         'CSS Selectors Level 4, as cheerio runs it (css-select), plus `:contains()`. jQuery positional pseudos (`:first`, `:eq()`) are not supported. ' +
         'The selector is compiled when the crawl starts, and one that does not compile is an error.',

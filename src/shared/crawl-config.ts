@@ -163,7 +163,7 @@ const renderSchema = z
     match: setting(z.array(urlPattern, { error: 'needs at least one URL pattern' }).min(1, 'needs at least one URL pattern').max(100), {
       flag: '--render <pattern>',
       help: 'render URLs matching this pattern (same syntax as --include) in headless Chromium',
-      type: 'pattern[] (1–100)',
+      type: 'pattern[]',
       doc:
         'URLs (as queued, normalized) to render, in the same pattern language as `include`/`exclude` ' +
         '([discovery-and-scope.md](discovery-and-scope.md#include-and-exclude-patterns)): a glob starting with `/` over path and query (`/app/**`), ' +
