@@ -363,6 +363,8 @@ export class InvalidCrawlConfigError extends Error {
 
 const limitsChangeSchema = z.object(limitFields).partial().strict();
 export type CrawlLimits = Required<z.output<typeof limitsChangeSchema>>;
+/** The fields of a limits change. */
+export const CRAWL_LIMITS = Object.keys(limitFields) as Array<keyof CrawlLimits>;
 
 /** Validates a partial limits change; the first problem is reported with its field. */
 export function parseLimitsChange(input: unknown): Partial<CrawlLimits> {
