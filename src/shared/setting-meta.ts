@@ -2,10 +2,10 @@
  * What the command line and the docs know about a crawl setting, kept beside its zod schema
  * so each fact is written once: the schema holds the type, bounds and default; `setting()`
  * adds the flag, the `--help` line and the docs' wording. The CLI's options
- * (src/cli/crawl-options.ts) and the tables of docs/configuration.md (`npm run docs:config`)
+ * (src/cli/setting-flags.ts) and the tables of docs/configuration.md (`npm run docs:config`)
  * are made from these.
  *
- * A new setting is one line in the schema, wrapped in `setting()`:
+ * A new setting is one entry in the schema, wrapped in `setting()`:
  *
  *     maxPages: setting(count(1, 100_000_000).default(10_000), {
  *       section: 'limits', flag: '--max-pages <n>', help: 'stop after this many URLs',
@@ -15,7 +15,10 @@
  * then `npm run docs:config`. Without `flag` it is set in the JSON only. How the flag's text
  * becomes the value follows from the schema: a boolean flag takes no value, an integer one is
  * parsed as an integer, an array one is repeatable, and a record one (`--header <Name: value>`)
- * is a repeatable name/value pair written as its placeholder shows.
+ * is a repeatable name/value pair written as its placeholder shows. The fields of a nested
+ * object take its section (`render: setting(renderSchema.optional(), { section: 'render' })`).
+ * A setting the docs cannot list (no section, or neither `doc` nor `help`) makes
+ * `npm run docs:config` and test/docs-config.test.ts fail, naming it.
  *
  * Plain data and zod only: the crawl schema is imported by workflow code.
  */
