@@ -1,5 +1,6 @@
 /**
- * The crawl input schema: defaults, duration parsing and errors that name the offending field.
+ * The crawl input schema: defaults, duration parsing and errors that name the offending field;
+ * and the crawl flags made from it, parsed in process (the CLI's processes: cli.test.ts).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +10,8 @@ import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-c
 import { toMilliseconds } from '../src/shared/duration';
 import { TRACKING_PARAMS } from '../src/policy/normalize-url';
 import { DEFAULT_USER_AGENT } from '../src/shared/names';
+import { Command } from 'commander';
+import { addCrawlOptions, crawlRequestFrom, UsageError } from '../src/cli/crawl-options';
 
 const SEED = 'http://example.com/';
 
@@ -154,5 +157,60 @@ describe('toMilliseconds', () => {
     assert.equal(toMilliseconds('1h30m'), 5_400_000);
     assert.equal(toMilliseconds(Number.NaN), undefined);
     assert.equal(toMilliseconds('banana'), undefined);
+  });
+});
+
+/** The crawl a command line of crawl flags asks for, parsed as `crawlflow crawl` parses it. */
+function crawlRequestOf(args: string[]) {
+  const command = addCrawlOptions(new Command('crawl').argument('[seed-url...]')).exitOverride();
+  command.parse(args, { from: 'user' });
+  return crawlRequestFrom(command.processedArgs[0] as string[], command.opts());
+}
+
+describe('crawl flags', () => {
+  it('set top-level, nested, negated, repeatable and name=value settings', () => {
+    const { input } = crawlRequestOf([
+      SEED,
+      ...['--max-pages', '7', '--ignore-robots', '--ignore-canonical', '--sort-query'],
+      ...['--sitemap', 'http://example.com/a.xml', '--sitemap', 'http://example.com/b.xml', '--strip-param', 'ref'],
+      ...['--render', '/app/**', '--render-timeout-ms', '5000', '--auto-throttle', '--auto-throttle-target', '1.5'],
+      ...['--header', 'X-Team: crawl', '--cookie', 'lang=en', '--extract', 'title=h1', '--extract', 'hero=img @src'],
+    ]);
+    assert.deepEqual(input, {
+      seeds: [SEED],
+      maxPages: 7,
+      respectRobots: false,
+      respectCanonical: false,
+      normalize: { sortQuery: true, stripParams: ['ref'] },
+      sitemaps: { urls: ['http://example.com/a.xml', 'http://example.com/b.xml'] },
+      render: { match: ['/app/**'], timeoutMs: 5_000 },
+      autoThrottle: { enabled: true, targetConcurrency: 1.5 },
+      headers: { 'X-Team': 'crawl' },
+      cookies: { lang: 'en' },
+      extract: { title: 'h1', hero: 'img @src' },
+    });
+  });
+
+  it('leave out what is not given, so the schema defaults it', () => {
+    assert.deepEqual(crawlRequestOf([SEED]).input, { seeds: [SEED] });
+  });
+
+  it('name the flag (and the entry of a name=value flag) in errors', () => {
+    const rejects = (args: string[], message: RegExp) =>
+      assert.throws(() => crawlRequestOf(args), (err: unknown) => err instanceof UsageError && message.test(err.message));
+    rejects([SEED, '--max-pages', '0'], /^--max-pages: /);
+    rejects([SEED, '--sitemap', 'ftp://example.com/s.xml'], /^--sitemap: must be an absolute http\(s\) URL/);
+    rejects([SEED, '--header', 'Host: evil.example'], /^--header Host: header may not be set/);
+    rejects([SEED, '--extract', 'title=a[href'], /^--extract title\.selector: invalid CSS selector/);
+    rejects([SEED, '--render-wait-until', 'load'], /^--render: needs at least one URL pattern/);
+    rejects([], /^<seed-url\.\.\.>: needs at least one seed URL/);
+  });
+
+  it("show the schema's defaults and choices in --help", () => {
+    const help = addCrawlOptions(new Command('crawl')).helpInformation().replace(/\s+/g, ' ');
+    assert.match(help, /--max-pages <n> stop after this many URLs \(default 10000\)/);
+    assert.match(help, /--scope <scope> which links to follow: host\|domain\|prefix\|any \(default host\)/);
+    assert.match(help, /--include <pattern> .* \(repeatable\)/);
+    assert.match(help, /--ignore-robots do not obey robots\.txt --/, 'a switch shows no default');
   });
 });

@@ -8,18 +8,17 @@ import { resolve } from 'node:path';
 import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { storedChangeSummary } from '../results/change-summary';
 import { defaultOutFile, EXPORT_FORMATS, EXPORT_UNITS, exportResults, type ExportFormat } from '../results/export-results';
-import { parseLimitsChange, parseSeeds } from '../shared/crawl-config';
+import { CRAWL_LIMITS, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
 import { commonOptions, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
-import { integer, UsageError, validating } from './crawl-options';
+import { UsageError, validating } from './crawl-options';
+import { changeOption, fieldsFromFlags, flagOfField } from './setting-flags';
 import { crawlStatusReport, statusLines } from './crawl-report';
 
 /** `--format` of `results` and `crawl`: commander rejects other values, naming the flag. */
 export function formatOption(): Option {
   return new Option('--format <format>', 'output format').choices(EXPORT_FORMATS).default('jsonl');
 }
-
-const LIMIT_FLAGS: Record<string, string> = { concurrency: '--concurrency', perHostConcurrency: '--per-host-concurrency', delayMs: '--delay-ms' };
 
 /** An update the workflow's validator rejected is bad input, like a bad flag. */
 async function update<T>(send: () => Promise<T>): Promise<T> {
@@ -75,21 +74,17 @@ export function addControlCommands(program: Command): void {
       });
     });
 
-  idCommand(program, 'set-limits', 'change concurrency and politeness of a running crawl')
-    .option('--concurrency <n>', 'batches in flight for the whole crawl', integer)
-    .option('--per-host-concurrency <n>', 'batches in flight per host', integer)
-    .option('--delay-ms <ms>', 'minimum gap between requests to one host', integer)
-    .action(async (crawlId: string, flags: CommonFlags & { concurrency?: number; perHostConcurrency?: number; delayMs?: number }) => {
-      const change = Object.fromEntries(
-        Object.entries({ concurrency: flags.concurrency, perHostConcurrency: flags.perHostConcurrency, delayMs: flags.delayMs }).filter(([, v]) => v !== undefined),
-      );
-      if (Object.keys(change).length === 0) throw new UsageError('set-limits: give at least one of --concurrency, --per-host-concurrency, --delay-ms');
-      validating(() => parseLimitsChange(change), (field) => LIMIT_FLAGS[field] ?? field);
-      await withClient(flags, async (client) => {
-        const limits = await update(() => crawlHandle(client, crawlId).executeUpdate(setLimitsUpdate, { args: [change] }));
-        print(JSON.stringify(limits));
-      });
+  const setLimits = idCommand(program, 'set-limits', 'change concurrency and politeness of a running crawl');
+  for (const field of CRAWL_LIMITS) setLimits.addOption(changeOption(field));
+  setLimits.action(async (crawlId: string, flags: CommonFlags & Record<string, unknown>) => {
+    const change = fieldsFromFlags(flags);
+    if (Object.keys(change).length === 0) throw new UsageError(`set-limits: give at least one of ${CRAWL_LIMITS.map(flagOfField).join(', ')}`);
+    validating(() => parseLimitsChange(change), (field) => flagOfField(field) ?? field);
+    await withClient(flags, async (client) => {
+      const limits = await update(() => crawlHandle(client, crawlId).executeUpdate(setLimitsUpdate, { args: [change] }));
+      print(JSON.stringify(limits));
     });
+  });
 
   storeOption(idCommand(program, 'results', "write a crawl's results: JSON Lines, CSV, or a WARC file of its stored bodies"))
     .addOption(formatOption())

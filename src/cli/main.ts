@@ -23,9 +23,10 @@ import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
 import { NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
-import { addCrawlOptions, crawlRequestFrom, integer, UsageError, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
+import { integer } from './setting-flags';
 
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;

@@ -10,6 +10,7 @@
  */
 import { compile } from 'css-select';
 import { z } from 'zod';
+import { setting } from './setting-meta';
 
 export const FIELD_TYPES = ['text', 'attribute', 'html'] as const;
 
@@ -39,16 +40,25 @@ const selector = z
 
 const fieldObject = z
   .object({
-    selector,
-    type: z.enum(FIELD_TYPES).default('text'),
-    /** The attribute to read when `type` is `attribute`. */
-    attribute: z.string().min(1).max(256).optional(),
-    /** Every match (an array), instead of the first match (a string or null). */
-    list: z.boolean().default(false),
-    /** Characters kept of each value; longer ones are cut, so a hostile page cannot bloat a record. */
-    maxChars: z.number().int().min(1).max(100_000).default(1_000),
-    /** Values kept of a list. */
-    maxItems: z.number().int().min(1).max(10_000).default(100),
+    selector: setting(selector, {
+      type: 'CSS selector',
+      doc:
+        'CSS Selectors Level 4, as cheerio runs it (css-select), plus `:contains()`. jQuery positional pseudos (`:first`, `:eq()`) are not supported. ' +
+        'The selector is compiled when the crawl starts, and one that does not compile is an error.',
+    }),
+    type: setting(z.enum(FIELD_TYPES).default('text'), {
+      doc: '`text`: the text content, whitespace collapsed and trimmed. `attribute`: the value of `attribute`. `html`: the inner HTML.',
+    }),
+    attribute: setting(z.string().min(1).max(256).optional(), {
+      doc: 'The attribute to read: required with `type: attribute`, and not allowed with the other types.',
+    }),
+    list: setting(z.boolean().default(false), {
+      doc: '`true`: an array with the value of every match (elements that lack the attribute are left out). `false`: the first match\'s value, or `null` when nothing matches.',
+    }),
+    maxChars: setting(z.number().int().min(1).max(100_000).default(1_000), {
+      doc: 'Each value is cut to this many characters, so a hostile page cannot bloat a record.',
+    }),
+    maxItems: setting(z.number().int().min(1).max(10_000).default(100), { doc: 'A list keeps at most this many values.' }),
   })
   .strict()
   .superRefine((field, ctx) => {
@@ -87,10 +97,28 @@ const crawlId = z.string().min(1).max(256);
 
 /** The content fields of the crawl schema, spread into it. */
 export const contentFields = {
-  /** Named fields extracted from every HTML page by CSS selector, stored in the record's `fields`. */
-  extract: extractSchema.default({}),
-  /** Keep the bodies of fetched HTML pages (gzipped WARC records under the data directory). */
-  storeBodies: z.boolean().default(false),
-  /** An earlier crawl to compare with: conditional requests, and a change kind per URL. */
-  recrawlOf: crawlId.optional(),
+  extract: setting(extractSchema.default({}), {
+    section: 'content',
+    flag: '--extract <name=selector>',
+    help: 'a field to extract from every page: name=css-selector, or name=css-selector @attribute',
+    type: 'object: field name → field',
+    entry: 'name',
+    doc:
+      "Named fields taken from every HTML page by CSS selector and stored in the record's `fields`. A field is a string or an object: " +
+      'the compact string `"h1"` is the text of the first match, `"img.hero @src"` an attribute of the first match, and the object form has the fields below. ' +
+      "`--extract` sets or overrides one field of the file's `extract`.",
+  }),
+  storeBodies: setting(z.boolean().default(false), {
+    section: 'content',
+    flag: '--store-bodies',
+    help: 'keep the bodies of fetched HTML pages as WARC records (for `results --format warc`)',
+    doc: 'Keep the bodies of fetched HTML pages as gzipped WARC records (see [Where bodies go](extraction-recrawl-exports.md#where-bodies-go)). `results --format warc` needs them.',
+  }),
+  recrawlOf: setting(crawlId.optional(), {
+    section: 'content',
+    flag: '--recrawl-of <crawl-id>',
+    help: 'compare with an earlier crawl: conditional requests, new/changed/unchanged/gone per URL',
+    type: 'crawl ID',
+    doc: 'Make this crawl an incremental recrawl of an earlier crawl in the same data directory: conditional requests, and a change kind for every URL.',
+  }),
 };

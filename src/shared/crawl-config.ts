@@ -1,7 +1,8 @@
 /**
  * The one schema for a crawl's input. It is applied at every boundary (CLI flags, client
  * scripts, `temporal workflow start --input`) and carries the defaults, so the rest of the
- * code only ever sees a complete, valid `CrawlConfig`.
+ * code only ever sees a complete, valid `CrawlConfig`. Each setting also carries its CLI flag,
+ * `--help` line and docs wording (`setting()`, src/shared/setting-meta.ts, says how).
  */
 import { z } from 'zod';
 import { toMilliseconds } from './duration';
@@ -11,6 +12,7 @@ import { MEDIA_RANGE } from '../policy/content-type';
 import { contentFields } from './content-config';
 import { DEFAULT_RENDER_TASK_QUEUE, DEFAULT_USER_AGENT } from './names';
 import { politenessFields } from './politeness-config';
+import { setting } from './setting-meta';
 
 function parsedUrl(value: string): URL | undefined {
   try {
@@ -58,45 +60,99 @@ const urlPatterns = z.array(urlPattern).max(1_000).default([]);
 
 /** Discovery and scope settings (docs/discovery-and-scope.md). */
 const discoveryFields = {
-  /** Globs/regexes a followed URL must match one of (empty: all); seeds are exempt. */
-  include: urlPatterns,
-  /** Globs/regexes no followed URL may match; seeds are exempt. */
-  exclude: urlPatterns,
-  /** How URLs are normalized into frontier keys (src/policy/normalize-url.ts). */
-  normalize: z
-    .object({
-      removeFragment: z.boolean().default(DEFAULT_NORMALIZE_RULES.removeFragment),
-      trailingSlash: z.enum(TRAILING_SLASH_RULES).default(DEFAULT_NORMALIZE_RULES.trailingSlash),
-      stripParams: z.array(z.string().min(1).max(200)).max(200).default([...DEFAULT_NORMALIZE_RULES.stripParams]),
-      sortQuery: z.boolean().default(DEFAULT_NORMALIZE_RULES.sortQuery),
-      lowercasePath: z.boolean().default(DEFAULT_NORMALIZE_RULES.lowercasePath),
-    })
-    .strict()
-    .prefault({}),
-  /** A page whose rel=canonical names another followable URL is recorded as its duplicate, and that URL is queued instead. */
-  respectCanonical: z.boolean().default(true),
-  /** Media types kept; a successful response of another type is recorded as skipped (`content-type`), its body never read. */
-  allowedContentTypes: z
-    .array(z.string().regex(MEDIA_RANGE, 'must be a media type such as text/html, or type/*'))
-    .min(1, 'needs at least one media type')
-    .max(100)
-    .default(['text/html', 'application/xhtml+xml']),
-  /** Sitemaps as a source of URLs, read once when the crawl starts. */
-  sitemaps: z
-    .object({
-      /** Sitemap (or sitemap index) URLs, XML or gzipped XML. */
-      urls: z.array(httpUrl).max(1_000).default([]),
-      /** Also read the `Sitemap:` lines of the seed hosts' robots.txt. */
-      fromRobots: z.boolean().default(false),
-      /** URLs taken from all sitemaps together, at most. */
-      maxUrls: count(1, 10_000_000).default(50_000),
-      /** Sitemap files fetched, at most (indexes included). */
-      maxFiles: count(1, 10_000).default(100),
-      /** Levels of sitemap indexes followed: 1 is an index of sitemaps, 0 ignores indexes. */
-      maxIndexDepth: count(0, 5).default(2),
-    })
-    .strict()
-    .prefault({}),
+  include: setting(urlPatterns, {
+    section: 'discovery',
+    flag: '--include <pattern>',
+    help: 'follow only URLs matching one of these globs (/path/**, https://host/**) or re:<regex>',
+    type: 'pattern[]',
+    doc: 'A followed URL must match at least one (none given: every URL may be followed). Seeds are exempt.',
+  }),
+  exclude: setting(urlPatterns, {
+    section: 'discovery',
+    flag: '--exclude <pattern>',
+    help: 'never follow URLs matching this glob or re:<regex>',
+    type: 'pattern[]',
+    doc: 'A followed URL may match none. Checked before `include`. Seeds are exempt.',
+  }),
+  normalize: setting(
+    z
+      .object({
+        removeFragment: setting(z.boolean().default(DEFAULT_NORMALIZE_RULES.removeFragment), {
+          doc: 'Drop `#fragment`. Keep it (`false`) only for sites that route on it.',
+        }),
+        trailingSlash: setting(z.enum(TRAILING_SLASH_RULES).default(DEFAULT_NORMALIZE_RULES.trailingSlash), {
+          flag: '--trailing-slash <rule>',
+          help: 'trailing slashes in paths',
+          doc: '`strip`: `/a/` → `/a`; `add`: `/a` → `/a/` (not when the last segment has a dot, `/a.html`); the root stays `/`.',
+        }),
+        stripParams: setting(z.array(z.string().min(1).max(200)).max(200).default([...DEFAULT_NORMALIZE_RULES.stripParams]), {
+          flag: '--strip-param <glob>',
+          help: 'query parameter to drop from URLs, e.g. utm_*',
+          type: 'glob[] (parameter names, case-insensitive)',
+          doc: 'Query parameters removed. `[]` keeps every parameter.',
+        }),
+        sortQuery: setting(z.boolean().default(DEFAULT_NORMALIZE_RULES.sortQuery), {
+          flag: '--sort-query',
+          help: 'sort query parameters by name, so their order does not make URLs distinct',
+          doc: 'Sort query parameters by name (stable: repeated names keep their order).',
+        }),
+        lowercasePath: setting(z.boolean().default(DEFAULT_NORMALIZE_RULES.lowercasePath), {
+          doc: 'Lower-case the path, for servers with case-insensitive paths.',
+        }),
+      })
+      .strict()
+      .prefault({}),
+    // How URLs become frontier keys (src/policy/normalize-url.ts).
+    { section: 'discovery' },
+  ),
+  respectCanonical: setting(z.boolean().default(true), {
+    section: 'discovery',
+    flag: '--ignore-canonical',
+    flagSets: false,
+    help: 'do not treat pages whose rel=canonical names another URL as duplicates',
+    doc: 'Pages whose `<link rel=canonical>` names another followable URL are recorded as its duplicates, and that URL is queued instead.',
+  }),
+  allowedContentTypes: setting(
+    z
+      .array(z.string().regex(MEDIA_RANGE, 'must be a media type such as text/html, or type/*'))
+      .min(1, 'needs at least one media type')
+      .max(100)
+      .default(['text/html', 'application/xhtml+xml']),
+    {
+      section: 'discovery',
+      flag: '--allowed-content-type <type>',
+      help: 'media type to keep, e.g. text/html or text/*',
+      type: 'media type[] (`type/subtype` or `type/*`)',
+      doc:
+        'A successful (2xx) response of another type is recorded `skipped: "content-type"` and its body is not read: ' +
+        'the connection is dropped after the headers.',
+    },
+  ),
+  sitemaps: setting(
+    z
+      .object({
+        urls: setting(z.array(httpUrl).max(1_000).default([]), {
+          flag: '--sitemap <url>',
+          help: 'read this sitemap or sitemap index (XML or .xml.gz) for URLs when the crawl starts',
+          type: 'URL[]',
+          doc: 'Sitemaps or sitemap indexes (XML or gzipped XML) to read when the crawl starts.',
+        }),
+        fromRobots: setting(z.boolean().default(false), {
+          flag: '--sitemaps-from-robots',
+          help: "also read the sitemaps the seed hosts' robots.txt lists",
+          doc: "Also read the `Sitemap:` lines of each seed origin's robots.txt (fetched even when `respectRobots` is false).",
+        }),
+        maxUrls: setting(count(1, 10_000_000).default(50_000), { doc: 'URLs taken from all sitemaps together.' }),
+        maxFiles: setting(count(1, 10_000).default(100), { doc: 'Sitemap files fetched (indexes included).' }),
+        maxIndexDepth: setting(count(0, 5).default(2), {
+          doc: 'Levels of sitemap indexes followed: `1` reads the sitemaps an index lists, `2` also an index listed by an index, `0` ignores indexes.',
+        }),
+      })
+      .strict()
+      .prefault({}),
+    // Sitemaps as a source of URLs, read once when the crawl starts.
+    { section: 'discovery' },
+  ),
 };
 
 export const RENDER_WAIT_UNTIL = ['load', 'domcontentloaded', 'networkidle'] as const;
@@ -104,18 +160,40 @@ export const RENDER_WAIT_UNTIL = ['load', 'domcontentloaded', 'networkidle'] as 
 /** Pages rendered in headless Chromium by render workers (see docs/rendering.md). */
 const renderSchema = z
   .object({
-    /** URLs (as queued, normalized) rendered instead of only fetched: the same patterns as `include`. */
-    match: z.array(urlPattern, { error: 'needs at least one URL pattern' }).min(1, 'needs at least one URL pattern').max(100),
-    /** When a rendered page counts as loaded. */
-    waitUntil: z.enum(RENDER_WAIT_UNTIL).default('load'),
-    /** Time for the browser to load and run one page, on top of fetching its HTML. */
-    timeoutMs: count(1_000, 600_000).default(30_000),
-    /** The task queue render batches are scheduled on (polled by `crawlflow render-worker`). */
-    taskQueue: z.string().min(1).max(200).default(DEFAULT_RENDER_TASK_QUEUE),
-    /** Pages of this crawl rendered at once, across all render workers (render batches in flight). */
-    maxConcurrentPages: count(1, 256).default(2),
-    /** Subresource requests (scripts, XHR/fetch, frames) one rendered page may make; more are blocked. */
-    maxRequestsPerPage: count(0, 10_000).default(100),
+    match: setting(z.array(urlPattern, { error: 'needs at least one URL pattern' }).min(1, 'needs at least one URL pattern').max(100), {
+      flag: '--render <pattern>',
+      help: 'render URLs matching this pattern (same syntax as --include) in headless Chromium',
+      type: 'pattern[]',
+      doc:
+        'URLs (as queued, normalized) to render, in the same pattern language as `include`/`exclude` ' +
+        '([discovery-and-scope.md](discovery-and-scope.md#include-and-exclude-patterns)): a glob starting with `/` over path and query (`/app/**`), ' +
+        'a glob starting with `http(s)://` over the whole normalized URL, or `re:<regex>` searched anywhere in the URL.',
+    }),
+    waitUntil: setting(z.enum(RENDER_WAIT_UNTIL).default('load'), {
+      flag: '--render-wait-until <event>',
+      help: 'when a rendered page is done',
+      doc: "When a rendered page counts as done (Playwright's navigation events).",
+    }),
+    timeoutMs: setting(count(1_000, 600_000).default(30_000), {
+      flag: '--render-timeout-ms <ms>',
+      help: 'time to render one page',
+      doc:
+        'Time for the browser to load and run one page, on top of fetching its HTML. ' +
+        'A page not done in time is recorded with `error: "timeout"` (retried up to `maxRetries`).',
+    }),
+    taskQueue: setting(z.string().min(1).max(200).default(DEFAULT_RENDER_TASK_QUEUE), {
+      flag: '--render-task-queue <name>',
+      help: 'task queue of render batches',
+      doc: 'Task queue of render batches; run `crawlflow render-worker --task-queue` on it.',
+    }),
+    maxConcurrentPages: setting(count(1, 256).default(2), {
+      flag: '--render-max-concurrent-pages <n>',
+      help: 'pages of this crawl rendered at once',
+      doc: 'Pages of this crawl rendered at once, across all render workers (render batches in flight; each renders its pages one after another).',
+    }),
+    maxRequestsPerPage: setting(count(0, 10_000).default(100), {
+      doc: 'Subrequests (scripts, XHR/fetch, frames) one rendered page may make; further ones are refused.',
+    }),
   })
   .strict();
 export type RenderConfig = z.output<typeof renderSchema>;
@@ -132,59 +210,148 @@ export type Scope = (typeof SCOPES)[number];
 
 /** The limits a running crawl may change (`setLimits`), without defaults: absent means unchanged. */
 const limitFields = {
-  /** Batches (each one connection's worth of sequential requests) in flight for the whole crawl. */
   concurrency: count(1, 512),
-  /** Batches in flight per host, across all workers. */
   perHostConcurrency: count(1, 64),
-  /** Minimum gap between two requests to one host, across all workers. */
   delayMs: count(0, 3_600_000),
 };
 
 export const crawlConfigSchema = z
   .object({
-    seeds: z.array(httpUrl, { error: 'needs at least one seed URL' }).min(1, 'needs at least one seed URL'),
-    scope: z.enum(SCOPES).default('host'),
-    maxPages: count(1, 100_000_000).default(10_000),
-    maxDepth: count(0, 1_000).default(20),
-    frontierOrder: z.enum(FRONTIER_ORDERS).default('opic'),
-    concurrency: limitFields.concurrency.default(8),
-    perHostConcurrency: limitFields.perHostConcurrency.default(2),
-    delayMs: limitFields.delayMs.default(0),
-    /** Total time for one request, from connect to the last body byte. */
-    timeoutMs: count(100, 600_000).default(30_000),
-    /** Wall-clock budget of the whole crawl; unset means none. */
-    deadline: duration.optional(),
-    respectRobots: z.boolean().default(true),
-    /** Upper bound on a robots.txt Crawl-delay we honour, so a hostile value cannot stall a crawl. */
-    maxCrawlDelayMs: count(0, 3_600_000).default(30_000),
-    /** Upper bound on an honoured Retry-After, so a date years ahead cannot park a host forever. */
-    maxRetryAfterMs: count(0, 86_400_000).default(3_600_000),
-    userAgent: z.string().min(1).max(512).default(DEFAULT_USER_AGENT),
-    maxBodyBytes: count(1_024, 1_073_741_824).default(5 * 1024 * 1024),
-    maxRedirects: count(0, 50).default(5),
-    maxLinksPerPage: count(0, 1_000_000).default(5_000),
-    maxUrlLength: count(16, 65_536).default(2_048),
-    /** URLs one batch activity claims and fetches before it reports back. */
-    batchSize: count(1, 2_000).default(50),
-    /** Retries of one URL after a retryable failure (timeout, reset, 5xx), with backoff. */
-    maxRetries: count(0, 10).default(2),
-    /**
-     * URLs of one host fetched at most, across all workers: a bound on infinite URL spaces
-     * (calendars, session IDs) that depth and URL length alone do not stop. URLs past it are
-     * recorded as skipped (`host-page-cap`).
-     */
-    maxPagesPerHost: count(1, 100_000_000).default(100_000),
-    /**
-     * Fetch private, loopback, link-local and other non-public addresses. Off by default, so
-     * links and redirects cannot reach internal services; a seed whose host is such an
-     * address allows that address only.
-     */
-    allowPrivateNetwork: z.boolean().default(false),
+    seeds: setting(z.array(httpUrl, { error: 'needs at least one seed URL' }).min(1, 'needs at least one seed URL'), {
+      section: 'limits',
+      argument: '<seed-url...>',
+      type: 'URL[]',
+      doc: 'absolute http(s) URLs',
+    }),
+    scope: setting(z.enum(SCOPES).default('host'), {
+      section: 'limits',
+      flag: '--scope <scope>',
+      help: 'which links to follow',
+      doc:
+        "Links followed: on a seed's host (host and port); on a seed's registrable domain (public-suffix aware: `a.example.co.uk` and " +
+        '`b.example.co.uk` share one, `alice.github.io` and `bob.github.io` do not); under a seed\'s directory ' +
+        '(`http://x/docs/v2/index.html` keeps `http://x/docs/v2/...`); or to any host (a broad crawl for search or archiving, ' +
+        'bounded by `maxDepth`, `maxPages`, `maxPagesPerHost` and `include`/`exclude`; private addresses stay refused unless `allowPrivateNetwork`).',
+    }),
+    maxPages: setting(count(1, 100_000_000).default(10_000), {
+      section: 'limits',
+      flag: '--max-pages <n>',
+      help: 'stop after this many URLs',
+      doc:
+        'URLs processed in total (fetched, failed or skipped); the crawl ends `max-pages-reached`. ' +
+        'URLs discovered but not crawled stay in the frontier, counted as `queued`.',
+    }),
+    maxDepth: setting(count(0, 1_000).default(20), {
+      section: 'limits',
+      flag: '--max-depth <n>',
+      help: 'follow links this many hops from a seed',
+      doc: 'Link hops from a seed or sitemap URL (both are depth 0). `0` fetches the seeds and sitemap URLs only.',
+    }),
+    frontierOrder: setting(z.enum(FRONTIER_ORDERS).default('opic'), {
+      section: 'limits',
+      flag: '--frontier-order <order>',
+      help: "which of a host's URLs go first",
+      doc:
+        "Which of a host's queued URLs go first: by OPIC priority (a page's found URLs share its priority, so a page with thousands of links " +
+        'cannot crowd out its site under `maxPages`), or in discovery order. See [discovery-and-scope.md](discovery-and-scope.md#which-urls-go-first-the-frontier-order).',
+    }),
+    concurrency: setting(limitFields.concurrency.default(8), {
+      section: 'limits',
+      flag: '--concurrency <n>',
+      help: 'batches in flight for the whole crawl',
+      doc: 'Batches (each one connection\'s worth of sequential requests) in flight for the whole crawl, across all workers (per host: `perHostConcurrency`, [below](#politeness-and-requests)).',
+    }),
+    perHostConcurrency: setting(limitFields.perHostConcurrency.default(2), {
+      section: 'politeness',
+      flag: '--per-host-concurrency <n>',
+      help: 'batches in flight per host, across workers',
+      doc: 'Batches in flight per host, across all workers.',
+    }),
+    delayMs: setting(limitFields.delayMs.default(0), {
+      section: 'politeness',
+      flag: '--delay-ms <ms>',
+      help: 'minimum gap between requests to one host',
+      doc: 'Minimum gap between two requests to one host, across all workers.',
+    }),
+    timeoutMs: setting(count(100, 600_000).default(30_000), {
+      section: 'fetching',
+      flag: '--timeout-ms <ms>',
+      help: 'total time allowed for one request',
+      doc: 'Total time for one request, from connect to the last body byte.',
+    }),
+    deadline: setting(duration.optional(), {
+      section: 'limits',
+      flag: '--deadline <duration>',
+      help: 'stop the crawl after this long, e.g. 90s, 10m, 2h',
+      type: 'duration',
+      doc: '`"90s"`, `"10m"` or milliseconds; when it passes the crawl ends as `deadline-exceeded` with its results so far.',
+    }),
+    respectRobots: setting(z.boolean().default(true), {
+      section: 'fetching',
+      flag: '--ignore-robots',
+      flagSets: false,
+      help: 'do not obey robots.txt',
+      doc:
+        'robots.txt per RFC 9309: a 4xx means no rules; a 5xx or an unreachable file (after 3 tries) means disallow all, ' +
+        "except a refused TLS certificate (not retried), which records the host's pages with `tls-certificate`; " +
+        'more than 5 redirects, a loop or a blocked address mean no rules; only the first 512 KiB and the first 2,000 wildcards are parsed. Cached 24 h per crawl.',
+    }),
+    maxCrawlDelayMs: setting(count(0, 3_600_000).default(30_000), {
+      section: 'fetching',
+      doc: 'Upper bound on an honoured robots.txt `Crawl-delay`, so a hostile value cannot stall a crawl.',
+    }),
+    maxRetryAfterMs: setting(count(0, 86_400_000).default(3_600_000), {
+      section: 'fetching',
+      doc: 'Upper bound on an honoured `Retry-After`, so a date years ahead cannot park a host forever.',
+    }),
+    userAgent: setting(z.string().min(1).max(512).default(DEFAULT_USER_AGENT), {
+      section: 'politeness',
+      flag: '--user-agent <ua>',
+      help: 'User-Agent header',
+      shownDefault: '`crawlflow/<version>` (the `version` in package.json)',
+      doc: 'User-Agent, and the agent robots.txt rules are matched for.',
+    }),
+    maxBodyBytes: setting(count(1_024, 1_073_741_824).default(5 * 1024 * 1024), {
+      section: 'fetching',
+      doc: 'Bytes of one body read, at most; this applies after decompression too, so a gzip bomb stops here (`too-large`).',
+    }),
+    maxRedirects: setting(count(0, 50).default(5), { section: 'fetching', doc: 'Redirects followed; every hop is checked against the scope.' }),
+    maxLinksPerPage: setting(count(0, 1_000_000).default(5_000), { section: 'fetching', doc: 'Links taken from one page.' }),
+    maxUrlLength: setting(count(16, 65_536).default(2_048), { section: 'fetching', doc: 'The longest URL followed.' }),
+    batchSize: setting(count(1, 2_000).default(50), {
+      section: 'limits',
+      flag: '--batch-size <n>',
+      help: 'URLs per batch activity',
+      doc: 'URLs one batch activity claims and fetches before it reports back.',
+    }),
+    maxRetries: setting(count(0, 10).default(2), {
+      section: 'fetching',
+      doc:
+        'Retries of one URL after `timeout`, `dns`, `connect`, `reset`, `truncated`, or HTTP 408/425/429/500/502/503/504, with backoff; ' +
+        'a 429/503 `Retry-After` holds the whole host.',
+    }),
+    maxPagesPerHost: setting(count(1, 100_000_000).default(100_000), {
+      section: 'limits',
+      flag: '--max-pages-per-host <n>',
+      help: 'URLs per host at most',
+      doc:
+        'URLs claimed per host across all workers (atomic in the store); further URLs of the host are recorded `skipped: "host-page-cap"`. ' +
+        'Together with depth and URL length this bounds infinite URL spaces (calendars, session IDs).',
+    }),
+    allowPrivateNetwork: setting(z.boolean().default(false), {
+      section: 'fetching',
+      flag: '--allow-private-network',
+      help: 'also fetch private, loopback and link-local addresses',
+      doc:
+        "Fetch private, loopback, link-local, CGNAT or multicast addresses. Without it only public addresses and the seeds' own addresses are fetched, " +
+        'so links and redirects cannot reach internal services. DNS answers are checked (not the URL text) on every redirect hop, ' +
+        'and the connection goes to the checked address (`blocked-address`).',
+    }),
     ...discoveryFields,
     /** Extraction, body storage and incremental recrawl: see content-config.ts. */
     ...contentFields,
     /** Unset: no page is rendered. */
-    render: renderSchema.optional(),
+    render: setting(renderSchema.optional(), { section: 'render' }),
     /** Backoff, AutoThrottle, headers, cookies, proxy, per-host overrides (politeness-config.ts). */
     ...politenessFields,
   })
@@ -211,6 +378,8 @@ export class InvalidCrawlConfigError extends Error {
 
 const limitsChangeSchema = z.object(limitFields).partial().strict();
 export type CrawlLimits = Required<z.output<typeof limitsChangeSchema>>;
+/** The fields of a limits change. */
+export const CRAWL_LIMITS = Object.keys(limitFields) as Array<keyof CrawlLimits>;
 
 /** Validates a partial limits change; the first problem is reported with its field. */
 export function parseLimitsChange(input: unknown): Partial<CrawlLimits> {

@@ -9,6 +9,7 @@
  * workers instead; only the variable's name enters history.
  */
 import { z } from 'zod';
+import { setting } from './setting-meta';
 
 const millis = (max: number) => z.number().int().min(0).max(max);
 
@@ -148,27 +149,41 @@ const proxyUrl = z.string().superRefine((value, ctx) => {
 
 const backoffSchema = z
   .object({
-    /** Delay after a host's first failure in a row; each further one doubles it. 0 turns backoff off. */
-    baseMs: millis(3_600_000).default(500),
-    /** The longest backoff delay. */
-    maxMs: millis(86_400_000).default(60_000),
+    baseMs: setting(millis(3_600_000).default(500), {
+      flag: '--backoff-base-ms <ms>',
+      help: "delay after a host's first failure, doubled per failure in a row; 0 = off",
+      doc: "Wait after a host's first failure in a row; doubles per further failure; `0` turns backoff off.",
+    }),
+    maxMs: setting(millis(86_400_000).default(60_000), {
+      flag: '--backoff-max-ms <ms>',
+      help: 'longest per-host backoff delay',
+      doc: 'Longest backoff wait (must be ≥ `baseMs`).',
+    }),
   })
   .strict()
   .refine((backoff) => backoff.maxMs >= backoff.baseMs, { message: 'maxMs must be at least baseMs', path: ['maxMs'] });
 
 const autoThrottleSchema = z
   .object({
-    enabled: z.boolean().default(false),
-    /** Requests the crawl aims to have in flight per host, on average (Scrapy's AUTOTHROTTLE_TARGET_CONCURRENCY). */
-    targetConcurrency: z.number().positive().max(64).default(1),
-    /** A host's delay before its first response was measured. */
-    startDelayMs: millis(3_600_000).default(5_000),
-    /** The largest delay AutoThrottle sets. */
-    maxDelayMs: millis(3_600_000).default(60_000),
+    enabled: setting(z.boolean().default(false), {
+      flag: '--auto-throttle',
+      help: "adapt each host's delay to its measured latency (AutoThrottle)",
+      doc: "Adapt each host's delay to its latency.",
+    }),
+    targetConcurrency: setting(z.number().positive().max(64).default(1), {
+      flag: '--auto-throttle-target <n>',
+      help: 'AutoThrottle: requests in flight per host to aim for',
+      doc: "Requests in flight per host to aim for, on average (Scrapy's `AUTOTHROTTLE_TARGET_CONCURRENCY`).",
+    }),
+    startDelayMs: setting(millis(3_600_000).default(5_000), { doc: "A host's delay before its first measured response." }),
+    maxDelayMs: setting(millis(3_600_000).default(60_000), {
+      flag: '--auto-throttle-max-delay-ms <ms>',
+      help: 'AutoThrottle: the largest delay it sets',
+      doc: 'The largest delay AutoThrottle sets.',
+    }),
   })
   .strict();
 
-/** Spread into the crawl schema. */
 /**
  * What politeness is counted per: the host name (with its port), the registrable domain (ICANN
  * part of the Public Suffix List: `a.example.co.uk` and `b.example.co.uk` share one key), or the
@@ -177,19 +192,60 @@ const autoThrottleSchema = z
 export const POLITENESS_KEYS = ['host', 'domain', 'ip'] as const;
 export type PolitenessKeyKind = (typeof POLITENESS_KEYS)[number];
 
+/** Spread into the crawl schema. */
 export const politenessFields = {
-  /** The unit the gap (`delayMs`, Crawl-delay, Retry-After), concurrency and page cap apply to. */
-  politenessKey: z.enum(POLITENESS_KEYS).default('host'),
-  backoff: backoffSchema.prefault({}),
-  autoThrottle: autoThrottleSchema.prefault({}),
-  headers: requestFields.headers.default({}),
-  headersFromEnv: requestFields.headersFromEnv.default({}),
-  cookies: requestFields.cookies.default({}),
-  cookiesFromEnv: requestFields.cookiesFromEnv.default({}),
-  /** HTTP proxy every request goes through (CONNECT tunnels, also for http:// targets). */
-  proxy: proxyUrl.optional(),
-  /** Environment variable holding the proxy's `user:password`. */
-  proxyAuthFromEnv: envName.optional(),
-  /** Per-host overrides, keyed by host[:port] or *.domain. */
-  hosts: hostOverrides.default({}),
+  politenessKey: setting(z.enum(POLITENESS_KEYS).default('host'), {
+    section: 'politeness',
+    flag: '--politeness-key <key>',
+    help: 'what delays, concurrency and the per-host cap count per',
+    doc:
+      'What the gap (`delayMs`, Crawl-delay, Retry-After, backoff), `perHostConcurrency` and `maxPagesPerHost` count per: a host; a registrable ' +
+      'domain (ICANN suffixes only, so all of `*.github.io` is one key, where scope `domain` keeps them apart); or the address a host resolves to, ' +
+      'so thousands of shared-hosting names on one server share one key. See [politeness-and-requests.md](politeness-and-requests.md#what-a-host-is-the-politeness-key).',
+  }),
+  backoff: setting(backoffSchema.prefault({}), { section: 'politeness' }),
+  autoThrottle: setting(autoThrottleSchema.prefault({}), { section: 'politeness' }),
+  headers: setting(requestFields.headers.default({}), {
+    section: 'politeness',
+    flag: '--header <Name: value>',
+    help: 'extra request header; it is stored in workflow history, so use headersFromEnv for secrets',
+    type: 'object name → value',
+    doc: 'Extra request headers.',
+  }),
+  headersFromEnv: setting(requestFields.headersFromEnv.default({}), {
+    section: 'politeness',
+    type: 'object name → env var',
+    doc: 'Extra headers whose values the workers read from their environment.',
+  }),
+  cookies: setting(requestFields.cookies.default({}), {
+    section: 'politeness',
+    flag: '--cookie <name=value>',
+    help: 'cookie sent with every request; it is stored in workflow history, so use cookiesFromEnv for secrets',
+    type: 'object name → value',
+    doc: 'Cookies sent with every request (one `Cookie` header).',
+  }),
+  cookiesFromEnv: setting(requestFields.cookiesFromEnv.default({}), {
+    section: 'politeness',
+    type: 'object name → env var',
+    doc: 'Cookies whose values the workers read from their environment.',
+  }),
+  proxy: setting(proxyUrl.optional(), {
+    section: 'politeness',
+    flag: '--proxy <url>',
+    help: 'send every request through this HTTP proxy, e.g. http://proxy.internal:3128',
+    type: '`http(s)://host:port`',
+    doc: 'HTTP proxy every request goes through (CONNECT tunnels, for http and https targets).',
+  }),
+  proxyAuthFromEnv: setting(envName.optional(), {
+    section: 'politeness',
+    flag: '--proxy-auth-env <VAR>',
+    help: "environment variable of the workers holding the proxy's user:password",
+    type: 'env var name',
+    doc: "Variable holding the proxy's `user:password` (sent as Basic Proxy-Authorization).",
+  }),
+  hosts: setting(hostOverrides.default({}), {
+    section: 'politeness',
+    type: 'object host → override',
+    doc: 'Per-host overrides, keyed by host[:port] or `*.domain`: [below](#per-host-overrides).',
+  }),
 };

@@ -1,0 +1,30 @@
+/**
+ * The settings tables of docs/configuration.md are made from the crawl schema
+ * (src/cli/config-docs.ts): the committed file must be what the schema makes now.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CONFIG_DOCS, REGENERATE_CONFIG_DOCS, settingsTable, withSettingsTables } from '../src/cli/config-docs';
+
+const committed = readFileSync(join(__dirname, '..', '..', CONFIG_DOCS), 'utf8');
+
+describe(CONFIG_DOCS, () => {
+  it('has the settings tables the schema makes', () => {
+    assert.ok(withSettingsTables(committed) === committed, `${CONFIG_DOCS} is stale: run \`${REGENERATE_CONFIG_DOCS}\` and commit the result`);
+  });
+
+  it("lists a setting's type, default and flag as the schema has them", () => {
+    const table = settingsTable('limits');
+    assert.match(table, /^\| `maxPages` \| integer 1–100,000,000 \| `10000` \| `--max-pages <n>` \| URLs processed in total/m);
+    assert.match(table, /^\| `seeds` \| URL\[\] \| required \| the `<seed-url\.\.\.>` arguments \|/m);
+    assert.match(settingsTable('fetching'), /^\| `respectRobots` \| boolean \| `true` \| `--ignore-robots` sets `false` \|/m);
+    assert.match(settingsTable('content'), /^\| `extract\.<name>\.maxChars` \| integer 1–100,000 \| `1000` \| — \|/m);
+  });
+
+  it('refuses Markdown that lacks a section, or names an unknown one', () => {
+    assert.throws(() => withSettingsTables(committed.replace('<!-- generated:crawl-settings render -->', '')), /needs exactly one .* block for: render/);
+    assert.throws(() => withSettingsTables(`${committed}\n<!-- generated:crawl-settings plans -->\n<!-- /generated -->\n`), /"plans" is no settings section/);
+  });
+});
