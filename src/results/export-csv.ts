@@ -11,33 +11,22 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import type { PageRecord } from '../store/frontier-store';
+import { RECORD_FIELDS } from '../store/record-fields';
 import { writeAtomically, writeChunk } from './atomic-file';
 import type { StoreConfig } from '../store/store-url';
 import { withCrawlStore } from './export-jsonl';
 
 type Cell = string | null;
 
-/** The record columns, in order; each is a function of the record. */
-const RECORD_COLUMNS: Array<[string, (record: PageRecord) => Cell]> = [
-  ['url', (r) => r.url],
-  ['depth', (r) => String(r.depth)],
-  ['status', (r) => (r.status === null ? null : String(r.status))],
-  ['error', (r) => r.error],
-  ['skipped', (r) => r.skipped],
-  ['change', (r) => r.change],
-  ['title', (r) => r.title],
-  ['fetchedAt', (r) => r.fetchedAt],
-  ['finalUrl', (r) => r.finalUrl],
-  ['contentType', (r) => r.contentType],
-  ['bytes', (r) => String(r.bytes)],
-  ['canonical', (r) => r.canonical],
-  ['noindex', (r) => String(r.noindex)],
-  ['etag', (r) => r.etag],
-  ['lastModified', (r) => r.lastModified],
-  ['contentHash', (r) => r.contentHash],
-  ['bodyRef', (r) => r.bodyRef],
-  ['links', (r) => JSON.stringify(r.links)],
-];
+/** Every record field but `fields` (which has a column per field), as a function of the record. */
+const RECORD_COLUMNS: Array<[string, (record: PageRecord) => Cell]> = RECORD_FIELDS.filter((field) => field.storage !== 'json-object').map(
+  ({ name, storage }) => [name, (record) => cellOf(record[name], storage === 'json-list')],
+);
+
+function cellOf(value: unknown, json: boolean): Cell {
+  if (json) return JSON.stringify(value);
+  return value === null ? null : String(value);
+}
 
 export const FIELD_COLUMN_PREFIX = 'fields.';
 

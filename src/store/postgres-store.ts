@@ -33,7 +33,8 @@ import {
   type StoredConfig,
 } from './frontier-store';
 import { CLAIMED, DONE, GONE, QUEUED, type PostgresDatabase } from './postgres-database';
-import { RECORD_COLUMN_NAMES, storedFields, toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
+import { toClaimed, type ClaimRow } from './store-rows';
+import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 
 /** Records read per round trip by `records()`. */
 const RECORDS_PAGE = 1_000;
@@ -70,17 +71,19 @@ const bumpVersionAfter = (changed: string, returning: string) => `
 
 const ENQUEUE = `WITH ${insertEntries('')} ${bumpVersionAfter('counted', '(SELECT sum(n) FROM per_host)::int AS added')}`;
 
+/** The parameter of a completed field in COMPLETE: $7 is the URL, $8 the batch, then the fields in order. */
+const completedParam = (name: string): string => `$${9 + COMPLETED_FIELDS.findIndex((field) => field.name === name)}`;
+
 const COMPLETE = `
   WITH done AS (
-    UPDATE crawlflow.urls SET state = ${DONE}, status = $9, error = $10, skipped = $11, title = $12, links = $13, fetched_at = $14,
-      final_url = $15, content_type = $16, bytes = $17, canonical = $18, noindex = $19, fields = $20, etag = $21, last_modified = $22,
-      content_hash = $23, change = $24, body_ref = $25
+    UPDATE crawlflow.urls SET state = ${DONE}, ${COMPLETED_FIELDS.map((field) => `${field.column} = ${completedParam(field.name)}`).join(', ')}
     WHERE crawl = $1 AND ${byUrl(7)} AND batch_id = $8 AND state = ${CLAIMED}
     RETURNING 1),
   ${insertEntries('WHERE EXISTS (SELECT 1 FROM done)')}
   UPDATE crawlflow.crawls SET version = version + 1, processed = processed + 1,
-    fetched = fetched + CASE WHEN $9 IS NULL THEN 0 ELSE 1 END, errors = errors + CASE WHEN $10 IS NULL THEN 0 ELSE 1 END,
-    skipped = skipped + CASE WHEN $11 IS NULL THEN 0 ELSE 1 END, bytes = bytes + $17
+    fetched = fetched + CASE WHEN ${completedParam('status')}::int IS NULL THEN 0 ELSE 1 END,
+    errors = errors + CASE WHEN ${completedParam('error')}::text IS NULL THEN 0 ELSE 1 END,
+    skipped = skipped + CASE WHEN ${completedParam('skipped')}::text IS NULL THEN 0 ELSE 1 END, bytes = bytes + ${completedParam('bytes')}
   WHERE id = $1 AND EXISTS (SELECT 1 FROM done) AND (SELECT count(*) FROM counted) >= 0
   RETURNING (SELECT sum(n) FROM per_host)::int AS added`;
 
@@ -174,7 +177,7 @@ const VIEW = SNAPSHOT.replace(
 );
 
 /** The shared record columns, with noindex (boolean here) read as SQLite's 1/0. */
-const RECORD_COLUMNS = RECORD_COLUMN_NAMES.map((column) => (column === 'noindex' ? 'noindex::int AS noindex' : column)).join(', ');
+const RECORD_COLUMNS = recordColumns((column) => `${column}::int AS ${column}`);
 
 export class PostgresFrontierStore implements FrontierStore {
   private key: Promise<number> | undefined;
@@ -227,28 +230,7 @@ export class PostgresFrontierStore implements FrontierStore {
   }
 
   async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {
-    const { rows } = await this.run<{ added: number }>(COMPLETE, [
-      ...columnsOf(discovered),
-      record.url,
-      batchId,
-      record.status,
-      record.error,
-      record.skipped,
-      record.title,
-      JSON.stringify(record.links),
-      record.fetchedAt,
-      record.finalUrl,
-      record.contentType,
-      record.bytes,
-      record.canonical,
-      record.noindex,
-      storedFields(record.fields),
-      record.etag,
-      record.lastModified,
-      record.contentHash,
-      record.change,
-      record.bodyRef,
-    ]);
+    const { rows } = await this.run<{ added: number }>(COMPLETE, [...columnsOf(discovered), record.url, batchId, ...completedValues(record, (flag) => flag)]);
     return rows[0]?.added ?? 0;
   }
 
@@ -392,7 +374,7 @@ export class PostgresFrontierStore implements FrontierStore {
   /** Keyset pages over the primary key: flat memory, and no transaction held open while the caller writes. */
   async *records(): AsyncGenerator<PageRecord> {
     for (let after = 0; ; ) {
-      const { rows } = await this.run<UrlRow & { id: number }>(
+      const { rows } = await this.run<RecordRow & { id: number }>(
         `SELECT id, ${RECORD_COLUMNS} FROM crawlflow.urls WHERE crawl = $1 AND state IN (${DONE}, ${GONE}) AND id > $2 ORDER BY id LIMIT ${RECORDS_PAGE}`,
         [after],
       );
@@ -403,7 +385,7 @@ export class PostgresFrontierStore implements FrontierStore {
   }
 
   async record(url: string): Promise<PageRecord | undefined> {
-    const { rows } = await this.run<UrlRow>(`SELECT ${RECORD_COLUMNS} FROM crawlflow.urls WHERE crawl = $1 AND ${byUrl(2)} AND state = ${DONE}`, [url]);
+    const { rows } = await this.run<RecordRow>(`SELECT ${RECORD_COLUMNS} FROM crawlflow.urls WHERE crawl = $1 AND ${byUrl(2)} AND state = ${DONE}`, [url]);
     return rows[0] && toRecord(rows[0]);
   }
 

@@ -28,7 +28,8 @@ import {
   finishedTotals,
   type StoredConfig,
 } from './frontier-store';
-import { RECORD_COLUMNS, storedFields, toClaimed, toRecord, type ClaimRow, type UrlRow } from './store-rows';
+import { toClaimed, type ClaimRow } from './store-rows';
+import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 
 const QUEUED = 0;
 const CLAIMED = 1;
@@ -158,6 +159,8 @@ type QueuedChange = { n: number; render: number };
 const inClaimOrder = (a: ClaimRow & { id: number }, b: ClaimRow & { id: number }): number => b.priority - a.priority || a.id - b.id;
 
 const RECORDS_PAGE = 500;
+/** SQLite has no boolean: flags are 1 or 0. */
+const sqliteFlag = (value: boolean): number => (value ? 1 : 0);
 const BUSY_TIMEOUT_MS = 250;
 
 /** Where a crawl's file lives: crawl IDs are user text, so they are encoded for the file name. */
@@ -209,11 +212,8 @@ export class SqliteFrontierStore implements FrontierStore {
       taken: db.prepare('SELECT taken FROM hosts WHERE host = ?').pluck(),
       addTaken: db.prepare('UPDATE hosts SET taken = taken + ? WHERE host = ?'),
       complete: db.prepare(
-        `UPDATE urls SET state = ${DONE}, status = @status, error = @error, skipped = @skipped, title = @title,
-           links = @links, fetched_at = @fetchedAt, final_url = @finalUrl, content_type = @contentType,
-           bytes = @bytes, canonical = @canonical, noindex = @noindex, fields = @fields, etag = @etag,
-           last_modified = @lastModified, content_hash = @contentHash, change = @change, body_ref = @bodyRef
-         WHERE url = @url AND batch_id = @batchId AND state = ${CLAIMED}`,
+        `UPDATE urls SET state = ${DONE}, ${COMPLETED_FIELDS.map((field) => `${field.column} = ?`).join(', ')}
+         WHERE url = ? AND batch_id = ? AND state = ${CLAIMED}`,
       ),
       countFinished: db.prepare(
         `UPDATE totals SET processed = processed + @processed, fetched = fetched + @fetched, errors = errors + @errors,
@@ -282,8 +282,8 @@ export class SqliteFrontierStore implements FrontierStore {
            coalesce(sum(change = 'gone'), 0) AS gone
          FROM urls`,
       ),
-      recordsPage: db.prepare(`SELECT id, ${RECORD_COLUMNS} FROM urls WHERE id > ? AND state IN (${DONE}, ${GONE}) ORDER BY id LIMIT ?`),
-      record: db.prepare(`SELECT ${RECORD_COLUMNS} FROM urls WHERE url = ? AND state = ${DONE}`),
+      recordsPage: db.prepare(`SELECT id, ${recordColumns()} FROM urls WHERE id > ? AND state IN (${DONE}, ${GONE}) ORDER BY id LIMIT ?`),
+      record: db.prepare(`SELECT ${recordColumns()} FROM urls WHERE url = ? AND state = ${DONE}`),
       insertGone: db.prepare(
         `INSERT INTO urls (url, host, depth, state, change, fetched_at) VALUES (?, ?, ?, ${GONE}, 'gone', ?) ON CONFLICT (url) DO NOTHING`,
       ),
@@ -329,13 +329,7 @@ export class SqliteFrontierStore implements FrontierStore {
       return [...own, ...fresh, ...capped].map(toClaimed);
     });
     this.completeTx = db.transaction((batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]) => {
-      const written = s.complete.run({
-        ...record,
-        batchId,
-        links: JSON.stringify(record.links),
-        noindex: record.noindex ? 1 : 0,
-        fields: storedFields(record.fields),
-      }).changes;
+      const written = s.complete.run(...completedValues(record, sqliteFlag), record.url, batchId).changes;
       // A URL completed twice (a zombie attempt racing its retry) keeps its first record.
       if (written !== 1) return 0;
       s.countFinished.run(finishedTotals(record));
@@ -486,7 +480,7 @@ export class SqliteFrontierStore implements FrontierStore {
    */
   async *records(): AsyncGenerator<PageRecord> {
     for (let after = 0; ; ) {
-      const rows = this.statements.recordsPage.all(after, RECORDS_PAGE) as Array<UrlRow & { id: number }>;
+      const rows = this.statements.recordsPage.all(after, RECORDS_PAGE) as Array<RecordRow & { id: number }>;
       for (const row of rows) yield toRecord(row);
       if (rows.length < RECORDS_PAGE) return;
       after = rows[rows.length - 1].id;
@@ -494,7 +488,7 @@ export class SqliteFrontierStore implements FrontierStore {
   }
 
   async record(url: string): Promise<PageRecord | undefined> {
-    const row = this.statements.record.get(url) as UrlRow | undefined;
+    const row = this.statements.record.get(url) as RecordRow | undefined;
     return row && toRecord(row);
   }
 
