@@ -9,6 +9,7 @@ import type { CrawlView, SeedFrontierInput } from '../shared/crawl-types';
 import { AddressGuard } from '../fetch/address-guard';
 import { readSitemaps, type SitemapReport } from '../discovery/read-sitemaps';
 import { buildUrlPolicy } from '../policy/url-policy';
+import { seedFileScope } from './seed-scope';
 import type { ActivityDeps } from './deps';
 import type { ConfigRef } from './recorded-config';
 import { SNAPSHOT_HOSTS } from './crawl-batch';
@@ -37,7 +38,7 @@ export function createSitemapDiscovery({ stores, transport, robots, metrics, con
           transport,
           robots,
           guard: AddressGuard.forCrawl(config),
-          urls: buildUrlPolicy(config),
+          urls: buildUrlPolicy(config, await seedFileScope(store, config)),
           signal: context.cancellationSignal,
         };
         const report = await readSitemaps(reading);

@@ -3,12 +3,14 @@
  * crawl config schema. Flags are only parsed here; validation is the schema's.
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { InvalidCrawlConfigError, parseCrawlConfig, RENDER_WAIT_UNTIL, SCOPES, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
 import { TRAILING_SLASH_RULES } from '../policy/normalize-url';
 
 export interface CrawlFlags {
   config?: string;
+  seedsFile?: string;
   maxPages?: number;
   maxDepth?: number;
   scope?: string;
@@ -56,6 +58,7 @@ const NAMED_VALUE_FLAGS = new Set(['extract', 'headers', 'cookies']);
 /** Config field -> the flag that sets it, so errors name what the user typed. */
 const FLAG_OF: Record<string, string> = {
   seeds: '<seed-url...>',
+  seedsFile: '--seeds-file',
   maxPages: '--max-pages',
   maxDepth: '--max-depth',
   scope: '--scope',
@@ -119,6 +122,7 @@ function namedValues(separator: string, form: string) {
 export function addCrawlOptions(command: Command): Command {
   return command
     .option('--config <file.json>', 'crawl config file: the same JSON as `temporal workflow start --input`; flags override it')
+    .option('--seeds-file <path>', 'seed URLs, one a line, from this file (- for stdin), read by the workers, never kept in workflow history')
     .option('--max-pages <n>', 'stop after this many URLs (default 10000)', integer)
     .option('--max-depth <n>', 'follow links this many hops from a seed (default 20)', integer)
     .option('--scope <scope>', `which links to follow: ${SCOPES.join('|')} (default host)`)
@@ -187,6 +191,7 @@ function readConfigFile(file: string): Record<string, unknown> {
 function fieldsFromFlags(seeds: string[], flags: CrawlFlags): Record<string, unknown> {
   const fields: Record<string, unknown> = {
     seeds: seeds.length > 0 ? seeds : undefined,
+    seedsFile: flags.seedsFile,
     maxPages: flags.maxPages,
     maxDepth: flags.maxDepth,
     scope: flags.scope,
@@ -246,6 +251,9 @@ function flagPaths(fromFlags: Record<string, unknown>): string[] {
   return Object.entries(fromFlags).flatMap(([key, value]) => (isObject(value) ? Object.keys(value).map((sub) => `${key}.${sub}`) : [key]));
 }
 
+/** The `--seeds-file` value that reads the list from stdin (seed-stdin.ts stages it). */
+export const STDIN_SEEDS = '-';
+
 export class UsageError extends Error {
   readonly code = 'usage';
 }
@@ -279,13 +287,15 @@ export interface CrawlRequest {
 export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlRequest {
   const fromFlags = fieldsFromFlags(seeds, flags);
   const input = mergeFlags(flags.config === undefined ? {} : readConfigFile(flags.config), fromFlags) as CrawlInput;
+  // The workers read the seed file, maybe from another working directory: they get its absolute path.
+  if (input.seedsFile !== undefined && input.seedsFile !== STDIN_SEEDS) input.seedsFile = resolve(input.seedsFile);
   const setByFlags = flagPaths(fromFlags);
   const config = validating(
     () => parseCrawlConfig(input),
     (field) => {
       const path = setByFlags.find((flagged) => field === flagged || field.startsWith(`${flagged}.`));
       if (path === undefined && flags.config !== undefined) return `${flags.config}: ${field}`;
-      if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"`;
+      if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds?.[Number(field.slice(6))] ?? '')}"`;
       const top = field.split('.')[0];
       // A repeatable name=value flag names the entry too (`--header Host`, `--extract title.selector`).
       if (path !== undefined && NAMED_VALUE_FLAGS.has(top)) return `${FLAG_OF[top]} ${field.slice(top.length + 1)}`;

@@ -109,6 +109,12 @@ const MIGRATIONS: readonly string[] = [
    );`,
   // Why robots.txt could not be fetched; NULL for files fetched before.
   `ALTER TABLE crawlflow.hosts ADD COLUMN robots_error text;`,
+  // Scope keys of seed-file seeds (hosts, domains, directories); by MD5, since a directory may be longer than a btree entry.
+  `CREATE TABLE crawlflow.seed_scope (
+     crawl integer NOT NULL REFERENCES crawlflow.crawls (id) ON DELETE CASCADE,
+     key text NOT NULL
+   );
+   CREATE UNIQUE INDEX seed_scope_by_key ON crawlflow.seed_scope (crawl, (md5(key)::uuid));`,
 ];
 
 /** The schema version a migrated database is at. */
