@@ -278,6 +278,20 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it('keeps the scope keys of seed-file seeds once each, long ones too', async () => {
+    const store = await impl.fresh();
+    try {
+      assert.deepEqual(await store.seedScope(), []);
+      const long = `http://a.test/${'d/'.repeat(3_000)}`;
+      await store.addSeedScope([A, B, A]);
+      await store.addSeedScope([B, long]);
+      await store.addSeedScope([]);
+      assert.deepEqual((await store.seedScope()).sort(), [A, B, long].sort());
+    } finally {
+      await store.close();
+    }
+  });
+
   it('records versions of the crawl config and the run asked to hand over', async () => {
     const store = await impl.fresh();
     try {
@@ -947,6 +961,7 @@ const SCHEMA_UNDO: Record<number, string> = {
         DROP COLUMN handover;
       DROP TABLE crawlflow.configs;`,
   6: 'ALTER TABLE crawlflow.hosts DROP COLUMN robots_error',
+  7: 'DROP TABLE crawlflow.seed_scope',
 };
 
 /** Takes the database at `url` back to schema `version`, newest change first. */
