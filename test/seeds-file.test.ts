@@ -29,7 +29,7 @@ import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-c
 import { StoreRegistry } from '../src/store/store-registry';
 import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
 import { testTransport } from './helpers/hostile-site';
-import { CLI } from './helpers/processes';
+import { CLI, runCli } from './helpers/processes';
 import { page, startRecordingSite, type Handler, type RecordingSite } from './helpers/recording-site';
 import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
@@ -185,7 +185,7 @@ describe('seed files through a real Temporal dev server', () => {
     return { code, stdout, stderr };
   }
 
-  it('--seeds-file - reads stdin: staged in the data dir, where the workers read it; a bad line stops the command', async () => {
+  it('--seeds-file - reads stdin: staged in the data dir, where the workers read it; a bad line stops the command; schedules refuse it', async () => {
     const started = await startFromStdin('seeds-stdin', `${seedUrl(SEEDS - FETCHED_EVERY)}\n\n${seedUrl(SEEDS - 2 * FETCHED_EVERY)}\n`);
     assert.equal(started.code, 0, started.stderr);
     assert.equal((JSON.parse(started.stdout) as { crawlId: string }).crawlId, 'seeds-stdin');
@@ -195,5 +195,9 @@ describe('seed files through a real Temporal dev server', () => {
     const refused = await startFromStdin('seeds-stdin-bad', `${seedUrl(0)}\nmailto:someone@example.com\n`);
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /--seeds-file -: stdin:2: must be an absolute http\(s\) URL/);
+
+    const scheduled = await runCli(['schedule', 'create', 'seeds-schedule', '--seeds-file', '-', '--every', '6h'], { TEMPORAL_ADDRESS: env.address });
+    assert.equal(scheduled.code, 2);
+    assert.match(scheduled.stderr, /--seeds-file -: a schedule starts every crawl anew, with no stdin to read/);
   });
 });

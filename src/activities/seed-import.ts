@@ -51,11 +51,17 @@ function scopeKeys(config: Pick<CrawlConfig, 'scope'>, urls: readonly string[]):
   return [...keys];
 }
 
-/** Stores the seeds of `config.seedsFile` from `progress` on, heartbeating each chunk's end. */
-async function importFrom(store: FrontierStore, config: CrawlConfig, progress: SeedImportProgress, report: (progress: SeedImportProgress) => void): Promise<SeedImportProgress> {
+/** Stores the seeds of the file at `path` from `progress` on, reporting each chunk's end once it is stored. */
+async function importFrom(
+  store: FrontierStore,
+  path: string,
+  config: CrawlConfig,
+  progress: SeedImportProgress,
+  report: (progress: SeedImportProgress) => void,
+): Promise<SeedImportProgress> {
   const signal = Context.current().cancellationSignal;
   let done = progress;
-  for await (const chunk of seedFileChunks(config.seedsFile!, progress, SEED_CHUNK)) {
+  for await (const chunk of seedFileChunks(path, progress, SEED_CHUNK)) {
     if (signal.aborted) throw signal.reason;
     const entries = seedEntries(config, chunk.urls);
     await store.addSeedScope(scopeKeys(config, chunk.urls));
@@ -78,11 +84,12 @@ export function createSeedImport({ stores, configs }: Pick<ActivityDeps, 'stores
         // A slow chunk (a busy store) must not look like a dead worker: the ticker repeats the last stored position.
         const ticker = setInterval(() => context.heartbeat(latest), HEARTBEAT_TICK_MS);
         context.heartbeat(latest);
+        const stored = (progress: SeedImportProgress): void => {
+          latest = progress;
+          context.heartbeat(progress);
+        };
         try {
-          const done = config.seedsFile === undefined ? latest : await importFrom(store, config, latest, (progress) => {
-            latest = progress;
-            context.heartbeat(progress);
-          });
+          const done = config.seedsFile === undefined ? latest : await importFrom(store, config.seedsFile, config, latest, stored);
           context.log.info('seed file imported', { crawlId: ref.crawlId, lines: done.line, seeds: done.seeds, added: done.added });
           return { seeds: done.seeds, added: done.added, firstHost: done.firstHost, view: await store.view(SNAPSHOT_HOSTS) };
         } finally {
