@@ -51,13 +51,15 @@ export async function open(input: CrawlSessionInput): Promise<Opened> {
     if (failure.code === INVALID_CONFIG) throw ApplicationFailure.nonRetryable(failure.message, 'InvalidCrawlConfig');
     throw err;
   }
+  // The crawl's clock (its deadline too) starts before a seed file is queued: queuing is part of the crawl.
+  const openedAt = Date.now();
   if (opened.plan.importsSeedFile) opened = await importSeedFile(crawlId, opened.plan);
   const scheduler = initialSchedulerState(opened.plan, opened.view);
   if (legacy) {
     Object.assign(scheduler, { paused: legacy.paused, stopping: legacy.stopping ?? false, batchesCompleted: legacy.batchesCompleted });
     if (legacy.limits) scheduler.limits = legacy.limits;
   }
-  return { plan: opened.plan, scheduler, startedAt: legacy?.startedAt ?? Date.now(), run: legacy ? legacy.run : 1, fresh: !legacy };
+  return { plan: opened.plan, scheduler, startedAt: legacy?.startedAt ?? openedAt, run: legacy ? legacy.run : 1, fresh: !legacy };
 }
 
 /** Failures of a seed file that fail the crawl before its first fetch, with the file's own message (`seeds.txt:123: ...`). */
