@@ -18,7 +18,7 @@ describe(CONFIG_DOCS, () => {
   it("lists a setting's type, default and flag as the schema has them", () => {
     const table = settingsTable('limits');
     assert.match(table, /^\| `maxPages` \| integer 1–100,000,000 \| `10000` \| `--max-pages <n>` \| URLs processed in total/m);
-    assert.match(table, /^\| `seeds` \| URL\[\] \| required \| the `<seed-url\.\.\.>` arguments \|/m);
+    assert.match(table, /^\| `seeds` \| URL\[\] \| required unless `seedsFile` \| the `<seed-url\.\.\.>` arguments \|/m);
     assert.match(settingsTable('fetching'), /^\| `respectRobots` \| boolean \| `true` \| `--ignore-robots` sets `false` \|/m);
     assert.match(settingsTable('content'), /^\| `extract\.<name>\.maxChars` \| integer 1–100,000 \| `1000` \| — \|/m);
   });

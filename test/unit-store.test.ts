@@ -291,6 +291,20 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it('keeps the scope keys of seed-file seeds once each, long ones too', async () => {
+    const store = await impl.fresh();
+    try {
+      assert.deepEqual(await store.seedScope(), []);
+      const long = `http://a.test/${'d/'.repeat(3_000)}`;
+      await store.addSeedScope([A, B, A]);
+      await store.addSeedScope([B, long]);
+      await store.addSeedScope([]);
+      assert.deepEqual((await store.seedScope()).sort(), [A, B, long].sort());
+    } finally {
+      await store.close();
+    }
+  });
+
   it('records versions of the crawl config and the run asked to hand over', async () => {
     const store = await impl.fresh();
     try {
@@ -963,6 +977,7 @@ const SCHEMA_UNDO: Record<number, string> = {
   7: `ALTER TABLE crawlflow.urls DROP COLUMN priority;
       CREATE INDEX urls_queue_by_kind ON crawlflow.urls (crawl, host, render, id) WHERE state = 0;`,
   8: 'DROP TABLE crawlflow.bodies',
+  9: 'DROP TABLE crawlflow.seed_scope',
 };
 
 /** Takes the database at `url` back to schema `version`, newest change first. */

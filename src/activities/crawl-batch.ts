@@ -41,6 +41,7 @@ import { patientBodyWriter, patientStore, storeWaitMetrics, type Patience } from
 import { storeOutage } from '../store/store-errors';
 import type { BatchOrder, HostShare } from '../scheduling/crawl-plan';
 import type { BodyStore } from '../bodies/body-store';
+import { seedFileScope } from './seed-scope';
 
 /** Waits longer than this are handed back to the workflow as durable timers. */
 export const LONG_WAIT_MS = 10_000;
@@ -150,13 +151,13 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
   /** One policy per crawl, rebuilt when seeds are added (they join the scope and the trusted seed addresses). */
   const policies = new Map<string, CrawlPolicy & { seeds: number }>();
 
-  function policyFor(crawlId: string, config: CrawlConfig): CrawlPolicy {
+  async function policyFor(crawlId: string, config: CrawlConfig, store: FrontierStore): Promise<CrawlPolicy> {
     let policy = policies.get(crawlId);
     if (policy?.seeds !== config.seeds.length) {
       const requests = requestsByOverride(config);
       const hostRequests = (host: string): HostRequests => requests(hostOverrideKey(config.hosts, host) ?? NO_OVERRIDE);
       policy = {
-        page: buildPagePolicy(config),
+        page: buildPagePolicy(config, await seedFileScope(store, config)),
         guard: AddressGuard.forCrawl(config),
         extractor: compileExtractor(config.extract),
         renders: renderMatcher(config),
@@ -368,7 +369,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     }
     // Each attempt writes its own file (or rows): what a failed attempt wrote is never referenced.
     const bodyWriter = work.config.storeBodies ? patientBodyWriter(bodies.writer(work.crawlId, work.batchId, context.info.attempt), batchPatience(signal)) : undefined;
-    const run: BatchRun = { work, store, policy: policyFor(work.crawlId, work.config), progress, handover: { asked: false }, bodyWriter, signal };
+    const run: BatchRun = { work, store, policy: await policyFor(work.crawlId, work.config, store), progress, handover: { asked: false }, bodyWriter, signal };
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
     const stopTicker = startTicker(work, store, progress, run.handover);
     trackBatch(work.crawlId, 1);

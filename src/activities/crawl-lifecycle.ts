@@ -6,9 +6,8 @@
 import { Context } from '@temporalio/activity';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { AbandonInput, BatchTotals, CrawlTotals, CrawlView, FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
-import { buildNormalizer } from '../policy/normalize-url';
-import { markRendered, renderMatcher } from '../policy/render-routing';
 import { parseCrawlConfig, parseSeeds, type CrawlConfig } from '../shared/crawl-config';
+import { seedEntries } from './seed-entries';
 import type { FrontierEntry, FrontierStore } from '../store/frontier-store';
 import { patientStore, storeWaitMetrics } from '../store/patient-store';
 import { markGone } from '../recrawl/mark-gone';
@@ -22,16 +21,6 @@ import { SNAPSHOT_HOSTS } from './crawl-batch';
 import type { ActivityDeps } from './deps';
 
 const HEARTBEAT_TICK_MS = 1_000;
-
-/** Seeds under the crawl's normalization rules (scope and filters do not apply to them), marked for rendering by `render.match`. */
-function seedEntries(config: Pick<CrawlConfig, 'seeds' | 'normalize' | 'render'>, seeds = config.seeds): FrontierEntry[] {
-  const normalizeUrl = buildNormalizer(config.normalize);
-  const entries = seeds.flatMap((seed) => {
-    const url = normalizeUrl(seed);
-    return url ? [{ url, host: new URL(url).host, depth: 0 }] : [];
-  });
-  return markRendered(entries, renderMatcher(config));
-}
 
 /**
  * The input the crawl's run was started with (for the continuation of a 0.2.0 run, its config
@@ -162,7 +151,7 @@ export function createLifecycleActivities({ stores, metrics, bodies, transport }
     async seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
       if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
       return stores.use(crawlId, async (store) => {
-        await store.enqueue(seedEntries(config));
+        await store.enqueue(seedEntries(config, config.seeds));
         return store.snapshot(SNAPSHOT_HOSTS);
       });
     },
@@ -170,7 +159,7 @@ export function createLifecycleActivities({ stores, metrics, bodies, transport }
     /** 0.2.0: seeds added to a running crawl, with the config in the input. */
     addSeeds({ crawlId, config }: SeedFrontierInput): Promise<{ added: number; frontier: FrontierSnapshot }> {
       return stores.use(crawlId, async (store) => {
-        const added = await store.enqueue(seedEntries(config));
+        const added = await store.enqueue(seedEntries(config, config.seeds));
         return { added, frontier: await store.snapshot(SNAPSHOT_HOSTS) };
       });
     },

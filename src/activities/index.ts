@@ -6,6 +6,7 @@
 import { createBatchActivities } from './crawl-batch';
 import { createLifecycleActivities } from './crawl-lifecycle';
 import { createSitemapDiscovery } from './sitemap-discovery';
+import { createSeedImport } from './seed-import';
 import type { ActivityDeps } from './deps';
 
 export type { ActivityDeps } from './deps';
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     fetchBatch: batches.ordered,
     crawlBatch: batches.legacy,
     discoverSitemaps: createSitemapDiscovery(deps),
+    importSeeds: createSeedImport(deps),
     ...createLifecycleActivities(deps),
   };
 }

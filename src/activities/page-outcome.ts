@@ -31,8 +31,8 @@ export interface PagePolicy {
   acceptsContentType: ContentTypeFilter;
 }
 
-export function buildPagePolicy(config: CrawlConfig): PagePolicy {
-  return { urls: buildUrlPolicy(config), acceptsContentType: buildContentTypeFilter(config.allowedContentTypes) };
+export function buildPagePolicy(config: CrawlConfig, seedScopeKeys: Iterable<string> = []): PagePolicy {
+  return { urls: buildUrlPolicy(config, seedScopeKeys), acceptsContentType: buildContentTypeFilter(config.allowedContentTypes) };
 }
 
 export interface PageOutcome {

@@ -10,6 +10,7 @@ import { AddressGuard } from '../fetch/address-guard';
 import { readSitemaps, type SitemapReport } from '../discovery/read-sitemaps';
 import { buildUrlPolicy } from '../policy/url-policy';
 import { politenessKeys } from '../policy/politeness-key';
+import { seedFileScope } from './seed-scope';
 import type { ActivityDeps } from './deps';
 import type { ConfigRef } from './recorded-config';
 import { SNAPSHOT_HOSTS } from './crawl-batch';
@@ -38,7 +39,7 @@ export function createSitemapDiscovery({ stores, transport, robots, metrics, con
           transport,
           robots,
           guard: AddressGuard.forCrawl(config),
-          urls: buildUrlPolicy(config),
+          urls: buildUrlPolicy(config, await seedFileScope(store, config)),
           keys: politenessKeys(config.politenessKey, (hostname) => transport.resolve(hostname)),
           signal: context.cancellationSignal,
         };

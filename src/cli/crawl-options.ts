@@ -4,6 +4,7 @@
  * for, validated once by the schema with errors that name what the user typed.
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
 import { fieldsFromFlags, flagOfField, settingOptions } from './setting-flags';
@@ -52,6 +53,9 @@ function flagPaths(fromFlags: Record<string, unknown>): string[] {
   return Object.entries(fromFlags).flatMap(([key, value]) => (isObject(value) ? Object.keys(value).map((sub) => `${key}.${sub}`) : [key]));
 }
 
+/** The `--seeds-file` value that reads the list from stdin (seed-stdin.ts stages it). */
+export const STDIN_SEEDS = '-';
+
 export class UsageError extends Error {
   readonly code = 'usage';
 }
@@ -85,13 +89,15 @@ export interface CrawlRequest {
 export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlRequest {
   const fromFlags = { ...(seeds.length > 0 ? { seeds } : {}), ...fieldsFromFlags(flags) };
   const input = mergeFlags(flags.config === undefined ? {} : readConfigFile(flags.config), fromFlags) as CrawlInput;
+  // The workers read the seed file, maybe from another working directory: they get its absolute path.
+  if (input.seedsFile !== undefined && input.seedsFile !== STDIN_SEEDS) input.seedsFile = resolve(input.seedsFile);
   const setByFlags = flagPaths(fromFlags);
   const config = validating(
     () => parseCrawlConfig(input),
     (field) => {
       const path = setByFlags.find((flagged) => field === flagged || field.startsWith(`${flagged}.`));
       if (path === undefined && flags.config !== undefined) return `${flags.config}: ${field}`;
-      if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds[Number(field.slice(6))])}"`;
+      if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds?.[Number(field.slice(6))] ?? '')}"`;
       return flagOfField(field) ?? field;
     },
   );

@@ -27,6 +27,7 @@ import { addCrawlOptions, crawlRequestFrom, UsageError, type CrawlFlags } from '
 import { CrawlFailedError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 import { integer } from './setting-flags';
+import { withStdinSeeds } from './seed-stdin';
 
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
@@ -57,10 +58,12 @@ function reportRun(run: CrawlRun, out: string, format: ExportFormat, json: boole
 }
 
 async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<void> {
-  const { input, config } = crawlRequestFrom(seeds, flags);
+  const request = crawlRequestFrom(seeds, flags);
+  const { config } = request;
   const store = storeConfigOf(flags);
   const crawlId = flags.id ?? newCrawlId();
   checkContentOptions(config, crawlId, flags.format, store);
+  const input = await withStdinSeeds(request.input, flags.dataDir, crawlId);
   const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
   const run = await traced('crawlflow crawl', () =>
     runCrawl({
@@ -194,8 +197,8 @@ function buildProgram(): Command {
       .description('start a crawl and return at once (needs a running `crawlflow worker`)')
       .argument('[seed-url...]', 'where the crawl starts (or `seeds` in --config)'),
   ).action(async (seeds: string[], flags: CrawlCommandFlags) => {
-    const { input } = crawlRequestFrom(seeds, flags);
     const crawlId = flags.id ?? newCrawlId();
+    const input = await withStdinSeeds(crawlRequestFrom(seeds, flags).input, flags.dataDir, crawlId);
     await withClient(flags, async (client, web) => {
       await traced('crawlflow start', () => startCrawl(client, crawlId, input, flags.taskQueue));
       const uiUrl = web.url(crawlId);

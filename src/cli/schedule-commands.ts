@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { createCrawlSchedule, describeCrawlSchedule, listCrawlSchedules, OVERLAP_POLICIES, type OverlapPolicy } from '../client/schedules';
 import { toMilliseconds } from '../shared/duration';
 import { commonOptions, print, withClient, type CommonFlags } from './command-kit';
-import { addCrawlOptions, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, crawlRequestFrom, STDIN_SEEDS, UsageError, type CrawlFlags } from './crawl-options';
 
 interface CreateFlags extends CrawlFlags, CommonFlags {
   every?: string;
@@ -37,6 +37,7 @@ export function addScheduleCommands(program: Command): void {
     .action(async (scheduleId: string, seeds: string[], flags: CreateFlags) => {
       checkCreateFlags(flags);
       const { input } = crawlRequestFrom(seeds, flags);
+      if (input.seedsFile === STDIN_SEEDS) throw new UsageError('--seeds-file -: a schedule starts every crawl anew, with no stdin to read: give a file the workers can read');
       await withClient(flags, async (client) => {
         await createCrawlSchedule(client, {
           scheduleId,

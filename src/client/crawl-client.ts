@@ -25,6 +25,12 @@ export function newCrawlId(now = new Date()): string {
   return `crawl-${stamp}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
+/** Where the crawl starts, in a few words: its first seeds, and its seed file's path. */
+function startingPoints({ seeds = [], seedsFile }: CrawlInput): string {
+  const shown = [...seeds.slice(0, 3), ...(seedsFile === undefined ? [] : [`the seeds in ${seedsFile}`])];
+  return `${shown.join(', ')}${seeds.length > 3 ? ', ...' : ''}`;
+}
+
 /** Starts the crawl, or returns the handle of the running or finished crawl with this ID. */
 export async function startCrawl(client: Client, crawlId: string, input: CrawlInput, taskQueue: string): Promise<CrawlHandle> {
   try {
@@ -35,7 +41,7 @@ export async function startCrawl(client: Client, crawlId: string, input: CrawlIn
       workflowIdConflictPolicy: 'USE_EXISTING', // a running crawl with this ID: attach to it
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       workflowTaskTimeout: CRAWL_WORKFLOW_TASK_TIMEOUT,
-      staticSummary: `crawl of ${input.seeds.slice(0, 3).join(', ')}${input.seeds.length > 3 ? ', ...' : ''}`,
+      staticSummary: `crawl of ${startingPoints(input)}`,
     });
   } catch (err) {
     // A finished crawl's ID is rejected (REJECT_DUPLICATE): attach to its result instead.

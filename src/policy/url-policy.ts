@@ -20,8 +20,9 @@ export interface UrlPolicy {
 
 export type UrlPolicyConfig = Pick<CrawlConfig, 'scope' | 'seeds' | 'include' | 'exclude' | 'normalize'>;
 
-export function buildUrlPolicy(config: UrlPolicyConfig): UrlPolicy {
-  const inScope = buildScope(config.scope, config.seeds);
+/** `seedScopeKeys`: the scope keys of the crawl's seed file, as the store keeps them (see scope.ts). */
+export function buildUrlPolicy(config: UrlPolicyConfig, seedScopeKeys: Iterable<string> = []): UrlPolicy {
+  const inScope = buildScope(config.scope, config.seeds, seedScopeKeys);
   const excluded = anyUrlPattern(config.exclude);
   const included = anyUrlPattern(config.include);
   return {

@@ -14,8 +14,10 @@ export interface RenderPlan {
 }
 
 export interface CrawlPlan {
-  /** The first seed's host, for the crawl's search attributes. */
+  /** The first seed's host, for the crawl's search attributes (of a seed file's first seed when no seed is inline). */
   seedHost: string;
+  /** The crawl's seeds include a seed file, queued by `importSeeds` before the first batch. */
+  importsSeedFile?: boolean;
   maxPages: number;
   batchSize: number;
   limits: CrawlLimits;
@@ -70,7 +72,8 @@ export function planOf(config: CrawlConfig, configVersion: number): CrawlPlan {
   const hostConcurrency = Object.fromEntries(Object.entries(config.hosts).map(([key, override]) => [key, override.perHostConcurrency ?? null]));
   const { render } = config;
   return {
-    seedHost: new URL(config.seeds[0]).host,
+    seedHost: config.seeds.length > 0 ? new URL(config.seeds[0]).host : '',
+    importsSeedFile: config.seedsFile !== undefined,
     maxPages: config.maxPages,
     batchSize: config.batchSize,
     limits: { concurrency: config.concurrency, perHostConcurrency: config.perHostConcurrency, delayMs: config.delayMs },

@@ -215,13 +215,26 @@ const limitFields = {
   delayMs: count(0, 3_600_000),
 };
 
+/** Seed URLs given inline: at least one of them, unless `seedsFile` names the seeds. */
+const seedList = z.array(httpUrl, { error: 'needs at least one seed URL' });
+
 export const crawlConfigSchema = z
   .object({
-    seeds: setting(z.array(httpUrl, { error: 'needs at least one seed URL' }).min(1, 'needs at least one seed URL'), {
+    seeds: setting(seedList.default([]), {
       section: 'limits',
       argument: '<seed-url...>',
       type: 'URL[]',
-      doc: 'absolute http(s) URLs',
+      shownDefault: 'required unless `seedsFile`',
+      doc: 'Absolute http(s) URLs. At least one, unless `seedsFile` names the seeds.',
+    }),
+    seedsFile: setting(z.string().min(1).max(4_096).optional(), {
+      section: 'limits',
+      type: 'path',
+      flag: '--seeds-file <path>',
+      help: 'seed URLs, one a line, from this file (- for stdin), read by the workers, never kept in workflow history',
+      doc:
+        'A file of seed URLs, one a line (blank lines and `#` comments skipped), read by a worker and queued in chunks: the list never ' +
+        'passes through workflow history. A path every worker of the task queue can read; see [Seed files](#seed-files).',
     }),
     scope: setting(z.enum(SCOPES).default('host'), {
       section: 'limits',
@@ -355,9 +368,10 @@ export const crawlConfigSchema = z
     /** Backoff, AutoThrottle, headers, cookies, proxy, per-host overrides (politeness-config.ts). */
     ...politenessFields,
   })
-  .strict();
+  .strict()
+  .refine((config) => config.seeds.length > 0 || config.seedsFile !== undefined, { path: ['seeds'], message: 'needs at least one seed URL (or a seedsFile)' });
 
-/** What a user writes: every field but `seeds` optional. */
+/** What a user writes: every field optional, but `seeds` or `seedsFile` must be given. */
 export type CrawlInput = z.input<typeof crawlConfigSchema>;
 /** What the code uses: defaults applied, durations in milliseconds. */
 export type CrawlConfig = z.output<typeof crawlConfigSchema>;
@@ -388,7 +402,13 @@ export function parseLimitsChange(input: unknown): Partial<CrawlLimits> {
 
 /** Validates URLs given to `addSeeds` with the same rule as seeds. */
 export function parseSeeds(input: unknown): string[] {
-  return firstIssueOr(crawlConfigSchema.shape.seeds.max(1_000, 'at most 1000 URLs at once').safeParse(input), 'seeds');
+  return firstIssueOr(seedList.min(1, 'needs at least one seed URL').max(1_000, 'at most 1000 URLs at once').safeParse(input), 'seeds');
+}
+
+/** Why `value` cannot be a seed (the rule `seeds` applies), or null when it can: for seed files, checked line by line. */
+export function seedRefusal(value: string): string | null {
+  const result = httpUrl.safeParse(value);
+  return result.success ? null : result.error.issues[0].message;
 }
 
 function firstIssueOr<T>(result: z.ZodSafeParseResult<T>, prefix?: string): T {

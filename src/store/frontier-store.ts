@@ -245,6 +245,14 @@ export interface FrontierStore {
   saveConfig(version: number, config: string): Promise<void>;
   latestConfig(): Promise<StoredConfig | undefined>;
   /**
+   * Adds scope keys of the crawl's seed-file seeds (their hosts, domains or directories: see
+   * policy/scope.ts); a key already kept is ignored. The seeds themselves are only queued,
+   * never kept in the config, so this is what a million seeds leave for the scope.
+   */
+  addSeedScope(keys: readonly string[]): Promise<void>;
+  /** Every scope key `addSeedScope` kept, in no particular order. */
+  seedScope(): Promise<string[]>;
+  /**
    * Tells the batches of workflow run `run` to stop after the page they are on and give the
    * rest back: the run is about to continue-as-new (see the batch's heartbeat ticker).
    */

@@ -125,6 +125,12 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (crawl, id)
    );
    ALTER TABLE crawlflow.bodies ALTER COLUMN bytes SET STORAGE EXTERNAL;`,
+  // Scope keys of seed-file seeds (hosts, domains, directories); by MD5, since a directory may be longer than a btree entry.
+  `CREATE TABLE crawlflow.seed_scope (
+     crawl integer NOT NULL REFERENCES crawlflow.crawls (id) ON DELETE CASCADE,
+     key text NOT NULL
+   );
+   CREATE UNIQUE INDEX seed_scope_by_key ON crawlflow.seed_scope (crawl, (md5(key)::uuid));`,
 ];
 
 /** The schema version a migrated database is at. */

@@ -332,6 +332,19 @@ export class PostgresFrontierStore implements FrontierStore {
     return rows[0];
   }
 
+  async addSeedScope(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.run(
+      'INSERT INTO crawlflow.seed_scope (crawl, key) SELECT $1, k FROM unnest($2::text[]) AS k ON CONFLICT (crawl, (md5(key)::uuid)) DO NOTHING',
+      [keys],
+    );
+  }
+
+  async seedScope(): Promise<string[]> {
+    const { rows } = await this.run<{ key: string }>('SELECT key FROM crawlflow.seed_scope WHERE crawl = $1', []);
+    return rows.map((row) => row.key);
+  }
+
   async handOver(run: string): Promise<void> {
     await this.run('UPDATE crawlflow.crawls SET handover = $2 WHERE id = $1', [run]);
   }

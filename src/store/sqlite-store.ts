@@ -86,6 +86,7 @@ const SCHEMA = `
   INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0);
   CREATE TABLE IF NOT EXISTS configs (version INTEGER PRIMARY KEY, config TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS handover (id INTEGER PRIMARY KEY CHECK (id = 1), run TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS seed_scope (key TEXT PRIMARY KEY) WITHOUT ROWID;
 `;
 
 /**
@@ -226,6 +227,8 @@ export class SqliteFrontierStore implements FrontierStore {
       runningTotals: db.prepare('SELECT processed, fetched, errors, skipped, bytes FROM totals'),
       saveConfig: db.prepare('INSERT INTO configs (version, config) VALUES (?, ?) ON CONFLICT (version) DO NOTHING'),
       latestConfig: db.prepare('SELECT version, config FROM configs ORDER BY version DESC LIMIT 1'),
+      addSeedScope: db.prepare('INSERT INTO seed_scope (key) VALUES (?) ON CONFLICT (key) DO NOTHING'),
+      seedScope: db.prepare('SELECT key FROM seed_scope').pluck(),
       handOver: db.prepare('INSERT INTO handover (id, run) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET run = excluded.run'),
       handedOver: db.prepare('SELECT run FROM handover').pluck(),
       unfinishedByHost: db.prepare(
@@ -455,6 +458,16 @@ export class SqliteFrontierStore implements FrontierStore {
 
   async latestConfig(): Promise<StoredConfig | undefined> {
     return this.statements.latestConfig.get() as StoredConfig | undefined;
+  }
+
+  async addSeedScope(keys: readonly string[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const key of keys) this.statements.addSeedScope.run(key);
+    })();
+  }
+
+  async seedScope(): Promise<string[]> {
+    return this.statements.seedScope.all() as string[];
   }
 
   async handOver(run: string): Promise<void> {

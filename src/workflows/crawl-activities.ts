@@ -37,6 +37,18 @@ export const discovery = proxyActivities<CrawlActivities>({
   summary: 'reading sitemaps',
 });
 
+/**
+ * Queuing a seed file: heartbeated with its position, so a retry goes on where the last
+ * attempt stopped. Store outages are waited out (no attempt limit); a bad line fails at once.
+ * Six hours is far more than a million seeds take (seconds), and still bounds a hung read.
+ */
+export const seedImport = proxyActivities<CrawlActivities>({
+  startToCloseTimeout: '6h',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  retry: backoff,
+  summary: 'queuing the seed file',
+});
+
 /** The activity that runs `order`: a fetch batch on the workflow's task queue, a render batch on the render queue. */
 export function runBatch(plan: CrawlPlan, order: BatchOrder, summary: string): Promise<BatchReport> {
   const options = {

@@ -3,12 +3,14 @@
  * recorded by `openCrawl`), a continued run picks up what the last one carried, and the
  * continuation of a 0.2.0 run is opened afresh with its counters kept.
  */
-import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, log, workflowInfo } from '@temporalio/workflow';
 import type { CrawlInput } from '../shared/crawl-config';
 import { INVALID_CONFIG } from '../shared/crawl-config';
+import { INVALID_SEED_LINE, SEEDS_FILE_UNREADABLE } from '../seeds/seed-errors';
 import { initialSchedulerState, type SchedulerState } from '../scheduling/crawl-scheduler';
 import type { CrawlPlan } from '../scheduling/crawl-plan';
-import { batchFailure, lifecycle } from './crawl-activities';
+import type { CrawlView } from '../shared/crawl-types';
+import { batchFailure, lifecycle, seedImport } from './crawl-activities';
 import { isLegacyContinuation, type CrawlSessionInput as V02Input } from './crawl-session-v0.2';
 
 /** What a run hands to the next across continue-as-new. */
@@ -49,11 +51,34 @@ export async function open(input: CrawlSessionInput): Promise<Opened> {
     if (failure.code === INVALID_CONFIG) throw ApplicationFailure.nonRetryable(failure.message, 'InvalidCrawlConfig');
     throw err;
   }
+  // The crawl's clock (its deadline too) starts before a seed file is queued: queuing is part of the crawl.
+  const openedAt = Date.now();
+  if (opened.plan.importsSeedFile) opened = await importSeedFile(crawlId, opened.plan);
   const scheduler = initialSchedulerState(opened.plan, opened.view);
   if (legacy) {
     Object.assign(scheduler, { paused: legacy.paused, stopping: legacy.stopping ?? false, batchesCompleted: legacy.batchesCompleted });
     if (legacy.limits) scheduler.limits = legacy.limits;
   }
-  return { plan: opened.plan, scheduler, startedAt: legacy?.startedAt ?? Date.now(), run: legacy ? legacy.run : 1, fresh: !legacy };
+  return { plan: opened.plan, scheduler, startedAt: legacy?.startedAt ?? openedAt, run: legacy ? legacy.run : 1, fresh: !legacy };
 }
 
+/** Failures of a seed file that fail the crawl before its first fetch, with the file's own message (`seeds.txt:123: ...`). */
+const SEED_FILE_FAILURES = new Set([INVALID_SEED_LINE, SEEDS_FILE_UNREADABLE]);
+
+/**
+ * Queues the crawl's seed file, before any batch: only counts and a view come back, so
+ * history holds no seed. Crawls without a seed file never take this step, and no earlier
+ * release accepted one, so histories recorded before it replay unchanged.
+ */
+async function importSeedFile(crawlId: string, plan: CrawlPlan): Promise<{ plan: CrawlPlan; view: CrawlView }> {
+  let imported;
+  try {
+    imported = await seedImport.importSeeds({ crawlId, configVersion: plan.configVersion });
+  } catch (err) {
+    const failure = batchFailure(err);
+    if (SEED_FILE_FAILURES.has(failure.code)) throw ApplicationFailure.nonRetryable(failure.message, failure.code);
+    throw err;
+  }
+  log.info('seed file queued', { crawlId, seeds: imported.seeds, added: imported.added });
+  return { plan: plan.seedHost === '' ? { ...plan, seedHost: imported.firstHost ?? '' } : plan, view: imported.view };
+}

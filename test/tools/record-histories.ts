@@ -2,9 +2,11 @@
  * Records workflow histories of this release into test/fixtures/histories, for the replay
  * test that keeps later workflow changes compatible with crawls already running.
  * Run with `npm run record-histories` when the workflow changes shape on purpose (and keep
- * the old files: crawls started by the previous release must still replay).
+ * the old files: crawls started by the previous release must still replay);
+ * `npm run record-histories -- seeds-file` records only the scenarios named.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCrawl } from '../../src/client/crawl-client';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../../src/shared/messages';
@@ -64,6 +66,16 @@ async function main(): Promise<void> {
         }
         return 'rec-failed';
       }],
+      ['seeds-file', async () => {
+        const seedsFile = join(tmpdir(), `crawlflow-record-seeds-${process.pid}.txt`);
+        writeFileSync(seedsFile, `# recorded\n${Array.from({ length: 40 }, (_, n) => site.urlOf(n)).join('\n')}\n`);
+        try {
+          await (await startCrawl(env.client, 'rec-seeds-file', { seedsFile, batchSize: 10, maxDepth: 0 }, queue)).result();
+        } finally {
+          rmSync(seedsFile, { force: true });
+        }
+        return 'rec-seeds-file';
+      }],
       ['cancelled', async () => {
         const handle = await startCrawl(env.client, 'rec-cancel', { seeds, batchSize: 5 }, queue);
         await new Promise((resolve) => setTimeout(resolve, 700));
@@ -72,7 +84,9 @@ async function main(): Promise<void> {
         return 'rec-cancel';
       }],
     ];
-    for (const [name, run] of scenarios) {
+    // Scenario names on the command line record only those (new ones, without rewriting the rest).
+    const only = process.argv.slice(2);
+    for (const [name, run] of scenarios.filter(([scenario]) => only.length === 0 || only.includes(scenario))) {
       const workflowId = await run();
       const runs = await historiesOf(env.client, workflowId);
       runs.forEach(({ history }, index) => {

@@ -1,0 +1,23 @@
+/**
+ * Why a seed list cannot be queued. Free of Node APIs, so the workflow can tell these codes
+ * (which fail the crawl before its first fetch) from store trouble (which it waits out).
+ */
+export const INVALID_SEED_LINE = 'invalid-seed-line';
+export const SEEDS_FILE_UNREADABLE = 'seeds-file-unreadable';
+
+/** A line of a seed list that is not a seed URL: the message names the list and the line (`seeds.txt:123: ...`). */
+export class InvalidSeedLineError extends Error {
+  readonly code = INVALID_SEED_LINE;
+  constructor(
+    readonly list: string,
+    readonly line: number,
+    reason: string,
+  ) {
+    super(`${list}:${line}: ${reason}`);
+    this.name = 'InvalidSeedLineError';
+  }
+}
+
+export class UnreadableSeedsFileError extends Error {
+  readonly code = SEEDS_FILE_UNREADABLE;
+}
