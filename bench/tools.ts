@@ -98,7 +98,8 @@ export const TOOLS: Record<ToolName, Tool> = {
     install: installCrawlee,
     launch: async (job) => ({
       command: node,
-      args: [join(CRAWLEE_DIR, 'crawl.mjs'), ...sharedArgs(job)],
+      // No --max-pages: the site bounds the crawl, and Crawlee's page limit slows it (see crawl.mjs).
+      args: [join(CRAWLEE_DIR, 'crawl.mjs'), '--url', job.seed, '--concurrency', String(job.concurrency)],
       // Crawlee keeps a ./storage directory by default; keep even its metadata out of the repo.
       env: { CRAWLEE_STORAGE_DIR: join(job.runDir, 'storage') },
     }),
