@@ -1,11 +1,12 @@
 /**
  * Project-local installs of what the bench compares with, done on first run: Crawlee from
  * its committed lockfile, Scrapy into a venv under .tools/, Colly built with `go build` into
- * .tools/, and wrk from Debian. Each throws an InstallError carrying the exact command and
+ * .tools/, spider-rs built with `cargo build` into .tools/, and wrk from Debian. Each throws an InstallError carrying the exact command and
  * its output, so the bench can mark that one tool failed and go on with the others.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../src/temporal/project-paths';
 
@@ -16,6 +17,11 @@ export const SCRAPY_DIR = join(COMPETITORS_DIR, 'scrapy');
 export const COLLY_DIR = join(COMPETITORS_DIR, 'colly');
 export const VENV_DIR = join(TOOLS_DIR, 'bench-venv');
 export const COLLY_BINARY = join(TOOLS_DIR, 'bench-colly');
+export const SPIDER_DIR = join(COMPETITORS_DIR, 'spider');
+export const SPIDER_TARGET_DIR = join(TOOLS_DIR, 'spider-bench');
+export const SPIDER_BINARY = join(SPIDER_TARGET_DIR, 'release', 'spider-bench');
+/** rustup's default place, for a shell whose PATH lacks ~/.cargo/bin. */
+const RUSTUP_CARGO = join(homedir(), '.cargo', 'bin', 'cargo');
 
 export class InstallError extends Error {
   readonly code = 'install-failed';
@@ -66,6 +72,13 @@ export async function installScrapy(): Promise<void> {
 export async function installColly(): Promise<void> {
   if (newerThan(COLLY_BINARY, ['main.go', 'go.mod', 'go.sum'].map((file) => join(COLLY_DIR, file)))) return;
   await runInstall('go', ['build', '-o', COLLY_BINARY, '.'], COLLY_DIR);
+}
+
+/** spider-rs from crates.io, pinned by the committed Cargo.lock; the first build takes ~4 minutes on 2 cores. */
+export async function installSpider(): Promise<void> {
+  if (newerThan(SPIDER_BINARY, ['Cargo.toml', 'Cargo.lock', join('src', 'main.rs')].map((file) => join(SPIDER_DIR, file)))) return;
+  const cargo = existsSync(RUSTUP_CARGO) ? RUSTUP_CARGO : 'cargo';
+  await runInstall(cargo, ['build', '--release', '--locked', '--manifest-path', join(SPIDER_DIR, 'Cargo.toml'), '--target-dir', SPIDER_TARGET_DIR]);
 }
 
 /** wrk from Debian: installed with apt-get when we are root, else the exact command is in the error. */

@@ -228,6 +228,31 @@ function table(results: ToolResult[]): string {
   return [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
 }
 
+/**
+ * Each tool against the raw loop of the same run: throughput, CPU per page and peak RSS as
+ * ratios (CPU per page, not CPU seconds, so a tool stopped early is not flattered), and
+ * crawlflow's history events per page, which have no raw-loop counterpart.
+ */
+function ratioTable(results: ToolResult[]): string {
+  const raw = results.find((r) => r.tool === 'raw' && r.status === 'ok');
+  if (!raw) return '';
+  const cpuMsPerPage = (r: ToolResult): number => (r.cpuSeconds * 1000) / Math.max(1, r.pages);
+  const header = ['tool', 'pages/s', 'x raw', 'CPU ms/page', 'x raw', 'peak RSS MB', 'x raw', 'events/page'];
+  const rows = results
+    .filter((r) => r.status !== 'failed')
+    .map((r) => [
+      r.status === 'timeout' ? `${r.tool} (timed out)` : r.tool,
+      r.pagesPerSecond.toFixed(0),
+      (r.pagesPerSecond / raw.pagesPerSecond).toFixed(2),
+      cpuMsPerPage(r).toFixed(2),
+      (cpuMsPerPage(r) / cpuMsPerPage(raw)).toFixed(2),
+      r.peakRssMb.toFixed(0),
+      (r.peakRssMb / raw.peakRssMb).toFixed(2),
+      r.crawlflow ? (r.crawlflow.eventsPerThousandPages / 1000).toFixed(3) : '',
+    ]);
+  return [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
+}
+
 function targetsOf(results: ToolResult[], workers: WorkerScalingRun[]): Record<string, { value: number | null; target: string; met: boolean | null }> {
   // A timed-out tool's rate covers only its first, faster part: comparisons flatter it.
   const byTool = new Map(results.filter((r) => r.status !== 'failed').map((r) => [r.tool, r]));
@@ -320,7 +345,7 @@ async function main(): Promise<void> {
     writeFileSync(join(RESULTS_DIR, `${options.name}.svg`), chartOf(results, subtitle));
     if (options.scale) writeScaleCharts(results);
 
-    process.stdout.write(`\n${table(results)}\n\n`);
+    process.stdout.write(`\n${table(results)}\n\n${ratioTable(results)}\n\n`);
     if (wrk && 'requestsPerSecond' in wrk) process.stdout.write(`site server ceiling (wrk): ${wrk.requestsPerSecond.toFixed(0)} req/s\n`);
     const crawlflow = results.find((r) => r.crawlflow);
     if (crawlflow?.crawlflow) {

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { projectRoot } from '../src/temporal/project-paths';
 import { ENV } from '../src/shared/names';
 import { freeLoopbackPort } from '../src/workers/runtime';
-import { COLLY_BINARY, CRAWLEE_DIR, installColly, installCrawlee, installScrapy, SCRAPY_DIR, VENV_DIR } from './installers';
+import { COLLY_BINARY, CRAWLEE_DIR, installColly, installCrawlee, installScrapy, installSpider, SCRAPY_DIR, SPIDER_BINARY, VENV_DIR } from './installers';
 
-export const TOOL_NAMES = ['raw', 'crawlflow', 'crawlee', 'scrapy', 'colly'] as const;
+export const TOOL_NAMES = ['raw', 'crawlflow', 'crawlee', 'scrapy', 'colly', 'spider'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 export interface CrawlJob {
@@ -98,7 +98,8 @@ export const TOOLS: Record<ToolName, Tool> = {
     install: installCrawlee,
     launch: async (job) => ({
       command: node,
-      args: [join(CRAWLEE_DIR, 'crawl.mjs'), ...sharedArgs(job)],
+      // No --max-pages: the site bounds the crawl, and Crawlee's page limit slows it (see crawl.mjs).
+      args: [join(CRAWLEE_DIR, 'crawl.mjs'), '--url', job.seed, '--concurrency', String(job.concurrency)],
       // Crawlee keeps a ./storage directory by default; keep even its metadata out of the repo.
       env: { CRAWLEE_STORAGE_DIR: join(job.runDir, 'storage') },
     }),
@@ -115,5 +116,11 @@ export const TOOLS: Record<ToolName, Tool> = {
     install: installColly,
     // Go's flag package takes single-dash flags; it accepts the double-dash form too.
     launch: async (job) => ({ command: COLLY_BINARY, args: sharedArgs(job) }),
+  },
+  spider: {
+    name: 'spider',
+    label: 'spider-rs (minimal Website crawl)',
+    install: installSpider,
+    launch: async (job) => ({ command: SPIDER_BINARY, args: sharedArgs(job) }),
   },
 };

@@ -1,5 +1,11 @@
 // A minimal Crawlee CheerioCrawler for the crawlflow bench: follow every link on the seed's
 // host at a fixed concurrency, with in-memory storage only. Prints one JSON line with its counts.
+//
+// No page limit (`maxRequestsPerCrawl`): the bench's site bounds the crawl by itself, and in
+// Crawlee 3.18 a limit costs time once the remaining budget is smaller than a page's link
+// count: enqueueLinks then adds its links in chunks of the remaining budget and sleeps 1 s
+// between chunks (`addRequestsBatched`, `waitBetweenBatchesMillis`), even when every link is
+// a duplicate, so each page's handler waits seconds (bench/README.md, "Crawlee: why the site matters").
 import { parseArgs } from 'node:util';
 import { CheerioCrawler, Configuration, log } from '@crawlee/cheerio';
 
@@ -7,7 +13,6 @@ const { values } = parseArgs({
   options: {
     url: { type: 'string' },
     concurrency: { type: 'string', default: '32' },
-    'max-pages': { type: 'string' },
   },
 });
 if (!values.url) {
@@ -19,11 +24,14 @@ log.setLevel(log.LEVELS.WARNING);
 
 const crawler = new CheerioCrawler(
   {
-    // Pinned, not autoscaled: Crawlee otherwise starts low and scales by its own CPU and
-    // memory readings, which would measure its autoscaler rather than its crawling.
+    // Pinned, not autoscaled: Crawlee otherwise scales by its own CPU and event-loop readings,
+    // which would measure its autoscaler rather than its crawling. The desired concurrency
+    // must be pinned too: HttpCrawler's default of 10 wins over minConcurrency, and only the
+    // autoscaler moves it from there (up in small steps when it reads the machine as idle, or
+    // straight to minConcurrency at its first scale-down, which is floored there).
     minConcurrency: concurrency,
     maxConcurrency: concurrency,
-    ...(values['max-pages'] ? { maxRequestsPerCrawl: Number(values['max-pages']) } : {}),
+    autoscaledPoolOptions: { desiredConcurrency: concurrency },
     async requestHandler({ enqueueLinks }) {
       await enqueueLinks({ strategy: 'same-hostname' });
     },
