@@ -1,17 +1,21 @@
 /**
  * What a crawler needs from an HTML page: title, outgoing links (absolute, normalized,
  * de-duplicated, capped), canonical URL and robots directives from `<meta>` and
- * X-Robots-Tag. Parsed with cheerio (htmlparser2 underneath): lenient with broken markup.
+ * X-Robots-Tag. Read in one pass of htmlparser2's streaming parser, lenient with broken
+ * markup and building no tree: a DOM and a selector pass per item cost more than the rest of
+ * a page's parsing (bench/PROFILE.md). A crawl that extracts fields gets a cheerio document
+ * too, for its selectors, and only then.
  *
  * A DOM-building parser is quadratic in nesting depth (htmlparser2's open-element stack and
  * css-select's traversal shift and unshift arrays): 100,000 nested `<div>`s, 500 KB, took
  * 21 s of event-loop time, starving every heartbeat of the worker. So a large page is first
  * measured with htmlparser2's linear tokenizer, and one nested deeper than any real page is
- * refused (`HtmlTooDeepError`) before cheerio builds a tree. Small pages cannot nest deep
+ * refused (`HtmlTooDeepError`) before the parser (whose own open-element stack is an array it
+unshifts) or cheerio sees it. Small pages cannot nest deep
  * enough to matter and skip the measurement.
  */
 import { load } from 'cheerio';
-import { Tokenizer } from 'htmlparser2';
+import { Parser, Tokenizer } from 'htmlparser2';
 import { normalizeUrl, type UrlNormalizer } from '../policy/normalize-url';
 import type { ExtractedFields, Extractor } from './extract-fields';
 
@@ -86,6 +90,60 @@ function robotsDirectives(values: Array<string | null | undefined>): Set<string>
   return directives;
 }
 
+/** What one pass over a page finds, as written: hrefs are resolved once the base is known. */
+interface PageMarkup {
+  baseHref: string | undefined;
+  hrefs: string[];
+  canonicalHref: string | undefined;
+  metaRobots: string[];
+  title: string | undefined;
+}
+
+/**
+ * The first `<base href>`, every `<a href>` and `<area href>` in document order (up to
+ * `maxHrefs`), the first `<link rel~=canonical href>`, robots `<meta>` contents and the first
+ * `<title>`'s text: what `base[href]`, `a[href], area[href]`, `link[rel~="canonical" i][href]`,
+ * `meta[name][content]` and `title` select in a DOM.
+ */
+function scanMarkup(html: string, maxHrefs: number): PageMarkup {
+  const found: PageMarkup = { baseHref: undefined, hrefs: [], canonicalHref: undefined, metaRobots: [], title: undefined };
+  let titleText: string[] | undefined;
+  const parser = new Parser(
+    {
+      onopentag(name, attribs) {
+        if ((name === 'a' || name === 'area') && attribs.href !== undefined) {
+          if (found.hrefs.length < maxHrefs) found.hrefs.push(attribs.href);
+        } else if (name === 'link') {
+          if (found.canonicalHref === undefined && attribs.href !== undefined && isCanonicalRel(attribs.rel)) found.canonicalHref = attribs.href;
+        } else if (name === 'meta') {
+          if (attribs.content !== undefined && attribs.name !== undefined && META_ROBOTS_NAMES.has(attribs.name.trim().toLowerCase())) found.metaRobots.push(attribs.content);
+        } else if (name === 'base') {
+          found.baseHref ??= attribs.href;
+        } else if (name === 'title' && found.title === undefined && titleText === undefined) {
+          titleText = [];
+        }
+      },
+      ontext(text) {
+        titleText?.push(text);
+      },
+      onclosetag(name) {
+        if (name !== 'title' || titleText === undefined || found.title !== undefined) return;
+        found.title = titleText.join('');
+        titleText = undefined;
+      },
+    },
+    { decodeEntities: true },
+  );
+  parser.end(html);
+  // A title never closed runs to the end of the document, as a DOM parser reads it.
+  if (found.title === undefined && titleText !== undefined) found.title = titleText.join('');
+  return found;
+}
+
+function isCanonicalRel(rel: string | undefined): boolean {
+  return rel !== undefined && rel.toLowerCase().split(/[\t\n\f\r ]+/).includes('canonical');
+}
+
 /** Links, the base and the canonical are normalized with `normalize`: the crawl's rules. */
 export function parseHtmlPage(
   html: string,
@@ -97,26 +155,20 @@ export function parseHtmlPage(
   if (html.length > MEASURE_DEPTH_ABOVE_CHARS && nestingDepth(html) > MAX_NESTING_DEPTH) {
     throw new HtmlTooDeepError(`elements nested deeper than ${MAX_NESTING_DEPTH}`);
   }
-  const $ = load(html, { xml: { xmlMode: false, decodeEntities: true } });
-  const baseHref = $('base[href]').first().attr('href');
+  const markup = scanMarkup(html, Number.POSITIVE_INFINITY);
   // The base keeps its path as written: a trailing-slash rule must not change what relative links resolve to.
-  const base = (baseHref && normalizeUrl(baseHref, pageUrl)) || pageUrl;
+  const base = (markup.baseHref && normalizeUrl(markup.baseHref, pageUrl)) || pageUrl;
 
   const links = new Set<string>();
-  for (const element of $('a[href], area[href]')) {
+  for (const href of markup.hrefs) {
     if (links.size >= limits.maxLinks) break;
-    const link = normalize(element.attribs.href, base);
+    const link = normalize(href, base);
     if (link && link.length <= limits.maxUrlLength) links.add(link);
   }
 
-  const canonicalHref = $('link[rel~="canonical" i][href]').first().attr('href');
-  const canonical = canonicalHref ? normalize(canonicalHref, base) : undefined;
-  const metaRobots = $('meta[name][content]')
-    .filter((_, element) => META_ROBOTS_NAMES.has(element.attribs.name.trim().toLowerCase()))
-    .map((_, element) => element.attribs.content)
-    .get();
-  const directives = robotsDirectives([...metaRobots, robotsHeader]);
-  const title = $('title').first().text().replace(/\s+/g, ' ').trim().slice(0, MAX_TITLE_CHARS);
+  const canonical = markup.canonicalHref ? normalize(markup.canonicalHref, base) : undefined;
+  const directives = robotsDirectives([...markup.metaRobots, robotsHeader]);
+  const title = (markup.title ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_TITLE_CHARS);
 
   return {
     title: title || null,
@@ -124,6 +176,6 @@ export function parseHtmlPage(
     canonical: canonical !== undefined && canonical.length <= limits.maxUrlLength ? canonical : null,
     noindex: directives.has('noindex') || directives.has('none'),
     nofollow: directives.has('nofollow') || directives.has('none'),
-    fields: limits.extractor?.($) ?? {},
+    fields: limits.extractor?.(load(html, { xml: { xmlMode: false, decodeEntities: true } })) ?? {},
   };
 }
