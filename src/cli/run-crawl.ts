@@ -14,7 +14,7 @@ import type { CrawlConfig, CrawlInput } from '../shared/crawl-config';
 import type { CrawlSummary } from '../shared/crawl-types';
 import type { StoreConfig } from '../store/store-url';
 import { followProgress } from './progress';
-import { assertChromium } from '../render/chromium-renderer';
+import { assertChromium } from '../render/chromium-binary';
 import { workflowEnd } from './crawl-report';
 
 export interface RunCrawlOptions {

@@ -13,15 +13,13 @@
  * miss (WebSockets, WebRTC, prefetches) fails on loopback instead of reaching the network;
  * service workers are blocked and WebSockets answered by a mock that closes at once.
  */
-import { existsSync } from 'node:fs';
 import { chromium, errors, type Browser, type BrowserContext } from 'playwright-core';
 import { FetchError } from '../fetch/errors';
 import { fetchResource, type FetchedPage, type FetchPolicy } from '../fetch/fetch-page';
 import type { Transport } from '../fetch/transport';
 import type { RenderConfig } from '../shared/crawl-config';
 import { judgeSubrequest, type BlockReason } from './request-policy';
-
-export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
+import { assertChromium } from './chromium-binary';
 
 const CHROMIUM_ARGS = [
   '--disable-gpu',
@@ -38,20 +36,6 @@ const CHROMIUM_ARGS = [
   '--proxy-bypass-list=<-loopback>',
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
 ];
-
-export class ChromiumMissingError extends Error {
-  readonly code = 'chromium-missing';
-  constructor(path: string) {
-    super(`no Chromium at ${path}: install Debian's chromium package, or give the path with --chromium`);
-    this.name = 'ChromiumMissingError';
-  }
-}
-
-/** Fails fast, before any worker starts, when there is no browser to render with. */
-export function assertChromium(path: string = DEFAULT_CHROMIUM_PATH): string {
-  if (!existsSync(path)) throw new ChromiumMissingError(path);
-  return path;
-}
 
 export interface BlockedRequest {
   /** The rendered page. */

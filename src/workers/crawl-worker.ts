@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { NativeConnection, Worker, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { createRenderActivities } from '../activities/render-batch';
-import { ChromiumRenderer, type ChromiumRendererOptions } from '../render/chromium-renderer';
+import type { ChromiumRendererOptions } from '../render/chromium-renderer';
 import { RobotsCache } from '../fetch/robots';
 import { UndiciTransport, type UndiciTransportOptions } from '../fetch/transport';
 import type { CrawlMetrics } from '../observability/metrics';
@@ -85,9 +85,10 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
     bodies: backend.bodies,
     configs: new RecordedConfigs(),
   };
+  // Loaded only by a worker that renders: playwright-core is about 50 MB of a worker's memory.
   const renderer =
     options.render &&
-    new ChromiumRenderer(transport, {
+    new (await import('../render/chromium-renderer.js')).ChromiumRenderer(transport, {
       ...options.render,
       onBlocked: (blocked) => {
         options.metrics.renderBlocked.inc({ reason: blocked.reason });
