@@ -65,7 +65,7 @@ export async function openInStore(store: FrontierStore, config: CrawlConfig, res
 
 /** The seeds as entries under the crawl's politeness keys. */
 function keyedSeeds(config: CrawlConfig, resolve: LookupAll, seeds = config.seeds): Promise<FrontierEntry[]> | FrontierEntry[] {
-  const keys = politenessKeys(config.politenessKey, resolve);
+  const keys = politenessKeys(config.politenessKey, resolve, config.shards);
   const entries = seedEntries(config, seeds);
   return keys === undefined ? entries : keys(entries);
 }

@@ -16,6 +16,7 @@ export interface CrawlFlags {
   frontierOrder?: string;
   politenessKey?: string;
   concurrency?: number;
+  shards?: number;
   perHostConcurrency?: number;
   delayMs?: number;
   timeoutMs?: number;
@@ -65,6 +66,7 @@ const FLAG_OF: Record<string, string> = {
   frontierOrder: '--frontier-order',
   politenessKey: '--politeness-key',
   concurrency: '--concurrency',
+  shards: '--shards',
   perHostConcurrency: '--per-host-concurrency',
   delayMs: '--delay-ms',
   timeoutMs: '--timeout-ms',
@@ -130,6 +132,7 @@ export function addCrawlOptions(command: Command): Command {
     .option('--frontier-order <order>', `which of a host's URLs go first: ${FRONTIER_ORDERS.join('|')} (default opic)`)
     .option('--politeness-key <key>', `what delays and concurrency count per: ${POLITENESS_KEYS.join('|')} (default host)`)
     .option('--concurrency <n>', 'batches in flight for the whole crawl (default 8)', integer)
+    .option('--shards <n>', 'shard workflows to split the crawl into by politeness key, 1-64 (default 1)', integer)
     .option('--per-host-concurrency <n>', 'batches in flight per host, across workers (default 2)', integer)
     .option('--delay-ms <ms>', 'minimum gap between requests to one host (default 0)', integer)
     .option('--timeout-ms <ms>', 'total time allowed for one request (default 30000)', integer)
@@ -200,6 +203,7 @@ function fieldsFromFlags(seeds: string[], flags: CrawlFlags): Record<string, unk
     frontierOrder: flags.frontierOrder,
     politenessKey: flags.politenessKey,
     concurrency: flags.concurrency,
+    shards: flags.shards,
     perHostConcurrency: flags.perHostConcurrency,
     delayMs: flags.delayMs,
     timeoutMs: flags.timeoutMs,

@@ -57,6 +57,8 @@ export interface BatchOrder {
   configVersion: number;
   /** `delayMs` as changed by `setLimits` (the only limit a batch itself applies). */
   delayMs: number;
+  /** The shard whose keys the batch claims, on a sharded crawl: its report is that shard's view. */
+  shard?: number;
 }
 
 /** Room per URL in a batch's start-to-close timeout, on top of its fetch attempts. */

@@ -148,6 +148,11 @@ export const crawlConfigSchema = z
     maxDepth: count(0, 1_000).default(20),
     frontierOrder: z.enum(FRONTIER_ORDERS).default('opic'),
     concurrency: limitFields.concurrency.default(8),
+    /**
+     * Shard workflows the crawl runs as, each owning the politeness keys that hash to it
+     * (src/scheduling/shards.ts); maxPages and concurrency are split between them.
+     */
+    shards: count(1, 64).default(1),
     perHostConcurrency: limitFields.perHostConcurrency.default(2),
     delayMs: limitFields.delayMs.default(0),
     /** Total time for one request, from connect to the last body byte. */
