@@ -83,7 +83,8 @@ export class ShardedCrawl implements CrawlMessages {
         startChild(crawlShard, {
           workflowId: shardWorkflowId(this.crawlId, shard),
           args: [{ crawlId: this.crawlId, shard, plan: shardPlan(plan, shard), startedAt }],
-          workflowTaskTimeout: '30s',
+          // As the crawl's own (CRAWL_WORKFLOW_TASK_TIMEOUT): a task lost with its worker is retried within seconds.
+          workflowTaskTimeout: '4s',
           ...(plan.deadlineMs === null ? {} : { workflowExecutionTimeout: plan.deadlineMs + 3_600_000 }),
         }),
       ),
