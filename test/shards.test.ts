@@ -13,7 +13,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client as PgClient } from 'pg';
+import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { startCrawl } from '../src/client/crawl-client';
+import { withCrawlStore } from '../src/results/export-jsonl';
+import { progressQuery, stopUpdate } from '../src/shared/messages';
+import { startSyntheticSite } from '../src/sites/synthetic-site';
 import type { CrawlInput } from '../src/shared/crawl-config';
 import type { CrawlSummary } from '../src/shared/crawl-types';
 import { shardOf, shardWorkflowId } from '../src/scheduling/shards';
@@ -21,6 +25,7 @@ import { startLinkedHosts, type LinkedHosts } from '../src/sites/linked-hosts';
 import { crawlStorePath } from '../src/store/sqlite-store';
 import { readRecords, startTestTemporal, uniqueQueue, type StoreKind, type TestTemporal } from './helpers/temporal';
 import { spawnWorker, type WorkerProcess } from './helpers/processes';
+import { waitFor } from './helpers/fixtures';
 
 const SHARDS = 4;
 
@@ -129,5 +134,29 @@ for (const scenario of SCENARIOS) {
       const used = new Set(claims.map(({ host }) => shardOf(host, SHARDS)));
       assert.equal(used.size, SHARDS, 'every shard had keys of its own');
     });
+
+    if (processes === 0) {
+      it('refuses stop with a clear error; cancelling the crawl cancels every shard and gives their claims back', async () => {
+        const slow = await startSyntheticSite({ pages: 2_000, latencyMs: 20 });
+        try {
+          const crawlId = `shards-cancel-${store}-${process.pid}`;
+          const handle = await startCrawl(env.client, crawlId, { seeds: [slow.urlOf(0)], shards: SHARDS, concurrency: 8, perHostConcurrency: 4, batchSize: 5 }, taskQueue);
+          // The crawl's own progress reads the store every 10 s; its shards' is their schedulers'.
+          const shardProgress = (shard: number) => env.client.workflow.getHandle(shardWorkflowId(crawlId, shard)).query(progressQuery).then((progress) => progress.processed, () => 0);
+          await waitFor(async () => (await Promise.all(Array.from({ length: SHARDS }, (_, shard) => shardProgress(shard)))).some((n) => n > 0), 30_000, 'pages processed');
+          await assert.rejects(handle.executeUpdate(stopUpdate), (err: Error) => /stop is not supported on a sharded crawl/.test(String((err.cause as Error | undefined)?.message)));
+          await handle.cancel();
+          await assert.rejects(handle.result(), (err: Error) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
+          for (let shard = 0; shard < SHARDS; shard += 1) {
+            const { status } = await env.client.workflow.getHandle(shardWorkflowId(crawlId, shard)).describe();
+            assert.equal(status.name, 'CANCELLED', `shard ${shard}`);
+          }
+          const totals = await withCrawlStore(env.store, crawlId, (crawl) => crawl.totals());
+          assert.equal(totals.discovered, totals.processed + totals.queued, 'no URL left claimed');
+        } finally {
+          await slow.close();
+        }
+      });
+    }
   });
 }
