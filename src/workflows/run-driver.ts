@@ -64,7 +64,7 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
   async run(messages: EarlyMessages): Promise<RunSummary<T>> {
     messages.attach(this);
     this.index();
-    log.info(this.opened.fresh ? 'crawl started' : 'crawl continued', { crawlId: this.crawlId, run: this.opened.run });
+    log.info(this.opened.fresh ? 'crawl started' : 'crawl continued', { ...this.ref, run: this.opened.run });
     if (this.opened.fresh) await this.opening();
     const root = CancellationScope.current();
     let outcome: Outcome;
@@ -101,7 +101,7 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
   protected abstract outOfWork(): Promise<boolean>;
 
   /** What the store is told once the run's work has ended; returns the totals it reports. */
-  protected abstract close(status: CrawlStatus): Promise<T>;
+  protected abstract close(): Promise<T>;
 
   /** The crawl's search attributes; `status` defaults to the scheduler's. */
   protected abstract index(status?: string): void;
@@ -119,16 +119,12 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
     }
   }
 
-  /** Wakes a `condition` that waits for the schedule to change. */
-  protected markChanged(): void {
-    this.changed = true;
-  }
-
   /** Waits up to `ms` for a change to the schedule (a message, a finished activity). */
   protected async waitForChange(ms: number): Promise<void> {
     this.changed = false;
     await condition(() => this.changed, ms);
   }
+
   /** Launches what the scheduler asks for and waits for the next change, until the run has an outcome. */
   private async schedule(): Promise<Outcome> {
     for (;;) {
@@ -281,7 +277,7 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
     this.ended = status;
     return CancellationScope.nonCancellable(async () => {
       await condition(() => this.tasks.size === 0);
-      const totals = await this.close(status);
+      const totals = await this.close();
       await condition(allHandlersFinished);
       setCurrentDetails(describeProgress({ ...this.progress(), ...totals }));
       this.index(status);

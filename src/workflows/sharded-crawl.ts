@@ -6,7 +6,8 @@
  * the end through the store (crawl-shard.ts).
  *
  * Its messages: progress, frontier and host are answered from a view of the whole crawl read
- * every PROGRESS_POLL_MS (batch counts are the shards': query `<crawl ID>/shard-<n>`);
+ * every PROGRESS_POLL_MS until Temporal suggests continue-as-new (batch counts are the
+ * shards': query `<crawl ID>/shard-<n>`);
  * pause and resume are passed on to every shard; cancelling the crawl cancels its shards
  * (children in its scope). stop, setLimits and addSeeds are refused with SHARDED_UNSUPPORTED.
  */
@@ -92,13 +93,14 @@ export class ShardedCrawl implements CrawlMessages {
     let settled: Array<PromiseSettledResult<ShardSummary>> | undefined;
     const ends = Promise.allSettled(children.map((child) => child.result())).then((results) => (settled = results));
     try {
-      while (settled === undefined) {
-        if (!(await condition(() => settled !== undefined, PROGRESS_POLL_MS)) && !workflowInfo().continueAsNewSuggested) {
-          this.view = await lifecycle.crawlView({ crawlId: this.crawlId, hosts: VIEW_HOSTS });
-          this.index();
-        }
+      // The crawl does not continue-as-new (its shards would close with its run): once its
+      // history is long, progress keeps the last view it read, and the crawl only waits.
+      while (settled === undefined && !workflowInfo().continueAsNewSuggested) {
+        if (await condition(() => settled !== undefined, PROGRESS_POLL_MS)) break;
+        this.view = await lifecycle.crawlView({ crawlId: this.crawlId, hosts: VIEW_HOSTS });
+        this.index();
       }
-      return settled;
+      return await ends;
     } catch (err) {
       if (!isCancellation(err)) throw err;
       this.ended = 'cancelled';
