@@ -10,6 +10,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client as PgClient } from 'pg';
@@ -78,6 +79,12 @@ async function shardOfRuns(env: TestTemporal, crawlId: string): Promise<Map<stri
   return runs;
 }
 
+/** The processes (pids) that logged a finished batch of the crawl. */
+function batchRunners(logFile: string, crawlId: string): Set<number> {
+  const lines = readFileSync(logFile, 'utf8').split('\n').filter((line) => line.includes('"batch finished"') && line.includes(`"${crawlId}/`));
+  return new Set(lines.map((line) => (JSON.parse(line) as { pid: number }).pid));
+}
+
 for (const scenario of SCENARIOS) {
   const { store, hosts, pagesPerHost, processes } = scenario;
   const workersName = processes === 0 ? 'one in-process worker' : `${processes} worker processes`;
@@ -133,6 +140,7 @@ for (const scenario of SCENARIOS) {
       assert.deepEqual(misplaced, [], "every URL claimed by a batch of its key's shard");
       const used = new Set(claims.map(({ host }) => shardOf(host, SHARDS)));
       assert.equal(used.size, SHARDS, 'every shard had keys of its own');
+      if (processes > 0) assert.equal(batchRunners(join(env.dataDir, 'workers.log'), crawlId).size, processes, 'every worker process ran batches');
     });
 
     if (processes === 0) {
