@@ -12,6 +12,7 @@
  * (children in its scope). stop, setLimits and addSeeds are refused with SHARDED_UNSUPPORTED.
  */
 import {
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
   ChildWorkflowFailure,
@@ -98,6 +99,7 @@ export class ShardedCrawl implements CrawlMessages {
       while (settled === undefined && !workflowInfo().continueAsNewSuggested) {
         if (await condition(() => settled !== undefined, PROGRESS_POLL_MS)) break;
         this.view = await lifecycle.crawlView({ crawlId: this.crawlId, hosts: VIEW_HOSTS });
+        setCurrentDetails(describeProgress(this.progress()));
         this.index();
       }
       return await ends;
@@ -118,6 +120,7 @@ export class ShardedCrawl implements CrawlMessages {
     const totals = await lifecycle.finishCrawl({ crawlId: this.crawlId, recrawlOf: this.opened.plan.recrawlOf ?? undefined });
     this.ended ??= ends.some((end) => end.status === 'rejected') ? 'failed' : crawlEnd(ends.map((end) => (end as PromiseFulfilledResult<ShardSummary>).value));
     this.view = { ...this.view, queued: totals.queued, totals };
+    await condition(allHandlersFinished);
     setCurrentDetails(describeProgress(this.progress()));
     this.index(this.ended);
     log.info('crawl finished', { crawlId: this.crawlId, status: this.ended, ...totals });
