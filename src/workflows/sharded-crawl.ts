@@ -102,7 +102,9 @@ export class ShardedCrawl implements CrawlMessages {
         setCurrentDetails(describeProgress(this.progress()));
         this.index();
       }
-      return await ends;
+      // A condition, unlike the promise, is where the crawl's cancellation reaches it.
+      await condition(() => settled !== undefined);
+      return settled!;
     } catch (err) {
       if (!isCancellation(err)) throw err;
       this.ended = 'cancelled';
