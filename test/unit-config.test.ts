@@ -47,6 +47,7 @@ describe('parseCrawlConfig', () => {
       maxDepth: 20,
       frontierOrder: 'opic',
       concurrency: 8,
+      shards: 1,
       perHostConcurrency: 2,
       delayMs: 0,
       timeoutMs: 30_000,

@@ -305,6 +305,45 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it('keeps version, totals, backlog and hand-over per shard; the crawl view sums them', async () => {
+    const store = await impl.fresh();
+    try {
+      const inShard = (url: string, shard: number) => ({ ...entry(url), shard });
+      await store.enqueue([inShard(urlA(0), 0), inShard(urlA(1), 0), inShard(urlB(0), 1)]);
+      await store.claim('a', A, 1);
+      const before = await store.view(10, 1);
+      // A page of shard 0 finds a URL of shard 1's key: shard 1's queue grows, its totals do not.
+      await store.complete('a', pageRecord(urlA(0), { bytes: 10 }), [inShard(urlB(1), 1)]);
+      const [zero, one, crawl] = [await store.view(10, 0), await store.view(10, 1), await store.view(10)];
+      assert.deepEqual(zero.totals, { processed: 1, fetched: 1, errors: 0, skipped: 0, bytes: 10 });
+      assert.deepEqual({ queued: zero.queued, hosts: zero.hosts }, { queued: 1, hosts: [{ host: A, queued: 1 }] });
+      assert.deepEqual({ queued: one.queued, hosts: one.hosts, processed: one.totals.processed }, { queued: 2, hosts: [{ host: B, queued: 2 }], processed: 0 });
+      assert.ok(one.version > before.version || (one.version === before.version && one.queued > before.queued), 'the later view of shard 1 is the newer');
+      assert.equal(crawl.version, zero.version + one.version);
+      assert.deepEqual({ queued: crawl.queued, processed: crawl.totals.processed }, { queued: 3, processed: 1 });
+      await store.handOver('run-of-1', 1);
+      assert.equal(await store.handedOver(1), 'run-of-1');
+      assert.equal(await store.handedOver(0), undefined, 'a shard hands over alone');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('is quiet once no live shard has URLs queued or claimed; an ended shard\'s backlog does not count', async () => {
+    const store = await impl.fresh();
+    try {
+      await store.enqueue([{ ...entry(urlA(0)), shard: 0 }, { ...entry(urlB(0)), shard: 1 }]);
+      assert.equal(await store.quiet(), false, 'both shards have work');
+      await store.claim('a', A, 1);
+      await store.endShard(1);
+      assert.equal(await store.quiet(), false, 'a URL of shard 0 is claimed');
+      await store.complete('a', pageRecord(urlA(0)), []);
+      assert.equal(await store.quiet(), true, 'shard 1 ended with its URL queued');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('records versions of the crawl config and the run asked to hand over', async () => {
     const store = await impl.fresh();
     try {
@@ -978,6 +1017,9 @@ const SCHEMA_UNDO: Record<number, string> = {
       CREATE INDEX urls_queue_by_kind ON crawlflow.urls (crawl, host, render, id) WHERE state = 0;`,
   8: 'DROP TABLE crawlflow.bodies',
   9: 'DROP TABLE crawlflow.seed_scope',
+  10: `DROP TABLE crawlflow.crawl_shards;
+      DROP INDEX crawlflow.urls_claimed;
+      ALTER TABLE crawlflow.hosts DROP COLUMN shard;`,
 };
 
 /** Takes the database at `url` back to schema `version`, newest change first. */

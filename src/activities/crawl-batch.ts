@@ -68,6 +68,7 @@ interface BatchWork {
   shares: HostShare[];
   config: CrawlConfig;
   run?: string;
+  shard?: number;
 }
 type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: number };
 
@@ -162,7 +163,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
         extractor: compileExtractor(config.extract),
         renders: renderMatcher(config),
         proxy: proxyRoute(config),
-        keys: politenessKeys(config.politenessKey, (hostname) => deps.transport.resolve(hostname)),
+        keys: politenessKeys(config.politenessKey, (hostname) => deps.transport.resolve(hostname), config.shards),
         hostRequests,
         pacingOverride: (key) => hostOverride(config.hosts, key),
         headersFor: (url) => hostRequests(url.host).profile.headers,
@@ -291,7 +292,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
       if (work.run === undefined || checking || handover.asked) return;
       checking = true;
       store
-        .handedOver()
+        .handedOver(work.shard)
         .then((run) => void (handover.asked = run === work.run))
         // Not knowing only delays the hand-over to the next tick; the batch itself reports outages.
         .catch(() => undefined)
@@ -407,7 +408,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     const recorded = await configs.get(store, order);
     const config = recorded.delayMs === order.delayMs ? recorded : { ...recorded, delayMs: order.delayMs };
     const { claimed, deferred } = await runBatch({ ...order, shares: order.hosts, config }, store);
-    const view = await store.view(REPORT_HOSTS);
+    const view = await store.view(REPORT_HOSTS, order.shard);
     frontierSizes.set(order.crawlId, view.queued);
     updateCrawlGauges();
     return { kind: 'done', batchId: order.batchId, hosts: order.hosts.map(({ host }) => host), claimed, deferred, view };

@@ -54,7 +54,7 @@ export async function openInStore(store: FrontierStore, config: CrawlConfig, res
 
 /** The seeds as entries under the crawl's politeness keys. */
 function keyedSeeds(config: CrawlConfig, resolve: LookupAll, seeds = config.seeds): Promise<FrontierEntry[]> | FrontierEntry[] {
-  const keys = politenessKeys(config.politenessKey, resolve);
+  const keys = politenessKeys(config.politenessKey, resolve, config.shards);
   const entries = seedEntries(config, seeds);
   return keys === undefined ? entries : keys(entries);
 }
@@ -98,36 +98,58 @@ export function createLifecycleActivities({ stores, metrics, bodies, transport }
       });
     },
 
-    /** The crawl's current view: what a continued run starts from. */
-    crawlView({ crawlId }: { crawlId: string }): Promise<CrawlView> {
-      return onStore(crawlId, (store) => store.view(SNAPSHOT_HOSTS));
+    /** The current view of the crawl, or of one shard: what a continued run starts from; `hosts` caps its backlog list. */
+    crawlView({ crawlId, shard, hosts = SNAPSHOT_HOSTS }: { crawlId: string; shard?: number; hosts?: number }): Promise<CrawlView> {
+      return onStore(crawlId, (store) => store.view(hosts, shard));
     },
 
     /** Asks the batches of `run` to stop after their current page and give the rest back. */
-    handOver({ crawlId, run }: { crawlId: string; run: string }): Promise<void> {
-      return onStore(crawlId, (store) => store.handOver(run));
+    handOver({ crawlId, run, shard }: { crawlId: string; run: string; shard?: number }): Promise<void> {
+      return onStore(crawlId, (store) => store.handOver(run, shard));
+    },
+
+    /**
+     * A shard with nothing queued and nothing in flight: its view, and whether the whole crawl
+     * is quiet (no live shard has work), in which case the shard is marked ended. A shard cannot
+     * end on its own empty queue, since other shards may still find URLs of its keys.
+     */
+    shardIdle({ crawlId, shard }: { crawlId: string; shard: number }): Promise<{ quiet: boolean; view: CrawlView }> {
+      return onStore(crawlId, async (store) => {
+        const view = await store.view(SNAPSHOT_HOSTS, shard);
+        const quiet = view.queued === 0 && (await store.quiet());
+        if (quiet) await store.endShard(shard);
+        return { quiet, view };
+      });
+    },
+
+    /** The shard has ended (its budget spent, stopped, quiet): its totals. */
+    endShard({ crawlId, shard }: { crawlId: string; shard: number }): Promise<BatchTotals> {
+      return onStore(crawlId, async (store) => {
+        await store.endShard(shard);
+        return (await store.view(0, shard)).totals;
+      });
     },
 
     /**
      * Waits, heartbeating, until the store answers again, then gives back the claims of the
      * batches the outage stopped (`release`), so their URLs are crawled by later batches.
      */
-    awaitStore({ crawlId, release }: { crawlId: string; release: string[] }): Promise<CrawlView> {
+    awaitStore({ crawlId, release, shard }: { crawlId: string; release: string[]; shard?: number }): Promise<CrawlView> {
       const context = Context.current();
       const ticker = setInterval(() => context.heartbeat(), HEARTBEAT_TICK_MS);
       context.heartbeat();
       return onStore(crawlId, async (raw) => {
         const store = patientStore(raw, { patienceMs: Number.POSITIVE_INFINITY, signal: context.cancellationSignal, onWait: storeWaitMetrics(metrics) });
         for (const batchId of release) await store.release(batchId);
-        return store.view(SNAPSHOT_HOSTS);
+        return store.view(SNAPSHOT_HOSTS, shard);
       }).finally(() => clearInterval(ticker));
     },
 
     /** A batch that failed for good: its unfinished URLs get a final record with the failure's code. */
-    abandonBatch({ crawlId, batchId, failure }: AbandonInput): Promise<BatchTotals & { view: CrawlView }> {
+    abandonBatch({ crawlId, batchId, failure, shard }: AbandonInput): Promise<BatchTotals & { view: CrawlView }> {
       return onStore(crawlId, async (store) => {
         await store.abandon(batchId, failure?.code ?? UNCLASSIFIED, new Date().toISOString());
-        return { ...(await store.batchTotals(batchId)), view: await store.view(SNAPSHOT_HOSTS) };
+        return { ...(await store.batchTotals(batchId)), view: await store.view(SNAPSHOT_HOSTS, shard) };
       });
     },
 

@@ -91,7 +91,7 @@ export function createSeedImport({ stores, configs, transport }: Pick<ActivityDe
           context.heartbeat(progress);
         };
         try {
-          const done = config.seedsFile === undefined ? latest : await importFrom(store, config.seedsFile, config, latest, stored, politenessKeys(config.politenessKey, (hostname) => transport.resolve(hostname)));
+          const done = config.seedsFile === undefined ? latest : await importFrom(store, config.seedsFile, config, latest, stored, politenessKeys(config.politenessKey, (hostname) => transport.resolve(hostname), config.shards));
           context.log.info('seed file imported', { crawlId: ref.crawlId, lines: done.line, seeds: done.seeds, added: done.added });
           return { seeds: done.seeds, added: done.added, firstHost: done.firstHost, view: await store.view(SNAPSHOT_HOSTS) };
         } finally {

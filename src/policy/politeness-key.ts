@@ -11,8 +11,9 @@ import { getDomain } from 'tldts';
 import type { LookupAll } from '../fetch/transport';
 import type { PolitenessKeyKind } from '../shared/politeness-config';
 import type { FrontierEntry } from '../store/frontier-store';
+import { inShards } from '../scheduling/shards';
 
-/** Re-keys entries found with their host as key; absent for `host`, where there is nothing to do. */
+/** Re-keys entries found with their host as key (and gives them their key's shard); absent when there is nothing to do. */
 export type PolitenessKeys = (entries: FrontierEntry[]) => Promise<FrontierEntry[]>;
 
 /** `a.example.co.uk:8080` -> `example.co.uk`; an IP address or a bare name (localhost) is its own key. */
@@ -52,9 +53,13 @@ function rekeyed(keyOf: (host: string) => string | Promise<string>): PolitenessK
   return async (entries) => Promise.all(entries.map(async (entry) => ({ ...entry, host: await keyOf(entry.host) })));
 }
 
-/** The crawl's re-keying, built once per crawl and worker; undefined when the key is the host. */
-export function politenessKeys(kind: PolitenessKeyKind, lookup: LookupAll): PolitenessKeys | undefined {
-  if (kind === 'domain') return rekeyed(domainKey);
-  if (kind === 'ip') return rekeyed(ipKeys(lookup));
-  return undefined;
+/**
+ * The crawl's re-keying, built once per crawl and worker: each entry gets its politeness key
+ * and, on a sharded crawl, that key's shard. Undefined when the key is the host and the crawl
+ * has one shard: there is nothing to do.
+ */
+export function politenessKeys(kind: PolitenessKeyKind, lookup: LookupAll, shards = 1): PolitenessKeys | undefined {
+  const rekey = kind === 'domain' ? rekeyed(domainKey) : kind === 'ip' ? rekeyed(ipKeys(lookup)) : undefined;
+  if (shards <= 1) return rekey;
+  return async (entries) => inShards(rekey === undefined ? entries : await rekey(entries), shards);
 }

@@ -5,6 +5,7 @@
  * by reference (crawl ID and config version).
  */
 import type { CrawlConfig, CrawlLimits } from '../shared/crawl-config';
+import { partOf } from './shards';
 
 export interface RenderPlan {
   taskQueue: string;
@@ -35,6 +36,8 @@ export interface CrawlPlan {
   recrawlOf: string | null;
   /** Bumped by every change to the recorded config (seeds added), so workers reload it. */
   configVersion: number;
+  /** Shard workflows the crawl runs as; absent in plans recorded before shards (one). */
+  shards?: number;
 }
 
 /** URLs a batch may claim of one host: its share of the host's backlog and of the page budget. */
@@ -59,6 +62,8 @@ export interface BatchOrder {
   configVersion: number;
   /** `delayMs` as changed by `setLimits` (the only limit a batch itself applies). */
   delayMs: number;
+  /** The shard whose keys the batch claims, on a sharded crawl: its report is that shard's view. */
+  shard?: number;
 }
 
 /** Room per URL in a batch's start-to-close timeout, on top of its fetch attempts. */
@@ -92,5 +97,24 @@ export function planOf(config: CrawlConfig, configVersion: number): CrawlPlan {
     readsSitemaps: config.sitemaps.urls.length > 0 || config.sitemaps.fromRobots,
     recrawlOf: config.recrawlOf ?? null,
     configVersion,
+    shards: config.shards,
+  };
+}
+
+/**
+ * The plan of one shard: its part of the page budget and of the crawl's concurrency (and of
+ * the render lane's), split evenly so that the parts add up to the crawl's with no shard
+ * asking another what is left; each shard gets at least one batch slot. Sitemaps are the
+ * crawl's to read, before its shards start.
+ */
+export function shardPlan(plan: CrawlPlan, shard: number): CrawlPlan {
+  const shards = plan.shards ?? 1;
+  const { render } = plan;
+  return {
+    ...plan,
+    maxPages: partOf(plan.maxPages, shards, shard),
+    limits: { ...plan.limits, concurrency: partOf(plan.limits.concurrency, shards, shard, 1) },
+    render: render && { ...render, maxConcurrentBatches: partOf(render.maxConcurrentBatches, shards, shard, 1) },
+    readsSitemaps: false,
   };
 }

@@ -55,9 +55,12 @@ export function initialSchedulerState(plan: CrawlPlan, view: CrawlView): Schedul
   };
 }
 
-/** Of two views, the newer: versions grow with every change to the queue or the totals. */
+/**
+ * Of two views, the newer: versions grow with every change to the queue or the totals, except
+ * that URLs another shard finds for this shard's keys only grow its queue (FrontierStore.view).
+ */
 function newer(a: CrawlView, b: CrawlView): boolean {
-  return a.version > b.version || (a.version === b.version && a.totals.processed > b.totals.processed);
+  return a.version > b.version || (a.version === b.version && (a.queued > b.queued || a.totals.processed > b.totals.processed));
 }
 
 export class CrawlScheduler {

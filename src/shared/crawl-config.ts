@@ -268,6 +268,15 @@ export const crawlConfigSchema = z
         "Which of a host's queued URLs go first: by OPIC priority (a page's found URLs share its priority, so a page with thousands of links " +
         'cannot crowd out its site under `maxPages`), or in discovery order. See [discovery-and-scope.md](discovery-and-scope.md#which-urls-go-first-the-frontier-order).',
     }),
+    shards: setting(count(1, 64).default(1), {
+      section: 'limits',
+      flag: '--shards <n>',
+      help: 'shard workflows to split the crawl into by politeness key',
+      doc:
+        'Shard workflows the crawl runs as (child workflows of the crawl), each owning the politeness keys that hash to it, so no row, lock ' +
+        'or workflow is shared by every page; `maxPages` and `concurrency` are split evenly between them. See ' +
+        '[multi-machine.md](multi-machine.md#sharded-crawls).',
+    }),
     concurrency: setting(limitFields.concurrency.default(8), {
       section: 'limits',
       flag: '--concurrency <n>',

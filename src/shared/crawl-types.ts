@@ -68,6 +68,8 @@ export interface BatchRef {
 /** A batch that failed for good: its unfinished URLs are recorded with the failure's code. */
 export interface AbandonInput extends BatchRef {
   failure?: BatchFailure;
+  /** The batch's shard, on a sharded crawl: the view returned is that shard's. */
+  shard?: number;
 }
 
 export type CrawlStatus =
@@ -123,6 +125,11 @@ export interface CrawlSummary {
   finishedAt: number;
   /** Batches that failed for good, by cause (absent when none did, and in 0.2.0 summaries). */
   failures?: FailureTally[];
+}
+
+/** What one shard of a sharded crawl returns: how it ended, and the running totals of its batches. */
+export interface ShardSummary extends Omit<CrawlSummary, 'totals'> {
+  totals: BatchTotals;
 }
 
 export interface HostState {

@@ -12,8 +12,8 @@
  *   It also enforces the per-host page cap, in the same atomic step, so the cap holds
  *   across workers.
  * - `complete` writes a URL's record once; a second completion of the same URL is ignored.
- *   It and `abandon` keep the crawl's running totals in the same transaction, and every change
- *   to the queue or the totals moves the version on.
+ *   It and `abandon` keep the running totals of the batch's shard in the same transaction, and
+ *   every change to the queue or the totals moves a version on (see `view`).
  * - `startRequest` is the one place that spaces requests to a host; `updatePacing` is
  *   the one place that changes a host's shared pacing state (backoff, AutoThrottle), atomically.
  */
@@ -35,6 +35,11 @@ export interface FrontierEntry {
    * order. Set once, by the URL's first discovery (absent: 1, a seed's); see frontier-order.ts.
    */
   priority?: number;
+  /**
+   * The shard of the URL's politeness key (src/scheduling/shards.ts), recorded on the key when
+   * it is first queued; absent: 0, a crawl of one shard.
+   */
+  shard?: number;
 }
 
 /** The `skipped` reason of a URL its host's page cap (`maxPagesPerHost`) left unfetched. */
@@ -239,8 +244,22 @@ export interface FrontierStore {
   robots(host: string): Promise<RobotsRecord | undefined>;
   saveRobots(host: string, record: RobotsRecord): Promise<void>;
   snapshot(maxHosts: number): Promise<FrontierSnapshot>;
-  /** The snapshot and the crawl's running totals, read together. */
-  view(maxHosts: number): Promise<CrawlView>;
+  /**
+   * The snapshot and the running totals, read together: of the whole crawl, or of shard
+   * `shard` (its keys' backlog, its version, the totals of its batches). A shard's version
+   * moves on with every change its own batches make and every enqueue outside a batch; URLs
+   * another shard's batch finds for its keys may only grow its queue, so of two views of one
+   * version the one with more queued is the newer.
+   */
+  view(maxHosts: number, shard?: number): Promise<CrawlView>;
+  /**
+   * Whether the crawl has no work left for any live shard: every shard has ended, or has
+   * nothing queued and nothing claimed. Stable once true, since only claimed URLs find new ones
+   * (a page's links are queued in the transaction that completes it).
+   */
+  quiet(): Promise<boolean>;
+  /** Shard `shard` has ended: its backlog no longer keeps the crawl from being quiet. */
+  endShard(shard: number): Promise<void>;
   /** Records a version of the crawl's config; a version already recorded is kept as it is. */
   saveConfig(version: number, config: string): Promise<void>;
   latestConfig(): Promise<StoredConfig | undefined>;
@@ -256,9 +275,9 @@ export interface FrontierStore {
    * Tells the batches of workflow run `run` to stop after the page they are on and give the
    * rest back: the run is about to continue-as-new (see the batch's heartbeat ticker).
    */
-  handOver(run: string): Promise<void>;
-  /** The run whose batches are to hand over, if any. */
-  handedOver(): Promise<string | undefined>;
+  handOver(run: string, shard?: number): Promise<void>;
+  /** The run of shard `shard` (0 when the crawl has one) whose batches are to hand over, if any. */
+  handedOver(shard?: number): Promise<string | undefined>;
   batchTotals(batchId: string): Promise<BatchTotals>;
   totals(): Promise<CrawlTotals>;
   /** Every record, in the order URLs were first seen; read in pages, so memory stays flat. */

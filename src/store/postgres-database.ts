@@ -131,6 +131,29 @@ const MIGRATIONS: readonly string[] = [
      key text NOT NULL
    );
    CREATE UNIQUE INDEX seed_scope_by_key ON crawlflow.seed_scope (crawl, (md5(key)::uuid));`,
+  // Shards: each key belongs to one (every older one to shard 0), and a shard's version, totals,
+  // end and hand-over live on its own row, so no row is written by every page of the crawl
+  // (shard 0's row starts from the crawl's). A shard's view reads its keys' backlog; an idle
+  // shard asks whether any live shard has URLs claimed. The crawl row's old counters stay for
+  // workers of the previous release until none is left.
+  `ALTER TABLE crawlflow.hosts ADD COLUMN shard smallint NOT NULL DEFAULT 0;
+   CREATE INDEX hosts_shard_backlog ON crawlflow.hosts (crawl, shard, queued) WHERE queued > 0;
+   CREATE INDEX urls_claimed ON crawlflow.urls (crawl, host) WHERE state = ${CLAIMED};
+   CREATE TABLE crawlflow.crawl_shards (
+     crawl integer NOT NULL REFERENCES crawlflow.crawls (id) ON DELETE CASCADE,
+     shard smallint NOT NULL,
+     version bigint NOT NULL DEFAULT 0,
+     processed bigint NOT NULL DEFAULT 0,
+     fetched bigint NOT NULL DEFAULT 0,
+     errors bigint NOT NULL DEFAULT 0,
+     skipped bigint NOT NULL DEFAULT 0,
+     bytes bigint NOT NULL DEFAULT 0,
+     ended boolean NOT NULL DEFAULT false,
+     handover text,
+     PRIMARY KEY (crawl, shard)
+   );
+   INSERT INTO crawlflow.crawl_shards (crawl, shard, version, processed, fetched, errors, skipped, bytes, handover)
+   SELECT id, 0, version, processed, fetched, errors, skipped, bytes, handover FROM crawlflow.crawls;`,
 ];
 
 /** The schema version a migrated database is at. */

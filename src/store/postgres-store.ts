@@ -6,8 +6,11 @@
  * - a claim locks its host's row (SELECT ... FOR UPDATE), so claims of one host are serialized
  *   and the per-host cap counts exactly; the queued rows themselves are taken with
  *   FOR UPDATE SKIP LOCKED, so a claim never waits on another transaction's rows;
- * - every change to the queue bumps the crawl's version in the same transaction, as its last
- *   lock, so versions order snapshots and lock order is always urls -> hosts -> crawls.
+ * - every change to the queue bumps a shard's version in the same transaction, as its last
+ *   lock, so versions order a shard's views, and lock order is always urls -> hosts ->
+ *   crawl_shards (in shard order). A completion counts on its own shard's row only: URLs it
+ *   finds for other shards' keys grow their queues without touching their rows (see
+ *   FrontierStore.view), so no row is written by every page of the crawl.
  *
  * The per-page path is one statement each: `complete` (record + new links + host counts +
  * version) and `startRequest`. Several changes are one statement with data-modifying
@@ -45,10 +48,10 @@ const byUrl = (n: number) => `url_hash = md5($${n})::uuid AND url = $${n}`;
 /**
  * CTEs that add the entries $2 (urls), $3 (hosts), $4 (depths), $5 (to render or not), $6 (priorities) to crawl
  * $1 unless seen, in the given order, and count them on their hosts, all and to render (in
- * host order, so concurrent enqueues lock host rows in one order). `gate` may hold back the
- * insert (a WHERE on the entries).
+ * host order, so concurrent enqueues lock host rows in one order); a new host gets its shard
+ * from $`shards`. `gate` may hold back the insert (a WHERE on the entries).
  */
-const insertEntries = (gate: string) => `
+const insertEntries = (gate: string, shards: number) => `
   added AS (
     INSERT INTO crawlflow.urls (crawl, url, host, depth, render, priority)
     SELECT $1, e.url, e.host, e.depth, e.render, e.priority
@@ -57,46 +60,62 @@ const insertEntries = (gate: string) => `
     ORDER BY e.n
     ON CONFLICT (crawl, url_hash) DO NOTHING
     RETURNING host, render),
-  per_host AS (SELECT host, count(*)::int AS n, (count(*) FILTER (WHERE render))::int AS rendering FROM added GROUP BY host),
+  keys AS (SELECT DISTINCT ON (host) host, shard FROM unnest($3::text[], $${shards}::int[]) AS k (host, shard)),
+  per_host AS (
+    SELECT a.host, k.shard, count(*)::int AS n, (count(*) FILTER (WHERE a.render))::int AS rendering
+    FROM added a JOIN keys k ON k.host = a.host GROUP BY a.host, k.shard),
   counted AS (
-    INSERT INTO crawlflow.hosts (crawl, host, queued, render_queued) SELECT $1, host, n, rendering FROM per_host ORDER BY host
-    ON CONFLICT (crawl, host) DO UPDATE SET queued = hosts.queued + excluded.queued, render_queued = hosts.render_queued + excluded.render_queued
-    RETURNING 1)`;
+    INSERT INTO crawlflow.hosts (crawl, host, queued, render_queued, shard) SELECT $1, host, n, rendering, shard FROM per_host ORDER BY host
+    ON CONFLICT (crawl, host) DO UPDATE SET queued = hosts.queued + excluded.queued, render_queued = hosts.render_queued + excluded.render_queued,
+      shard = excluded.shard
+    RETURNING shard)`;
 
-/** The last step of every queue change: bump the crawl's version once the `changed` CTE has run. */
-const bumpVersionAfter = (changed: string, returning: string) => `
-  UPDATE crawlflow.crawls SET version = version + 1
-  WHERE id = $1 AND EXISTS (SELECT 1 FROM ${changed})
+/**
+ * The last step of every queue change: bump the version of each shard the `changed` CTE
+ * returned (a `shard` column) once it has run.
+ */
+const bumpShardsAfter = (changed: string, returning: string) => `
+  INSERT INTO crawlflow.crawl_shards (crawl, shard, version)
+  SELECT $1, shard, 1 FROM (SELECT DISTINCT shard FROM ${changed}) s ORDER BY shard
+  ON CONFLICT (crawl, shard) DO UPDATE SET version = crawl_shards.version + 1
   RETURNING ${returning}`;
 
-const ENQUEUE = `WITH ${insertEntries('')} ${bumpVersionAfter('counted', '(SELECT sum(n) FROM per_host)::int AS added')}`;
+const ENQUEUE = `WITH ${insertEntries('', 7)} ${bumpShardsAfter('counted', '(SELECT sum(n) FROM per_host)::int AS added')}`;
 
 /** The parameter of a completed field in COMPLETE: $7 is the URL, $8 the batch, then the fields in order. */
 const completedParam = (name: string): string => `$${9 + COMPLETED_FIELDS.findIndex((field) => field.name === name)}`;
+/** The parameter of COMPLETE's discovered entries' shards, after the completed fields. */
+const COMPLETE_SHARDS_PARAM = 9 + COMPLETED_FIELDS.length;
 
 const COMPLETE = `
   WITH done AS (
     UPDATE crawlflow.urls SET state = ${DONE}, ${COMPLETED_FIELDS.map((field) => `${field.column} = ${completedParam(field.name)}`).join(', ')}
     WHERE crawl = $1 AND ${byUrl(7)} AND batch_id = $8 AND state = ${CLAIMED}
-    RETURNING 1),
-  ${insertEntries('WHERE EXISTS (SELECT 1 FROM done)')}
-  UPDATE crawlflow.crawls SET version = version + 1, processed = processed + 1,
-    fetched = fetched + CASE WHEN ${completedParam('status')}::int IS NULL THEN 0 ELSE 1 END,
-    errors = errors + CASE WHEN ${completedParam('error')}::text IS NULL THEN 0 ELSE 1 END,
-    skipped = skipped + CASE WHEN ${completedParam('skipped')}::text IS NULL THEN 0 ELSE 1 END, bytes = bytes + ${completedParam('bytes')}
-  WHERE id = $1 AND EXISTS (SELECT 1 FROM done) AND (SELECT count(*) FROM counted) >= 0
+    RETURNING host),
+  ${insertEntries('WHERE EXISTS (SELECT 1 FROM done)', COMPLETE_SHARDS_PARAM)}
+  INSERT INTO crawlflow.crawl_shards AS s (crawl, shard, version, processed, fetched, errors, skipped, bytes)
+  SELECT $1, h.shard, 1, 1, CASE WHEN ${completedParam('status')}::int IS NULL THEN 0 ELSE 1 END, CASE WHEN ${completedParam('error')}::text IS NULL THEN 0 ELSE 1 END,
+    CASE WHEN ${completedParam('skipped')}::text IS NULL THEN 0 ELSE 1 END, ${completedParam('bytes')}::bigint
+  FROM done JOIN crawlflow.hosts h ON h.crawl = $1 AND h.host = done.host
+  WHERE (SELECT count(*) FROM counted) >= 0
+  ON CONFLICT (crawl, shard) DO UPDATE SET version = s.version + 1, processed = s.processed + 1, fetched = s.fetched + excluded.fetched,
+    errors = s.errors + excluded.errors, skipped = s.skipped + excluded.skipped, bytes = s.bytes + excluded.bytes
   RETURNING (SELECT sum(n) FROM per_host)::int AS added`;
 
-/** A URL claimed only to be skipped keeps that record: it was never going to be fetched. */
+/**
+ * A URL claimed only to be skipped keeps that record: it was never going to be fetched. The
+ * batch's keys are all of one shard, whose row counts them.
+ */
 const ABANDON = `
   WITH failed AS (
     UPDATE crawlflow.urls SET state = ${DONE}, error = CASE WHEN skipped IS NULL THEN $3 END, fetched_at = $4
     WHERE crawl = $1 AND batch_id = $2 AND state = ${CLAIMED}
-    RETURNING skipped)
-  UPDATE crawlflow.crawls SET version = version + 1, processed = processed + (SELECT count(*) FROM failed),
-    errors = errors + (SELECT count(*) FROM failed WHERE skipped IS NULL),
-    skipped = skipped + (SELECT count(*) FROM failed WHERE skipped IS NOT NULL)
-  WHERE id = $1
+    RETURNING host, skipped)
+  INSERT INTO crawlflow.crawl_shards AS s (crawl, shard, version, processed, errors, skipped)
+  SELECT $1, coalesce((SELECT h.shard FROM crawlflow.hosts h WHERE h.crawl = $1 AND h.host = (SELECT host FROM failed LIMIT 1)), 0), 1,
+    (SELECT count(*) FROM failed), (SELECT count(*) FROM failed WHERE skipped IS NULL), (SELECT count(*) FROM failed WHERE skipped IS NOT NULL)
+  ON CONFLICT (crawl, shard) DO UPDATE SET version = s.version + 1, processed = s.processed + excluded.processed,
+    errors = s.errors + excluded.errors, skipped = s.skipped + excluded.skipped
   RETURNING (SELECT count(*) FROM failed)::int AS abandoned`;
 
 /**
@@ -119,8 +138,8 @@ const requeue = (filter: string) => `
   counted AS (
     UPDATE crawlflow.hosts h SET queued = h.queued + p.n, render_queued = h.render_queued + p.rendering, taken = h.taken - p.taken
     FROM (SELECT * FROM per_host ORDER BY host) p WHERE h.crawl = $1 AND h.host = p.host
-    RETURNING 1)
-  ${bumpVersionAfter('counted', '(SELECT sum(n) FROM per_host)::int AS released')}`;
+    RETURNING h.shard)
+  ${bumpShardsAfter('counted', '(SELECT sum(n) FROM per_host)::int AS released')}`;
 
 const RELEASE = requeue('batch_id = $2');
 // $2 is unused (null), so both variants take the same parameters; batch_id IS NOT NULL lets the batch index serve.
@@ -144,8 +163,8 @@ const CLAIM_QUEUED = `
       render_queued = render_queued - (SELECT count(*) FROM claimed WHERE render),
       taken = taken + (SELECT count(*) FROM claimed WHERE skipped IS NULL)
     WHERE crawl = $1 AND host = $2 AND EXISTS (SELECT 1 FROM claimed)
-    RETURNING 1),
-  bumped AS (${bumpVersionAfter('counted', '1')})
+    RETURNING shard),
+  bumped AS (${bumpShardsAfter('counted', '1')})
   SELECT id, url, depth, attempts, skipped, priority FROM claimed ORDER BY priority DESC, id`;
 
 /**
@@ -159,22 +178,32 @@ const TAKE_REQUEST_START = `
 
 const SELECT_PACING = 'SELECT error_streak AS "errorStreak", throttle_delay_ms AS "throttleDelayMs" FROM crawlflow.hosts';
 
-/** A host's `rendering` is left out when none of its backlog is to render (json_strip_nulls). */
-const SNAPSHOT = `
-  SELECT c.version,
-    (SELECT coalesce(sum(queued), 0)::int FROM crawlflow.hosts WHERE crawl = $1 AND queued > 0) AS queued,
+/**
+ * The view of the crawl, or with `shard` ('AND shard = $3') of one shard: version and totals
+ * summed over the shard rows it covers. A host's `rendering` is left out when none of its
+ * backlog is to render (json_strip_nulls).
+ */
+const viewOf = (shard: string) => `
+  SELECT coalesce(sum(s.version), 0)::bigint AS version,
+    (SELECT coalesce(sum(queued), 0)::int FROM crawlflow.hosts WHERE crawl = $1 ${shard} AND queued > 0) AS queued,
     (SELECT coalesce(json_agg(
          json_strip_nulls(json_build_object('host', b.host, 'queued', b.queued, 'rendering', nullif(b.render_queued, 0)))
          ORDER BY b.queued DESC, b.host COLLATE "C"), '[]')
-       FROM (SELECT host, queued, render_queued FROM crawlflow.hosts WHERE crawl = $1 AND queued > 0
-             ORDER BY queued DESC, host COLLATE "C" LIMIT $2) b) AS hosts
-  FROM crawlflow.crawls c WHERE c.id = $1`;
+       FROM (SELECT host, queued, render_queued FROM crawlflow.hosts WHERE crawl = $1 ${shard} AND queued > 0
+             ORDER BY queued DESC, host COLLATE "C" LIMIT $2) b) AS hosts,
+    json_build_object('processed', coalesce(sum(s.processed), 0), 'fetched', coalesce(sum(s.fetched), 0), 'errors', coalesce(sum(s.errors), 0),
+      'skipped', coalesce(sum(s.skipped), 0), 'bytes', coalesce(sum(s.bytes), 0)) AS totals
+  FROM crawlflow.crawl_shards s WHERE s.crawl = $1 ${shard}`;
 
-const VIEW = SNAPSHOT.replace(
-  'FROM crawlflow.crawls c',
-  `, json_build_object('processed', c.processed, 'fetched', c.fetched, 'errors', c.errors, 'skipped', c.skipped, 'bytes', c.bytes) AS totals
-  FROM crawlflow.crawls c`,
-);
+const CRAWL_VIEW = viewOf('');
+const SHARD_VIEW = viewOf('AND shard = $3');
+
+/** The shards that have ended, whose keys' backlog no longer counts. */
+const ENDED = 'SELECT shard FROM crawlflow.crawl_shards WHERE crawl = $1 AND ended';
+const QUIET = `
+  SELECT NOT EXISTS (SELECT 1 FROM crawlflow.hosts WHERE crawl = $1 AND queued > 0 AND shard NOT IN (${ENDED}))
+    AND NOT EXISTS (SELECT 1 FROM crawlflow.urls u JOIN crawlflow.hosts h ON h.crawl = u.crawl AND h.host = u.host
+      WHERE u.crawl = $1 AND u.state = ${CLAIMED} AND h.shard NOT IN (${ENDED})) AS quiet`;
 
 /** The shared record columns, with noindex (boolean here) read as SQLite's 1/0. */
 const RECORD_COLUMNS = recordColumns((column) => `${column}::int AS ${column}`);
@@ -207,7 +236,7 @@ export class PostgresFrontierStore implements FrontierStore {
 
   async enqueue(entries: readonly FrontierEntry[]): Promise<number> {
     if (entries.length === 0) return 0;
-    const { rows } = await this.run<{ added: number }>(ENQUEUE, columnsOf(entries));
+    const { rows } = await this.run<{ added: number }>(ENQUEUE, [...columnsOf(entries), shardsOf(entries)]);
     return rows[0]?.added ?? 0;
   }
 
@@ -230,7 +259,13 @@ export class PostgresFrontierStore implements FrontierStore {
   }
 
   async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {
-    const { rows } = await this.run<{ added: number }>(COMPLETE, [...columnsOf(discovered), record.url, batchId, ...completedValues(record, (flag) => flag)]);
+    const { rows } = await this.run<{ added: number }>(COMPLETE, [
+      ...columnsOf(discovered),
+      record.url,
+      batchId,
+      ...completedValues(record, (flag) => flag),
+      shardsOf(discovered),
+    ]);
     return rows[0]?.added ?? 0;
   }
 
@@ -314,13 +349,22 @@ export class PostgresFrontierStore implements FrontierStore {
   }
 
   async snapshot(maxHosts: number): Promise<FrontierSnapshot> {
-    const { rows } = await this.run<FrontierSnapshot>(SNAPSHOT, [maxHosts]);
+    const { version, queued, hosts } = await this.view(maxHosts);
+    return { version, queued, hosts };
+  }
+
+  async view(maxHosts: number, shard?: number): Promise<CrawlView> {
+    const { rows } = await (shard === undefined ? this.run<CrawlView>(CRAWL_VIEW, [maxHosts]) : this.run<CrawlView>(SHARD_VIEW, [maxHosts, shard]));
     return rows[0];
   }
 
-  async view(maxHosts: number): Promise<CrawlView> {
-    const { rows } = await this.run<CrawlView>(VIEW, [maxHosts]);
-    return rows[0];
+  async quiet(): Promise<boolean> {
+    const { rows } = await this.run<{ quiet: boolean }>(QUIET, []);
+    return rows[0].quiet;
+  }
+
+  async endShard(shard: number): Promise<void> {
+    await this.run('INSERT INTO crawlflow.crawl_shards (crawl, shard, ended) VALUES ($1, $2, true) ON CONFLICT (crawl, shard) DO UPDATE SET ended = true', [shard]);
   }
 
   async saveConfig(version: number, config: string): Promise<void> {
@@ -345,12 +389,15 @@ export class PostgresFrontierStore implements FrontierStore {
     return rows.map((row) => row.key);
   }
 
-  async handOver(run: string): Promise<void> {
-    await this.run('UPDATE crawlflow.crawls SET handover = $2 WHERE id = $1', [run]);
+  async handOver(run: string, shard = 0): Promise<void> {
+    await this.run(
+      'INSERT INTO crawlflow.crawl_shards (crawl, shard, handover) VALUES ($1, $2, $3) ON CONFLICT (crawl, shard) DO UPDATE SET handover = excluded.handover',
+      [shard, run],
+    );
   }
 
-  async handedOver(): Promise<string | undefined> {
-    const { rows } = await this.run<{ handover: string | null }>('SELECT handover FROM crawlflow.crawls WHERE id = $1', []);
+  async handedOver(shard = 0): Promise<string | undefined> {
+    const { rows } = await this.run<{ handover: string | null }>('SELECT handover FROM crawlflow.crawl_shards WHERE crawl = $1 AND shard = $2', [shard]);
     return rows[0]?.handover ?? undefined;
   }
 
@@ -420,6 +467,11 @@ export class PostgresFrontierStore implements FrontierStore {
 
   /** The pool is the database's, shared by every crawl of the process: nothing to close per crawl. */
   async close(): Promise<void> {}
+}
+
+/** The shard of each entry's key, the column `insertEntries` reads as $`shards`. */
+function shardsOf(entries: readonly FrontierEntry[]): number[] {
+  return entries.map((entry) => entry.shard ?? 0);
 }
 
 /** The entries as the column arrays `insertEntries` unnests: urls, hosts, depths, to render, priorities. */

@@ -78,25 +78,31 @@ const SCHEMA = `
     robots_status INTEGER,
     robots_body TEXT,
     robots_fetched_at INTEGER,
-    robots_error TEXT
+    robots_error TEXT,
+    shard INTEGER NOT NULL DEFAULT 0
   );
   CREATE INDEX IF NOT EXISTS hosts_with_backlog ON hosts (queued) WHERE queued > 0;
-  CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-  INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0);
   CREATE TABLE IF NOT EXISTS configs (version INTEGER PRIMARY KEY, config TEXT NOT NULL);
-  CREATE TABLE IF NOT EXISTS handover (id INTEGER PRIMARY KEY CHECK (id = 1), run TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS seed_scope (key TEXT PRIMARY KEY) WITHOUT ROWID;
 `;
 
 /**
- * The crawl's running totals, kept in the transactions that finish URLs so a view never scans
- * the queue. A file written before it gets the row counted from its records.
+ * Per shard of the crawl (see src/scheduling/shards.ts): its version, its running totals
+ * (kept in the transactions that finish URLs, so a view never scans the queue), whether it
+ * has ended, and the run whose batches are to hand over. A file written before shards gets
+ * shard 0's row from its version and counted from its records.
  */
-const TOTALS_SCHEMA = `
-  CREATE TABLE totals (id INTEGER PRIMARY KEY CHECK (id = 1), processed INTEGER NOT NULL, fetched INTEGER NOT NULL,
-    errors INTEGER NOT NULL, skipped INTEGER NOT NULL, bytes INTEGER NOT NULL);
-  INSERT INTO totals SELECT 1, count(*), coalesce(sum(status IS NOT NULL), 0), coalesce(sum(error IS NOT NULL), 0),
-    coalesce(sum(skipped IS NOT NULL), 0), coalesce(sum(bytes), 0) FROM urls WHERE state = ${DONE};`;
+const shardsSchema = (version: number) => `
+  CREATE TABLE shards (shard INTEGER PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0, processed INTEGER NOT NULL DEFAULT 0,
+    fetched INTEGER NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0, skipped INTEGER NOT NULL DEFAULT 0,
+    bytes INTEGER NOT NULL DEFAULT 0, ended INTEGER NOT NULL DEFAULT 0, handover TEXT);
+  INSERT INTO shards (shard, version, processed, fetched, errors, skipped, bytes)
+    SELECT 0, ${version}, count(*), coalesce(sum(status IS NOT NULL), 0), coalesce(sum(error IS NOT NULL), 0),
+      coalesce(sum(skipped IS NOT NULL), 0), coalesce(sum(bytes), 0) FROM urls WHERE state = ${DONE};`;
+
+/** Version and running totals of the shards a WHERE picks, summed. */
+const SHARD_STATE = `SELECT coalesce(sum(version), 0) AS version, coalesce(sum(processed), 0) AS processed, coalesce(sum(fetched), 0) AS fetched,
+  coalesce(sum(errors), 0) AS errors, coalesce(sum(skipped), 0) AS skipped, coalesce(sum(bytes), 0) AS bytes FROM shards`;
 
 /**
  * Brings a file written by an older version up to date: runs `migration` when `table` lacks
@@ -141,7 +147,10 @@ function migrate(db: Database.Database): void {
   // more b-tree write on every insert and every change of state.
   db.exec('DROP INDEX IF EXISTS urls_by_host_state');
   db.transaction(() => {
-    if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'totals'").get() === undefined) db.exec(TOTALS_SCHEMA);
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'shards'").get() !== undefined) return;
+    const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'meta'").get() !== undefined;
+    const version = hasMeta ? ((db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as number | undefined) ?? 0) : 0;
+    db.exec(shardsSchema(version));
   }).immediate();
   // Files written before per-host backoff and AutoThrottle: every host starts with a clean slate.
   addMissingColumn(
@@ -153,10 +162,15 @@ function migrate(db: Database.Database): void {
   );
   // Files written before robots.txt failures kept their cause: none recorded for old ones.
   addMissingColumn(db, 'hosts', 'robots_error', 'ALTER TABLE hosts ADD COLUMN robots_error TEXT');
+  // Files written before shards: every key is shard 0's. A shard's view reads its keys'
+  // backlog, and an idle shard asks whether any live shard has URLs claimed.
+  addMissingColumn(db, 'hosts', 'shard', 'ALTER TABLE hosts ADD COLUMN shard INTEGER NOT NULL DEFAULT 0');
+  db.exec(`CREATE INDEX IF NOT EXISTS hosts_shard_backlog ON hosts (shard, queued) WHERE queued > 0;
+    CREATE INDEX IF NOT EXISTS urls_claimed ON urls (host) WHERE state = ${CLAIMED};`);
 }
 
-/** Queued URLs added (or, negative, taken away) per host: all of them, and those to render. */
-type QueuedChange = { n: number; render: number };
+/** Queued URLs added (or, negative, taken away) per host: all of them, and those to render; new keys get `shard`. */
+type QueuedChange = { n: number; render: number; shard?: number };
 
 /** Most important first, then in discovery order: the order claims hand URLs out in (RETURNING keeps none). */
 const inClaimOrder = (a: ClaimRow & { id: number }, b: ClaimRow & { id: number }): number => b.priority - a.priority || a.id - b.id;
@@ -203,12 +217,17 @@ export class SqliteFrontierStore implements FrontierStore {
     const db = this.db;
     const s = {
       insertUrl: db.prepare('INSERT INTO urls (url, host, depth, render, priority) VALUES (?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING'),
+      // A key's shard is the same wherever it is computed; rows made by pacing or robots before
+      // the key had URLs have the default, which the first enqueue corrects.
       addQueued: db.prepare(
-        `INSERT INTO hosts (host, queued, render_queued) VALUES (?, ?, ?)
-         ON CONFLICT (host) DO UPDATE SET queued = queued + excluded.queued, render_queued = render_queued + excluded.render_queued`,
+        `INSERT INTO hosts (host, queued, render_queued, shard) VALUES (?, ?, ?, ?)
+         ON CONFLICT (host) DO UPDATE SET queued = queued + excluded.queued, render_queued = render_queued + excluded.render_queued,
+           shard = excluded.shard`,
       ),
-      bumpVersion: db.prepare("UPDATE meta SET value = value + 1 WHERE key = 'version'"),
-      version: db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck(),
+      changeQueued: db.prepare('UPDATE hosts SET queued = queued + ?, render_queued = render_queued + ? WHERE host = ? RETURNING shard').pluck(),
+      bumpVersion: db.prepare('INSERT INTO shards (shard, version) VALUES (?, 1) ON CONFLICT (shard) DO UPDATE SET version = version + 1'),
+      shardOfUrl: db.prepare('SELECT hosts.shard FROM urls JOIN hosts ON hosts.host = urls.host WHERE urls.url = ?').pluck(),
+      shardOfBatch: db.prepare('SELECT hosts.shard FROM urls JOIN hosts ON hosts.host = urls.host WHERE urls.batch_id = ? LIMIT 1').pluck(),
       ownClaims: db.prepare('SELECT url, depth, attempts, skipped, priority FROM urls WHERE batch_id = ? AND host = ? AND state = ? ORDER BY priority DESC, id'),
       batchShare: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ? AND host = ?').pluck(),
       claimQueued: db.prepare(
@@ -223,20 +242,29 @@ export class SqliteFrontierStore implements FrontierStore {
          WHERE url = ? AND batch_id = ? AND state = ${CLAIMED}`,
       ),
       countFinished: db.prepare(
-        `UPDATE totals SET processed = processed + @processed, fetched = fetched + @fetched, errors = errors + @errors,
-           skipped = skipped + @skipped, bytes = bytes + @bytes`,
+        `INSERT INTO shards (shard, version, processed, fetched, errors, skipped, bytes) VALUES (@shard, 1, @processed, @fetched, @errors, @skipped, @bytes)
+         ON CONFLICT (shard) DO UPDATE SET version = version + 1, processed = processed + excluded.processed, fetched = fetched + excluded.fetched,
+           errors = errors + excluded.errors, skipped = skipped + excluded.skipped, bytes = bytes + excluded.bytes`,
       ),
       unfinishedTotals: db.prepare(
         `SELECT count(*) AS processed, 0 AS fetched, coalesce(sum(skipped IS NULL), 0) AS errors,
            coalesce(sum(skipped IS NOT NULL), 0) AS skipped, 0 AS bytes FROM urls WHERE batch_id = ? AND state = ${CLAIMED}`,
       ),
-      runningTotals: db.prepare('SELECT processed, fetched, errors, skipped, bytes FROM totals'),
+      crawlState: db.prepare(SHARD_STATE),
+      shardState: db.prepare(`${SHARD_STATE} WHERE shard = ?`),
       saveConfig: db.prepare('INSERT INTO configs (version, config) VALUES (?, ?) ON CONFLICT (version) DO NOTHING'),
       latestConfig: db.prepare('SELECT version, config FROM configs ORDER BY version DESC LIMIT 1'),
       addSeedScope: db.prepare('INSERT INTO seed_scope (key) VALUES (?) ON CONFLICT (key) DO NOTHING'),
       seedScope: db.prepare('SELECT key FROM seed_scope').pluck(),
-      handOver: db.prepare('INSERT INTO handover (id, run) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET run = excluded.run'),
-      handedOver: db.prepare('SELECT run FROM handover').pluck(),
+      handOver: db.prepare('INSERT INTO shards (shard, handover) VALUES (?, ?) ON CONFLICT (shard) DO UPDATE SET handover = excluded.handover'),
+      handedOver: db.prepare('SELECT handover FROM shards WHERE shard = ?').pluck(),
+      endShard: db.prepare('INSERT INTO shards (shard, ended) VALUES (?, 1) ON CONFLICT (shard) DO UPDATE SET ended = 1'),
+      // Keys of ended shards are left out: a shard that spent its budget leaves its backlog queued.
+      quiet: db.prepare(
+        `SELECT NOT EXISTS (SELECT 1 FROM hosts WHERE queued > 0 AND shard NOT IN (SELECT shard FROM shards WHERE ended = 1))
+           AND NOT EXISTS (SELECT 1 FROM urls JOIN hosts ON hosts.host = urls.host
+             WHERE urls.state = ${CLAIMED} AND hosts.shard NOT IN (SELECT shard FROM shards WHERE ended = 1))`,
+      ).pluck(),
       unfinishedByHost: db.prepare(
         `SELECT host, count(*) AS n, sum(render) AS render, sum(skipped IS NULL) AS taken FROM urls WHERE batch_id = ? AND state = ${CLAIMED} GROUP BY host`,
       ),
@@ -269,6 +297,8 @@ export class SqliteFrontierStore implements FrontierStore {
       ),
       backlog: db.prepare('SELECT host, queued, render_queued AS rendering FROM hosts WHERE queued > 0 ORDER BY queued DESC, host LIMIT ?'),
       totalQueued: db.prepare('SELECT coalesce(sum(queued), 0) FROM hosts WHERE queued > 0').pluck(),
+      shardBacklog: db.prepare('SELECT host, queued, render_queued AS rendering FROM hosts WHERE shard = ? AND queued > 0 ORDER BY queued DESC, host LIMIT ?'),
+      shardQueued: db.prepare('SELECT coalesce(sum(queued), 0) FROM hosts WHERE shard = ? AND queued > 0').pluck(),
       batchTotals: db.prepare(
         `SELECT count(*) AS processed,
            coalesce(sum(status IS NOT NULL), 0) AS fetched,
@@ -299,9 +329,20 @@ export class SqliteFrontierStore implements FrontierStore {
     };
     this.statements = s;
 
+    /** New URLs counted on their keys; every shard whose queue grew moves its version on. */
     const addQueuedByHost = (counts: Map<string, QueuedChange>): void => {
-      for (const [host, { n, render }] of counts) s.addQueued.run(host, n, render);
-      if (counts.size > 0) s.bumpVersion.run();
+      const shards = new Set<number>();
+      for (const [host, { n, render, shard = 0 }] of counts) {
+        s.addQueued.run(host, n, render, shard);
+        shards.add(shard);
+      }
+      for (const shard of shards) s.bumpVersion.run(shard);
+    };
+    /** Queued URLs of existing keys changed (claimed, given back); their shards move their versions on. */
+    const changeQueuedByHost = (counts: Map<string, QueuedChange>): void => {
+      const shards = new Set<number>();
+      for (const [host, { n, render }] of counts) shards.add(s.changeQueued.get(n, render, host) as number);
+      for (const shard of shards) s.bumpVersion.run(shard);
     };
     const insertEntries = (entries: readonly FrontierEntry[]): number => {
       const added = new Map<string, QueuedChange>();
@@ -310,7 +351,7 @@ export class SqliteFrontierStore implements FrontierStore {
         const render = entry.render === true ? 1 : 0;
         if (s.insertUrl.run(entry.url, entry.host, entry.depth, render, entry.priority ?? 1).changes === 1) {
           const change = added.get(entry.host) ?? { n: 0, render: 0 };
-          added.set(entry.host, { n: change.n + 1, render: change.render + render });
+          added.set(entry.host, { n: change.n + 1, render: change.render + render, shard: entry.shard });
           total += 1;
         }
       }
@@ -318,7 +359,7 @@ export class SqliteFrontierStore implements FrontierStore {
       return total;
     };
     const requeueUnfinished = (rows: Array<{ host: string; n: number; render: number; taken: number }>): void => {
-      addQueuedByHost(new Map(rows.map((row) => [row.host, { n: row.n, render: row.render }])));
+      changeQueuedByHost(new Map(rows.map((row) => [row.host, { n: row.n, render: row.render }])));
       for (const row of rows) s.addTaken.run(-row.taken, row.host);
     };
 
@@ -334,15 +375,14 @@ export class SqliteFrontierStore implements FrontierStore {
       const capped = fresh.length === capRoom ? claimQueued(room - fresh.length, HOST_PAGE_CAP) : [];
       if (fresh.length > 0) s.addTaken.run(fresh.length, host);
       const n = fresh.length + capped.length;
-      if (n > 0) addQueuedByHost(new Map([[host, { n: -n, render: -n * render }]]));
+      if (n > 0) changeQueuedByHost(new Map([[host, { n: -n, render: -n * render }]]));
       return [...own, ...fresh, ...capped].map(toClaimed);
     });
     this.completeTx = db.transaction((batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]) => {
       const written = s.complete.run(...completedValues(record, sqliteFlag), record.url, batchId).changes;
       // A URL completed twice (a zombie attempt racing its retry) keeps its first record.
       if (written !== 1) return 0;
-      s.countFinished.run(finishedTotals(record));
-      s.bumpVersion.run();
+      s.countFinished.run({ ...finishedTotals(record), shard: s.shardOfUrl.get(record.url) });
       return insertEntries(discovered);
     });
     this.releaseTx = db.transaction((batchId: string, retried?: { url: string; attempts: number }) => {
@@ -351,8 +391,9 @@ export class SqliteFrontierStore implements FrontierStore {
       return s.releaseBatch.run(batchId).changes;
     });
     this.abandonTx = db.transaction((batchId: string, error: string, at: string) => {
-      s.countFinished.run(s.unfinishedTotals.get(batchId));
-      s.bumpVersion.run();
+      // A batch claims the keys of one shard only.
+      const shard = (s.shardOfBatch.get(batchId) as number | undefined) ?? 0;
+      s.countFinished.run({ ...(s.unfinishedTotals.get(batchId) as BatchTotals), shard });
       return s.abandonBatch.run(error, at, batchId).changes;
     });
     this.releaseAllTx = db.transaction(() => {
@@ -444,18 +485,34 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.db.transaction(() => this.snapshotNow(maxHosts))();
   }
 
-  private snapshotNow(maxHosts: number): FrontierSnapshot {
+  /** The whole crawl's view (shard undefined: its version is the sum of the shards'), or one shard's. */
+  private viewNow(maxHosts: number, shard?: number): CrawlView {
+    const s = this.statements;
+    const { version, ...totals } = (shard === undefined ? s.crawlState.get() : s.shardState.get(shard)) as BatchTotals & { version: number };
+    const backlog = (shard === undefined ? s.backlog.all(maxHosts) : s.shardBacklog.all(shard, maxHosts)) as Array<Required<HostBacklog>>;
     return {
-      version: this.statements.version.get() as number,
-      queued: this.statements.totalQueued.get() as number,
-      hosts: (this.statements.backlog.all(maxHosts) as Array<Required<HostBacklog>>).map(({ host, queued, rendering }) =>
-        rendering > 0 ? { host, queued, rendering } : { host, queued },
-      ),
+      version,
+      queued: (shard === undefined ? s.totalQueued.get() : s.shardQueued.get(shard)) as number,
+      hosts: backlog.map(({ host, queued, rendering }) => (rendering > 0 ? { host, queued, rendering } : { host, queued })),
+      totals,
     };
   }
 
-  async view(maxHosts: number): Promise<CrawlView> {
-    return this.db.transaction(() => ({ ...this.snapshotNow(maxHosts), totals: this.statements.runningTotals.get() as BatchTotals }))();
+  private snapshotNow(maxHosts: number): FrontierSnapshot {
+    const { version, queued, hosts } = this.viewNow(maxHosts);
+    return { version, queued, hosts };
+  }
+
+  async view(maxHosts: number, shard?: number): Promise<CrawlView> {
+    return this.db.transaction(() => this.viewNow(maxHosts, shard))();
+  }
+
+  async quiet(): Promise<boolean> {
+    return this.statements.quiet.get() === 1;
+  }
+
+  async endShard(shard: number): Promise<void> {
+    this.statements.endShard.run(shard);
   }
 
   async saveConfig(version: number, config: string): Promise<void> {
@@ -476,12 +533,12 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.statements.seedScope.all() as string[];
   }
 
-  async handOver(run: string): Promise<void> {
-    this.statements.handOver.run(run);
+  async handOver(run: string, shard = 0): Promise<void> {
+    this.statements.handOver.run(shard, run);
   }
 
-  async handedOver(): Promise<string | undefined> {
-    return this.statements.handedOver.get() as string | undefined;
+  async handedOver(shard = 0): Promise<string | undefined> {
+    return (this.statements.handedOver.get(shard) as string | null | undefined) ?? undefined;
   }
 
   async batchTotals(batchId: string): Promise<BatchTotals> {

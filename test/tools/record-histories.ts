@@ -2,21 +2,27 @@
  * Records workflow histories of this release into test/fixtures/histories, for the replay
  * test that keeps later workflow changes compatible with crawls already running.
  * Run with `npm run record-histories` when the workflow changes shape on purpose (and keep
- * the old files: crawls started by the previous release must still replay);
- * `npm run record-histories -- seeds-file` records only the scenarios named.
+ * the old files: crawls started by the previous release must still replay); name scenarios
+ * (`npm run record-histories -- sharded`) to record only those. A sharded crawl's shard
+ * workflows are recorded next to it, as `<name>-shard-<n>`.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { Client } from '@temporalio/client';
 import { join } from 'node:path';
 import { startCrawl } from '../../src/client/crawl-client';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../../src/shared/messages';
 import { startSyntheticSite } from '../../src/sites/synthetic-site';
+import { startLinkedHosts } from '../../src/sites/linked-hosts';
+import { shardWorkflowId } from '../../src/scheduling/shards';
 import { projectRoot } from '../../src/temporal/project-paths';
 import { historiesOf, writeHistoryFile } from '../helpers/histories';
 import { startTestTemporal, uniqueQueue } from '../helpers/temporal';
 
 const { version } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string };
 const outDir = join(projectRoot, 'test', 'fixtures', 'histories');
+/** Shards of the sharded scenarios. */
+const SHARDS = 2;
 
 async function main(): Promise<void> {
   const env = await startTestTemporal({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 150 } });
@@ -24,6 +30,7 @@ async function main(): Promise<void> {
   await env.startWorker(queue);
   const site = await startSyntheticSite({ pages: 300, latencyMs: 5 });
   const seeds = [site.urlOf(0)];
+  const hosts = await startLinkedHosts(8, 3);
   try {
     const scenarios: Array<[string, () => Promise<string>]> = [
       ['completed', async () => {
@@ -76,6 +83,18 @@ async function main(): Promise<void> {
         }
         return 'rec-seeds-file';
       }],
+      ['sharded', async () => {
+        const input = { seeds: [`${hosts.origins[0]}/`], scope: 'any' as const, shards: SHARDS, batchSize: 2, respectRobots: false };
+        await (await startCrawl(env.client, 'rec-sharded', input, queue)).result();
+        return 'rec-sharded';
+      }],
+      ['sharded-cancelled', async () => {
+        const handle = await startCrawl(env.client, 'rec-sharded-cancel', { seeds, shards: SHARDS, batchSize: 5 }, queue);
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        await handle.cancel();
+        await handle.result().catch(() => undefined);
+        return 'rec-sharded-cancel';
+      }],
       ['cancelled', async () => {
         const handle = await startCrawl(env.client, 'rec-cancel', { seeds, batchSize: 5 }, queue);
         await new Promise((resolve) => setTimeout(resolve, 700));
@@ -84,20 +103,26 @@ async function main(): Promise<void> {
         return 'rec-cancel';
       }],
     ];
-    // Scenario names on the command line record only those (new ones, without rewriting the rest).
     const only = process.argv.slice(2);
-    for (const [name, run] of scenarios.filter(([scenario]) => only.length === 0 || only.includes(scenario))) {
+    for (const [name, run] of scenarios.filter(([name]) => only.length === 0 || only.includes(name))) {
       const workflowId = await run();
-      const runs = await historiesOf(env.client, workflowId);
-      runs.forEach(({ history }, index) => {
-        const file = join(outDir, `v${version}-${name}${runs.length > 1 ? `-run${runs.length - index}` : ''}.json`);
-        writeHistoryFile(file, history);
-      });
+      const shards = name.startsWith('sharded') ? SHARDS : 0;
+      const recorded: Array<[string, string]> = [[name, workflowId], ...Array.from({ length: shards }, (_, n): [string, string] => [`${name}-shard-${n}`, shardWorkflowId(workflowId, n)])];
+      for (const [file, id] of recorded) await record(env.client, id, file);
     }
   } finally {
+    await hosts.close();
     await site.close();
     await env.close();
   }
+}
+
+/** Every run of `workflowId`, newest last, as `v<version>-<name>[-run<n>].json`. */
+async function record(client: Client, workflowId: string, name: string): Promise<void> {
+  const runs = await historiesOf(client, workflowId);
+  runs.forEach(({ history }, index) => {
+    writeHistoryFile(join(outDir, `v${version}-${name}${runs.length > 1 ? `-run${runs.length - index}` : ''}.json`), history);
+  });
 }
 
 main().then(

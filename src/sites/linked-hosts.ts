@@ -1,0 +1,58 @@
+/**
+ * Many small hosts linked to one another, on loopback: each host is a port of its own (so a
+ * politeness key of its own), `/` links to the host's pages and to the front pages of two
+ * other hosts, so a crawl seeded on a few hosts reaches every one through links found by
+ * batches of other hosts (on a sharded crawl, mostly of other shards). Every request is
+ * counted by host and path, which is what "every page exactly once" is checked against.
+ */
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+
+export interface LinkedHosts {
+  /** `http://127.0.0.1:<port>` of each host. */
+  origins: string[];
+  /** Every page URL the hosts serve: what a crawl of them all fetches. */
+  pages: string[];
+  /** Requests per URL served. */
+  requests: Map<string, number>;
+  close(): Promise<void>;
+}
+
+/** The hosts `/` of host `n` of `hosts` links to: the next one, and one further off. */
+function linkedHosts(n: number, hosts: number): number[] {
+  return [(n + 1) % hosts, (n * 7 + 3) % hosts];
+}
+
+export async function startLinkedHosts(hosts: number, pagesPerHost: number): Promise<LinkedHosts> {
+  const servers: Server[] = [];
+  const origins: string[] = [];
+  const requests = new Map<string, number>();
+  for (let n = 0; n < hosts; n += 1) {
+    const server = createServer((req, res) => {
+      const origin = origins[n];
+      requests.set(`${origin}${req.url}`, (requests.get(`${origin}${req.url}`) ?? 0) + 1);
+      const links =
+        req.url === '/'
+          ? [...Array.from({ length: pagesPerHost }, (_, page) => `/p${page}`), ...linkedHosts(n, hosts).map((other) => `${origins[other]}/`)]
+          : [];
+      if (req.url !== '/' && !/^\/p\d+$/.test(req.url ?? '')) return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<title>${origin}${req.url}</title>${links.map((href) => `<a href="${href}">x</a>`).join('')}`);
+    });
+    server.keepAliveTimeout = 1_000;
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    origins.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    servers.push(server);
+  }
+  const pages = origins.flatMap((origin) => [`${origin}/`, ...Array.from({ length: pagesPerHost }, (_, page) => `${origin}/p${page}`)]);
+  return {
+    origins,
+    pages,
+    requests,
+    close: async () => {
+      for (const server of servers) server.closeAllConnections();
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+    },
+  };
+}

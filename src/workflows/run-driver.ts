@@ -1,0 +1,315 @@
+/**
+ * The durable driver of one crawl's schedule, a thin layer over the pure CrawlScheduler
+ * (src/scheduling): it launches the batches the scheduler asks for, feeds their reports back,
+ * turns host holds into durable timers, waits out store outages, answers queries, signals and
+ * updates, and continues-as-new before its history grows large. What it drives is the whole
+ * crawl (crawlSession) or one shard of it (crawlShard); they differ only in how a run ends
+ * and what it hands to the next.
+ */
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  setCurrentDetails,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { CrawlLimits } from '../shared/crawl-config';
+import { parseLimitsChange } from '../shared/crawl-config';
+import type { BatchTotals, CrawlProgress, CrawlStatus, CrawlSummary, FrontierStats, HostState } from '../shared/crawl-types';
+import { CrawlScheduler, type Launch, type Outcome } from '../scheduling/crawl-scheduler';
+import type { BatchOrder, CrawlPlan } from '../scheduling/crawl-plan';
+import { batchFailure, lifecycle, runBatch, storeWatch } from './crawl-activities';
+import { describeProgress } from './crawl-state';
+import type { EarlyMessages, CrawlMessages } from './crawl-messages';
+import type { CarriedCrawl, Opened } from './open-crawl';
+
+/** Search attributes are upserted on status changes and every this many batches. */
+const INDEX_EVERY_BATCHES = 25;
+
+/** A run's summary, with the totals its end reads (the crawl's, or one shard's). */
+export type RunSummary<T extends BatchTotals> = Omit<CrawlSummary, 'totals'> & { totals: T };
+
+export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages {
+  private readonly runId = workflowInfo().runId;
+  protected readonly scheduler: CrawlScheduler;
+  protected readonly plan: CrawlPlan;
+  /** Activities and their follow-ups still running; each settles into `changed`. */
+  private readonly tasks = new Set<Promise<void>>();
+  private changed = false;
+  /** An activity that failed where the crawl cannot go on without it. */
+  private broken: unknown;
+  private recovering = false;
+  private handingOver = false;
+  /** How the crawl ended, once it has: what progress then shows. */
+  private ended: CrawlStatus | undefined;
+
+  /** `shard`: the shard this run drives, undefined for a crawl of one shard. */
+  constructor(
+    protected readonly crawlId: string,
+    protected readonly opened: Opened,
+    protected readonly shard?: number,
+  ) {
+    this.plan = opened.plan;
+    this.scheduler = new CrawlScheduler(opened.plan, opened.scheduler);
+  }
+
+  private get deadlineAt(): number | null {
+    return this.plan.deadlineMs === null ? null : this.opened.startedAt + this.plan.deadlineMs;
+  }
+
+  async run(messages: EarlyMessages): Promise<RunSummary<T>> {
+    messages.attach(this);
+    this.index();
+    log.info(this.opened.fresh ? 'crawl started' : 'crawl continued', { ...this.ref, run: this.opened.run });
+    if (this.opened.fresh) await this.opening();
+    const root = CancellationScope.current();
+    let outcome: Outcome;
+    try {
+      const { deadlineAt } = this;
+      outcome = deadlineAt === null ? await this.scheduleToEnd() : await CancellationScope.withTimeout(Math.max(1, deadlineAt - Date.now()), () => this.scheduleToEnd());
+    } catch (err) {
+      if (!isCancellation(err)) throw err;
+      if (root.consideredCancelled) {
+        await this.finish('cancelled');
+        throw err;
+      }
+      return this.finish('deadline-exceeded');
+    }
+    if (outcome === 'continue-as-new') {
+      await condition(allHandlersFinished);
+      return continueAsNew<(input: object) => Promise<unknown>>(this.nextRunInput(this.carried()));
+    }
+    if (outcome === 'failed') return this.fail();
+    return this.finish(outcome);
+  }
+
+  private carried(): CarriedCrawl {
+    return { plan: this.plan, scheduler: this.scheduler.carried(), startedAt: this.opened.startedAt, run: this.opened.run + 1 };
+  }
+
+  /** What a fresh run does before it schedules (sitemaps). */
+  protected async opening(): Promise<void> {}
+
+  /** The input of the next run, which continues this one. */
+  protected abstract nextRunInput(carried: CarriedCrawl): object;
+
+  /** The frontier has no work left for this run: whether its part of the crawl is complete. */
+  protected abstract outOfWork(): Promise<boolean>;
+
+  /** What the store is told once the run's work has ended; returns the totals it reports. */
+  protected abstract close(): Promise<T>;
+
+  /** The crawl's search attributes; `status` defaults to the scheduler's. */
+  protected abstract index(status?: string): void;
+
+  /** The crawl ID, and on a sharded crawl the shard, as lifecycle activities take them. */
+  protected get ref(): { crawlId: string; shard?: number } {
+    return this.shard === undefined ? { crawlId: this.crawlId } : { crawlId: this.crawlId, shard: this.shard };
+  }
+
+  /** Schedules until an outcome; a completed schedule counts only once `outOfWork` agrees. */
+  private async scheduleToEnd(): Promise<Outcome> {
+    for (;;) {
+      const outcome = await this.schedule();
+      if (outcome !== 'completed' || (await this.outOfWork())) return outcome;
+    }
+  }
+
+  /** Waits up to `ms` for a change to the schedule (a message, a finished activity). */
+  protected async waitForChange(ms: number): Promise<void> {
+    this.changed = false;
+    await condition(() => this.changed, ms);
+  }
+
+  /** Launches what the scheduler asks for and waits for the next change, until the run has an outcome. */
+  private async schedule(): Promise<Outcome> {
+    for (;;) {
+      if (this.broken !== undefined) throw this.broken;
+      if (workflowInfo().continueAsNewSuggested && !this.handingOver) this.handOver();
+      for (const launch of this.scheduler.launches(Date.now())) this.launch(launch);
+      if (this.scheduler.parkedBatches().length > 0 && !this.recovering) this.awaitStore();
+      setCurrentDetails(describeProgress(this.progress()));
+      const outcome = this.scheduler.outcome();
+      if (outcome !== null && this.tasks.size === 0) return outcome;
+      this.changed = false;
+      const wake = this.scheduler.nextWake(Date.now());
+      if (wake === undefined) await condition(() => this.changed);
+      else await condition(() => this.changed, Math.max(1, wake.at - Date.now()), { summary: `${wake.host} asked us to wait` });
+    }
+  }
+
+  /** Runs `work` alongside the schedule; whatever it throws stops the crawl instead of being lost. */
+  private track(work: Promise<void>): void {
+    const task: Promise<void> = work
+      .catch((err: unknown) => {
+        this.broken ??= err;
+      })
+      .finally(() => {
+        this.tasks.delete(task);
+        this.changed = true;
+      });
+    this.tasks.add(task);
+  }
+
+  private batchId(seq: number): string {
+    return `${this.crawlId}/${this.runId}/${seq}`;
+  }
+
+  private launch({ seq, shares, render }: Launch): void {
+    const order: BatchOrder = {
+      crawlId: this.crawlId,
+      batchId: this.batchId(seq),
+      run: this.runId,
+      hosts: shares,
+      render,
+      configVersion: this.plan.configVersion,
+      delayMs: this.scheduler.limits.delayMs,
+      ...(this.shard === undefined ? {} : { shard: this.shard }),
+    };
+    const limit = shares.reduce((sum, share) => sum + share.limit, 0);
+    const more = shares.length > 1 ? ` +${shares.length - 1} hosts` : '';
+    const summary = `${shares[0].host}${more} · ${render ? 'render ' : ''}batch ${seq} · up to ${limit} URLs`;
+    this.track(
+      runBatch(this.plan, order, summary).then(
+        (report) => {
+          this.scheduler.batchEnded(seq, report, Date.now());
+          if (this.scheduler.counts().batchesCompleted % INDEX_EVERY_BATCHES === 0) this.index();
+        },
+        (err: unknown) => this.abandon(seq, err),
+      ),
+    );
+  }
+
+  /** A batch that failed for good: its unfinished URLs are recorded with the cause. A cancelled one gave its claims back. */
+  private async abandon(seq: number, err: unknown): Promise<void> {
+    if (isCancellation(err)) {
+      this.scheduler.batchAbandoned(seq);
+      return;
+    }
+    const failure = batchFailure(err);
+    this.scheduler.batchFailed(seq, failure);
+    log.warn('batch failed for good; its unfinished URLs are recorded as failed', { batchId: this.batchId(seq), ...failure });
+    const { view } = await CancellationScope.nonCancellable(() => lifecycle.abandonBatch({ ...this.ref, batchId: this.batchId(seq), failure }));
+    this.scheduler.batchAbandoned(seq, view);
+  }
+
+  private awaitStore(): void {
+    const parked = this.scheduler.parkedBatches();
+    this.recovering = true;
+    log.warn('the frontier store cannot be reached: the crawl waits for it', { crawlId: this.crawlId, batches: parked.length });
+    this.index();
+    this.track(
+      storeWatch
+        .awaitStore({ ...this.ref, release: parked.map((seq) => this.batchId(seq)) })
+        .then((view) => {
+          this.scheduler.storeRecovered(parked, view);
+          log.info('the frontier store answers again: the crawl goes on', { crawlId: this.crawlId });
+          this.index();
+        })
+        .finally(() => {
+          this.recovering = false;
+        }),
+    );
+  }
+
+  /** Continue-as-new is near: running batches stop after their current page, then the run hands over. */
+  private handOver(): void {
+    this.handingOver = true;
+    this.scheduler.handOver();
+    this.track(lifecycle.handOver({ ...this.ref, run: this.runId }));
+  }
+
+  progress(): CrawlProgress {
+    const counts = this.scheduler.counts();
+    return { crawlId: this.crawlId, ...counts, status: this.ended ?? counts.status, startedAt: this.opened.startedAt, run: this.opened.run };
+  }
+
+  frontier(): FrontierStats {
+    const { view } = this.scheduler;
+    return { queued: view.queued, snapshotVersion: view.version, hosts: view.hosts.slice(0, 50).map(({ host }) => this.hostState(host)) };
+  }
+
+  hostState(host: string): HostState {
+    return this.scheduler.hostState(host, Date.now());
+  }
+
+  pause(): void {
+    this.scheduler.pause();
+    this.statusChanged();
+  }
+
+  resume(): void {
+    this.scheduler.resume();
+    this.statusChanged();
+  }
+
+  stop(): void {
+    this.scheduler.stop();
+    this.statusChanged();
+  }
+
+  setLimits(change: Partial<CrawlLimits>): CrawlLimits {
+    this.changed = true;
+    return this.scheduler.setLimits(parseLimitsChange(change));
+  }
+
+  /** Seeds join the recorded config (a new version, which batches from now on read) and the frontier. */
+  async addSeeds(urls: string[]): Promise<number> {
+    const { added, configVersion, view } = await lifecycle.appendSeeds({ crawlId: this.crawlId, urls });
+    this.plan.configVersion = Math.max(this.plan.configVersion, configVersion);
+    this.scheduler.acceptView(view);
+    this.changed = true;
+    return added;
+  }
+
+  /** A change of status: the schedule looks again, and the crawl's search attributes follow. */
+  private statusChanged(): void {
+    this.changed = true;
+    this.index();
+  }
+
+  /** Waits for running work (cancelled work included), then closes the run (`close`) and reads its totals. */
+  private async finished(status: CrawlStatus): Promise<T> {
+    this.ended = status;
+    return CancellationScope.nonCancellable(async () => {
+      await condition(() => this.tasks.size === 0);
+      const totals = await this.close();
+      await condition(allHandlersFinished);
+      setCurrentDetails(describeProgress({ ...this.progress(), ...totals }));
+      this.index(status);
+      log.info('crawl finished', { ...this.ref, status, ...(totals as BatchTotals) });
+      return totals;
+    });
+  }
+
+  private async finish(status: CrawlSummary['status']): Promise<RunSummary<T>> {
+    const totals = await this.finished(status);
+    const failures = this.scheduler.counts().failures;
+    return {
+      crawlId: this.crawlId,
+      status,
+      totals,
+      batches: this.scheduler.batchSeq,
+      runs: this.opened.run,
+      startedAt: this.opened.startedAt,
+      finishedAt: Date.now(),
+      ...(failures.length > 0 ? { failures } : {}),
+    };
+  }
+
+  /** Every batch fails the same way: the crawl fails with that cause, its frontier left as it is. */
+  private async fail(): Promise<never> {
+    const cause = this.scheduler.fatal()!;
+    const totals = await this.finished('failed');
+    throw ApplicationFailure.create({
+      type: cause.code,
+      message: `every batch failed the same way, so the crawl stopped: ${cause.message}`,
+      nonRetryable: true,
+      details: [totals],
+    });
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * A crawl run as shards (`shards` > 1): crawlSession opens it as any crawl (config recorded,
+ * seeds queued, sitemaps read), then starts one crawlShard child per shard, waits for all of
+ * them and finishes the crawl in the store. No coordinator is needed while they run: a key's
+ * shard never changes, budgets and concurrency are split up front, and the shards agree on
+ * the end through the store (crawl-shard.ts).
+ *
+ * Its messages: progress, frontier and host are answered from a view of the whole crawl read
+ * every PROGRESS_POLL_MS until Temporal suggests continue-as-new (batch counts are the
+ * shards': query `<crawl ID>/shard-<n>`);
+ * pause and resume are passed on to every shard; cancelling the crawl cancels its shards
+ * (children in its scope). stop, setLimits and addSeeds are refused with SHARDED_UNSUPPORTED.
+ */
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowFailure,
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  setCurrentDetails,
+  startChild,
+  workflowInfo,
+  type SignalDefinition,
+} from '@temporalio/workflow';
+import type { CrawlLimits } from '../shared/crawl-config';
+import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, CrawlView, FailureTally, FrontierStats, HostState, ShardSummary } from '../shared/crawl-types';
+import { pauseSignal, resumeSignal } from '../shared/messages';
+import { shardPlan } from '../scheduling/crawl-plan';
+import { shardWorkflowId } from '../scheduling/shards';
+import { lifecycle } from './crawl-activities';
+import { crawlShard } from './crawl-shard';
+import { describeProgress, indexedAttributes } from './crawl-state';
+import type { CrawlMessages, EarlyMessages } from './crawl-messages';
+import type { Opened } from './open-crawl';
+import { readSitemaps } from './read-sitemaps';
+
+/** How often the crawl reads its whole view while its shards run, for progress. */
+const PROGRESS_POLL_MS = 10_000;
+/** Backlog entries the crawl's own view keeps (the frontier query shows 50). */
+const VIEW_HOSTS = 50;
+/** The failure type of a message a sharded crawl does not take. */
+export const SHARDED_UNSUPPORTED = 'NotSupportedOnShardedCrawl';
+
+/** Of the shards' ends, the crawl's: the first that left work undone, else completed. */
+const END_ORDER: ReadonlyArray<CrawlSummary['status']> = ['cancelled', 'deadline-exceeded', 'stopped', 'max-pages-reached'];
+
+export class ShardedCrawl implements CrawlMessages {
+  private view: CrawlView;
+  private paused = false;
+  private ended: CrawlStatus | undefined;
+  /** Signals passed on to the shards, still being delivered. */
+  private readonly relayed = new Set<Promise<void>>();
+
+  constructor(
+    private readonly crawlId: string,
+    private readonly opened: Opened,
+  ) {
+    this.view = opened.scheduler.view;
+  }
+
+  private get shards(): number {
+    return this.opened.plan.shards ?? 1;
+  }
+
+  async run(messages: EarlyMessages): Promise<CrawlSummary> {
+    messages.attach(this);
+    this.index('running');
+    log.info('crawl started', { crawlId: this.crawlId, shards: this.shards });
+    this.view = (await readSitemaps(this.crawlId, this.opened.plan)) ?? this.view;
+    const ends = await this.runShards();
+    const totals = await CancellationScope.nonCancellable(() => this.finishCrawl(ends));
+    const failed = ends.find((end) => end.status === 'rejected');
+    if (failed) throw this.shardFailure(failed.reason, totals);
+    return this.summary(ends.map((end) => (end as PromiseFulfilledResult<ShardSummary>).value), totals);
+  }
+
+  /** Starts every shard and waits for all of them, reading the crawl's view meanwhile; a cancellation is rethrown once they have ended. */
+  private async runShards(): Promise<Array<PromiseSettledResult<ShardSummary>>> {
+    const { plan, startedAt } = this.opened;
+    const children = await Promise.all(
+      Array.from({ length: this.shards }, (_, shard) =>
+        startChild(crawlShard, {
+          workflowId: shardWorkflowId(this.crawlId, shard),
+          args: [{ crawlId: this.crawlId, shard, plan: shardPlan(plan, shard), startedAt }],
+          // As the crawl's own (CRAWL_WORKFLOW_TASK_TIMEOUT): a task lost with its worker is retried within seconds.
+          workflowTaskTimeout: '4s',
+          ...(plan.deadlineMs === null ? {} : { workflowExecutionTimeout: plan.deadlineMs + 3_600_000 }),
+        }),
+      ),
+    );
+    let settled: Array<PromiseSettledResult<ShardSummary>> | undefined;
+    const ends = Promise.allSettled(children.map((child) => child.result())).then((results) => (settled = results));
+    try {
+      // The crawl does not continue-as-new (its shards would close with its run): once its
+      // history is long, progress keeps the last view it read, and the crawl only waits.
+      while (settled === undefined && !workflowInfo().continueAsNewSuggested) {
+        if (await condition(() => settled !== undefined, PROGRESS_POLL_MS)) break;
+        this.view = await lifecycle.crawlView({ crawlId: this.crawlId, hosts: VIEW_HOSTS });
+        setCurrentDetails(describeProgress(this.progress()));
+        this.index();
+      }
+      // A condition, unlike the promise, is where the crawl's cancellation reaches it.
+      await condition(() => settled !== undefined);
+      return settled!;
+    } catch (err) {
+      if (!isCancellation(err)) throw err;
+      this.ended = 'cancelled';
+      // The shards were asked to cancel with the crawl; they give their claims back first.
+      await CancellationScope.nonCancellable(async () => {
+        await ends;
+        await this.finishCrawl([]);
+      });
+      throw err;
+    }
+  }
+
+  private async finishCrawl(ends: Array<PromiseSettledResult<ShardSummary>>): Promise<CrawlTotals> {
+    await Promise.all(this.relayed);
+    const totals = await lifecycle.finishCrawl({ crawlId: this.crawlId, recrawlOf: this.opened.plan.recrawlOf ?? undefined });
+    this.ended ??= ends.some((end) => end.status === 'rejected') ? 'failed' : crawlEnd(ends.map((end) => (end as PromiseFulfilledResult<ShardSummary>).value));
+    this.view = { ...this.view, queued: totals.queued, totals };
+    await condition(allHandlersFinished);
+    setCurrentDetails(describeProgress(this.progress()));
+    this.index(this.ended);
+    log.info('crawl finished', { crawlId: this.crawlId, status: this.ended, ...totals });
+    return totals;
+  }
+
+  /** A shard that failed fails the crawl with its cause, the crawl's totals as details. */
+  private shardFailure(reason: unknown, totals: CrawlTotals): ApplicationFailure {
+    const cause = reason instanceof ChildWorkflowFailure ? reason.cause : reason;
+    const type = cause instanceof ApplicationFailure ? cause.type : undefined;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    return ApplicationFailure.create({ type: type ?? 'shard-failed', message: `a shard of the crawl failed: ${message}`, nonRetryable: true, details: [totals] });
+  }
+
+  private summary(shards: ShardSummary[], totals: CrawlTotals): CrawlSummary {
+    const failures = mergedFailures(shards.flatMap((shard) => shard.failures ?? []));
+    return {
+      crawlId: this.crawlId,
+      status: crawlEnd(shards),
+      totals,
+      batches: shards.reduce((sum, shard) => sum + shard.batches, 0),
+      runs: Math.max(...shards.map((shard) => shard.runs)),
+      startedAt: this.opened.startedAt,
+      finishedAt: Date.now(),
+      ...(failures.length > 0 ? { failures } : {}),
+    };
+  }
+
+  private index(status: string = this.paused ? 'paused' : 'running'): void {
+    indexedAttributes(this.crawlId, this.opened.plan.seedHost, status, this.view.totals.processed);
+  }
+
+  progress(): CrawlProgress {
+    return {
+      crawlId: this.crawlId,
+      status: this.ended ?? (this.paused ? 'paused' : 'running'),
+      ...this.view.totals,
+      queued: this.view.queued,
+      batchesInFlight: 0,
+      batchesCompleted: 0,
+      hostsInFlight: [],
+      startedAt: this.opened.startedAt,
+      run: 1,
+      storeWait: null,
+      failures: [],
+    };
+  }
+
+  frontier(): FrontierStats {
+    return { queued: this.view.queued, snapshotVersion: this.view.version, hosts: this.view.hosts.map(({ host }) => this.hostState(host)) };
+  }
+
+  hostState(host: string): HostState {
+    return { host, queued: this.view.hosts.find((entry) => entry.host === host)?.queued ?? 0, batchesInFlight: 0, readyAt: null };
+  }
+
+  pause(): void {
+    this.paused = true;
+    this.relay(pauseSignal);
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.relay(resumeSignal);
+  }
+
+  stop(): void {
+    throw unsupported('stop');
+  }
+
+  setLimits(): CrawlLimits {
+    throw unsupported('setLimits');
+  }
+
+  async addSeeds(): Promise<number> {
+    throw unsupported('addSeeds');
+  }
+
+  /** Passes a signal on to every shard; a shard that has ended no longer needs it. */
+  private relay(signal: SignalDefinition<[]>): void {
+    this.index();
+    for (let shard = 0; shard < this.shards; shard += 1) {
+      const sent: Promise<void> = getExternalWorkflowHandle(shardWorkflowId(this.crawlId, shard))
+        .signal(signal)
+        .catch((err: unknown) => log.info('a shard did not take a signal', { crawlId: this.crawlId, shard, signal: signal.name, error: String(err) }))
+        .finally(() => this.relayed.delete(sent));
+      this.relayed.add(sent);
+    }
+  }
+}
+
+function unsupported(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    `${message} is not supported on a sharded crawl (shards > 1): each shard has its own budget and limits; cancel the crawl instead`,
+    SHARDED_UNSUPPORTED,
+  );
+}
+
+/** The crawl's end, from its shards': the first of END_ORDER any of them reached, else completed. */
+function crawlEnd(shards: ShardSummary[]): CrawlSummary['status'] {
+  return END_ORDER.find((status) => shards.some((shard) => shard.status === status)) ?? 'completed';
+}
+
+function mergedFailures(tallies: FailureTally[]): FailureTally[] {
+  const byCode = new Map<string, FailureTally>();
+  for (const tally of tallies) {
+    const seen = byCode.get(tally.code);
+    byCode.set(tally.code, seen ? { ...seen, batches: seen.batches + tally.batches } : { ...tally });
+  }
+  return [...byCode.values()];
+}

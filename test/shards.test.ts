@@ -1,0 +1,170 @@
+/**
+ * A crawl partitioned into shard workflows by politeness-key hash (`shards`), through real
+ * crawls on a Temporal dev server: many small loopback hosts linked to one another, seeded on
+ * every tenth, so most keys are first found by batches of other shards. Every page is
+ * fetched and recorded exactly once, the summary's totals are the crawl's, and each key's
+ * URLs are claimed only by batches of the shard its hash names.
+ *
+ * On SQLite with an in-process worker (4 shards, 50 hosts), and on PostgreSQL with two
+ * worker processes that share nothing but the database (4 shards, 1,000 hosts).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Client as PgClient } from 'pg';
+import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
+import { startCrawl } from '../src/client/crawl-client';
+import { withCrawlStore } from '../src/results/export-jsonl';
+import { progressQuery, stopUpdate } from '../src/shared/messages';
+import { startSyntheticSite } from '../src/sites/synthetic-site';
+import type { CrawlInput } from '../src/shared/crawl-config';
+import type { CrawlSummary } from '../src/shared/crawl-types';
+import { shardOf, shardWorkflowId } from '../src/scheduling/shards';
+import { startLinkedHosts, type LinkedHosts } from '../src/sites/linked-hosts';
+import { crawlStorePath } from '../src/store/sqlite-store';
+import { readRecords, startTestTemporal, uniqueQueue, type StoreKind, type TestTemporal } from './helpers/temporal';
+import { spawnWorker, type WorkerProcess } from './helpers/processes';
+import { waitFor } from './helpers/fixtures';
+
+const SHARDS = 4;
+
+interface Scenario {
+  store: StoreKind;
+  hosts: number;
+  pagesPerHost: number;
+  /** Worker processes; 0: one worker in the test's process. */
+  processes: number;
+}
+
+const SCENARIOS: Scenario[] = [
+  { store: 'sqlite', hosts: 50, pagesPerHost: 4, processes: 0 },
+  { store: 'postgres', hosts: 1_000, pagesPerHost: 0, processes: 2 },
+];
+
+interface Claim {
+  url: string;
+  host: string;
+  batchId: string;
+}
+
+/** Every URL of the crawl with its key and the batch that claimed it, read from the store itself. */
+async function claimsOf(env: TestTemporal, crawlId: string): Promise<Claim[]> {
+  const sql = 'SELECT url, host, batch_id AS "batchId" FROM ';
+  if (!env.postgres) {
+    const db = new Database(crawlStorePath(env.dataDir, crawlId), { readonly: true });
+    try {
+      return db.prepare(`${sql} urls`).all() as Claim[];
+    } finally {
+      db.close();
+    }
+  }
+  const client = new PgClient({ connectionString: env.postgres.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<Claim>(`${sql} crawlflow.urls WHERE crawl = (SELECT id FROM crawlflow.crawls WHERE name = $1)`, [crawlId]);
+    return rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** The shard of each run of the crawl's shard workflows, by run ID (batch IDs carry their run's). */
+async function shardOfRuns(env: TestTemporal, crawlId: string): Promise<Map<string, number>> {
+  const runs = new Map<string, number>();
+  for (let shard = 0; shard < SHARDS; shard += 1) {
+    for await (const execution of env.client.workflow.list({ query: `WorkflowId = '${shardWorkflowId(crawlId, shard)}'` })) runs.set(execution.runId, shard);
+  }
+  return runs;
+}
+
+/** The processes (pids) that logged a finished batch of the crawl. */
+function batchRunners(logFile: string, crawlId: string): Set<number> {
+  const lines = readFileSync(logFile, 'utf8').split('\n').filter((line) => line.includes('"batch finished"') && line.includes(`"${crawlId}/`));
+  return new Set(lines.map((line) => (JSON.parse(line) as { pid: number }).pid));
+}
+
+for (const scenario of SCENARIOS) {
+  const { store, hosts, pagesPerHost, processes } = scenario;
+  const workersName = processes === 0 ? 'one in-process worker' : `${processes} worker processes`;
+  describe(`a crawl in ${SHARDS} shards: ${hosts} hosts, ${store} store, ${workersName}`, () => {
+    let env: TestTemporal;
+    let site: LinkedHosts;
+    const workers: WorkerProcess[] = [];
+    const taskQueue = uniqueQueue('shards');
+
+    before(async () => {
+      env = await startTestTemporal({ store });
+      site = await startLinkedHosts(hosts, pagesPerHost);
+      if (processes === 0) await env.startWorker(taskQueue);
+      for (let n = 0; n < processes; n += 1) {
+        workers.push(spawnWorker({ address: env.address, taskQueue, dataDir: env.workerDataDir(), storeUrl: env.store.storeUrl, logFile: join(env.dataDir, 'workers.log') }));
+      }
+      await Promise.all(workers.map((worker) => worker.ready));
+    });
+    after(async () => {
+      for (const worker of workers) await worker.kill('SIGKILL');
+      await site?.close();
+      await env?.close();
+    });
+
+    it('fetches every page exactly once, sums the totals, and claims each key only in its own shard', async () => {
+      const crawlId = `shards-${store}-${process.pid}`;
+      const input: CrawlInput = {
+        seeds: site.origins.filter((_, n) => n % 10 === 0).map((origin) => `${origin}/`),
+        scope: 'any',
+        shards: SHARDS,
+        concurrency: 16,
+        perHostConcurrency: 1,
+        batchSize: 20,
+        respectRobots: false,
+        allowPrivateNetwork: true,
+        maxRetries: 0,
+      };
+      const handle = await startCrawl(env.client, crawlId, input, taskQueue);
+      const summary: CrawlSummary = await handle.result();
+
+      const records = await readRecords(env.store, crawlId);
+      assert.deepEqual(records.map((record) => record.url).sort(), [...site.pages].sort(), 'every page recorded once');
+      const refetched = [...site.requests].filter(([, n]) => n !== 1);
+      assert.deepEqual(refetched, [], 'every page fetched once');
+      assert.equal(summary.status, 'completed');
+      assert.equal(summary.totals.processed, site.pages.length);
+      assert.equal(summary.totals.fetched, site.pages.length);
+      assert.equal(summary.totals.queued, 0);
+
+      const runs = await shardOfRuns(env, crawlId);
+      const claims = await claimsOf(env, crawlId);
+      const misplaced = claims.filter(({ host, batchId }) => runs.get(batchId.split('/').at(-2)!) !== shardOf(host, SHARDS));
+      assert.deepEqual(misplaced, [], "every URL claimed by a batch of its key's shard");
+      const used = new Set(claims.map(({ host }) => shardOf(host, SHARDS)));
+      assert.equal(used.size, SHARDS, 'every shard had keys of its own');
+      if (processes > 0) assert.equal(batchRunners(join(env.dataDir, 'workers.log'), crawlId).size, processes, 'every worker process ran batches');
+    });
+
+    if (processes === 0) {
+      it('refuses stop with a clear error; cancelling the crawl cancels every shard and gives their claims back', async () => {
+        const slow = await startSyntheticSite({ pages: 2_000, latencyMs: 20 });
+        try {
+          const crawlId = `shards-cancel-${store}-${process.pid}`;
+          const handle = await startCrawl(env.client, crawlId, { seeds: [slow.urlOf(0)], shards: SHARDS, concurrency: 8, perHostConcurrency: 4, batchSize: 5 }, taskQueue);
+          // The crawl's own progress reads the store every 10 s; its shards' is their schedulers'.
+          const shardProgress = (shard: number) => env.client.workflow.getHandle(shardWorkflowId(crawlId, shard)).query(progressQuery).then((progress) => progress.processed, () => 0);
+          await waitFor(async () => (await Promise.all(Array.from({ length: SHARDS }, (_, shard) => shardProgress(shard)))).some((n) => n > 0), 30_000, 'pages processed');
+          await assert.rejects(handle.executeUpdate(stopUpdate), (err: Error) => /stop is not supported on a sharded crawl/.test(String((err.cause as Error | undefined)?.message)));
+          await handle.cancel();
+          await assert.rejects(handle.result(), (err: Error) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
+          for (let shard = 0; shard < SHARDS; shard += 1) {
+            const { status } = await env.client.workflow.getHandle(shardWorkflowId(crawlId, shard)).describe();
+            assert.equal(status.name, 'CANCELLED', `shard ${shard}`);
+          }
+          const totals = await withCrawlStore(env.store, crawlId, (crawl) => crawl.totals());
+          assert.equal(totals.discovered, totals.processed + totals.queued, 'no URL left claimed');
+        } finally {
+          await slow.close();
+        }
+      });
+    }
+  });
+}
