@@ -5,7 +5,7 @@
  * site server proves what it fetched. Then crawlflow with 1 and 2 worker processes.
  * Results go to bench/results/<name>.json and .svg, and a table to stdout.
  *
- *   npm run bench                                  # 20,000-page site, all tools, wrk, 1 vs 2 workers, broad crawl
+ *   npm run bench                                  # 20,000-page site, all tools, wrk, 1 vs 2 workers, broad crawl, 1 vs 4 shards
  *   npm run bench -- --tools raw,crawlflow         # a subset (written as bench/results/partial.*)
  *   npm run bench -- --tools crawlflow --no-wrk --no-workers --broad-hosts 1000   # the broad scenario with crawlflow only
  *   npm run bench:scale                            # 1,000,000-page site, crawlflow only, RSS over time
@@ -20,6 +20,7 @@ import { projectRoot } from '../src/temporal/project-paths';
 import { barPanelsSvg, lineChartSvg, type BarPanel } from './chart';
 import { countHistoryEventsInDataDir, type HistoryCount } from './crawlflow-history';
 import { describeBroadScenario, runBroadScenario, type BroadScenario } from './broad-bench';
+import { runShardScenario } from './shard-bench';
 import { ensureWrk } from './installers';
 import { checkPageSet, fetchSiteStats, resetSiteStats, type PageSetCheck } from './page-set';
 import { ProcessMeter, type ProcessUsage, type RssSample } from './process-meter';
@@ -77,6 +78,8 @@ interface Options {
   scale: boolean;
   /** Hosts of the broad-crawl scenario (bench/broad-bench.ts); 0 skips it. */
   broadHosts: number;
+  /** Runs the 1-vs-4-shard scenario on PostgreSQL (bench/shard-bench.ts). */
+  shards: boolean;
   toolTimeoutSeconds: number;
   name: string;
 }
@@ -94,6 +97,7 @@ function parseOptions(): Options {
       scale: { type: 'boolean', default: false },
       'broad-hosts': { type: 'string', default: '1000' },
       'no-broad': { type: 'boolean', default: false },
+      'no-shards': { type: 'boolean', default: false },
       'tool-timeout': { type: 'string' },
     },
   });
@@ -109,6 +113,7 @@ function parseOptions(): Options {
     wrk: !values['no-wrk'],
     scale: values.scale,
     broadHosts: values['no-broad'] || values.scale || !tools.includes('crawlflow') ? 0 : Number(values['broad-hosts']),
+    shards: !values['no-shards'] && !values.scale && tools.includes('crawlflow'),
     // Keeps one invocation of the head-to-head near 10 minutes even when a tool stalls.
     toolTimeoutSeconds: Number(values['tool-timeout'] ?? (values.scale ? 4 * 3600 : 240)),
     name: values.scale ? 'scale' : all ? 'latest' : 'partial',
@@ -327,6 +332,7 @@ async function main(): Promise<void> {
     }
 
     const broad = options.broadHosts > 0 ? await broadScenario(options) : undefined;
+    const shards = options.shards ? await shardScenario() : undefined;
 
     const report = {
       generatedAt: new Date().toISOString(),
@@ -338,6 +344,7 @@ async function main(): Promise<void> {
       tools: results,
       workers,
       broad,
+      shards,
       targets: targetsOf(results, workers),
     };
     const subtitle = `${site.reachableCount.toLocaleString('en-US')} pages of ~8 KB, concurrency ${options.concurrency}, ${report.machine.cpus} cores, ${report.generatedAt.slice(0, 16)}Z`;
@@ -358,12 +365,24 @@ async function main(): Promise<void> {
     }
     for (const run of workers) process.stdout.write(`crawlflow, ${run.workers} worker process(es): ${run.pagesPerSecond.toFixed(0)} pages/s\n`);
     if (broad && 'ratio' in broad) process.stdout.write(`${describeBroadScenario(broad)}\n`);
+    if (shards !== undefined) process.stdout.write(`one crawl as 1 shard and as 4 (bench/shard-bench.ts):\n${shards}\n`);
     for (const [name, target] of Object.entries(report.targets)) {
       if (target.value !== null) process.stdout.write(`target ${name}: ${target.value.toFixed(3)} (${target.target}) ${target.met ? 'met' : 'NOT met'}\n`);
     }
     process.stdout.write(`\nwritten: bench/results/${options.name}.json, bench/results/${options.name}.svg\n`);
   } finally {
     await site.stop();
+  }
+}
+
+/** The shard scenario (bench/shard-bench.ts): its table, or why it could not run. */
+async function shardScenario(): Promise<string> {
+  log('shards: one crawl on PostgreSQL as 1 shard, then as 4');
+  try {
+    return await runShardScenario();
+  } catch (err) {
+    log(`shard scenario failed: ${(err as Error).message}`);
+    return `failed: ${(err as Error).message}`;
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:shards`: one crawl of 1,000 linked loopback hosts on PostgreSQL with two
+ * `npm run bench:shards` (and the last part of `npm run bench`): one crawl of 1,000 linked loopback hosts on PostgreSQL with two
  * worker processes, as one shard and as four, measured by PostgreSQL's own statistics:
  * statements per page and execution time (pg_stat_statements), and lock waits, sampled from
  * pg_locks (WHERE NOT granted) every 100 ms with the statement that waits. Printed side by
@@ -110,7 +110,8 @@ function report(one: Measured, four: Measured): string {
 
 const round = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(2));
 
-async function main(): Promise<void> {
+/** Both crawls, one after the other on one cluster and database; returns the side-by-side table. */
+export async function runShardScenario(): Promise<string> {
   const env = await startTestTemporal({ store: 'postgres', postgresSettings: ['-c shared_preload_libraries=pg_stat_statements'] });
   const site = await startLinkedHosts(HOSTS, PAGES_PER_HOST);
   const taskQueue = uniqueQueue('bench-shards');
@@ -125,8 +126,7 @@ async function main(): Promise<void> {
     const one = await crawlOnce(env, pg, site, taskQueue, 1);
     site.requests.clear();
     const four = await crawlOnce(env, pg, site, taskQueue, 4);
-    console.log(`${HOSTS} hosts × ${PAGES_PER_HOST + 1} pages, ${WORKERS} worker processes, concurrency 16, PostgreSQL\n`);
-    console.log(report(one, four));
+    return `${HOSTS} hosts × ${PAGES_PER_HOST + 1} pages, ${WORKERS} worker processes, concurrency 16, PostgreSQL\n\n${report(one, four)}`;
   } finally {
     await pg.end().catch(() => undefined);
     for (const worker of workers) await worker.kill('SIGKILL');
@@ -135,10 +135,15 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+if (require.main === module) {
+  runShardScenario().then(
+    (table) => {
+      console.log(table);
+      process.exit(0);
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
