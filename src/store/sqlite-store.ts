@@ -229,7 +229,8 @@ export class SqliteFrontierStore implements FrontierStore {
       shardOfUrl: db.prepare('SELECT hosts.shard FROM urls JOIN hosts ON hosts.host = urls.host WHERE urls.url = ?').pluck(),
       shardOfBatch: db.prepare('SELECT hosts.shard FROM urls JOIN hosts ON hosts.host = urls.host WHERE urls.batch_id = ? LIMIT 1').pluck(),
       ownClaims: db.prepare('SELECT url, depth, attempts, skipped, priority FROM urls WHERE batch_id = ? AND host = ? AND state = ? ORDER BY priority DESC, id'),
-      batchShare: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ? AND host = ?').pluck(),
+      // `+host`: find the batch's rows by the batch index; by the host, the planner would walk every URL the host ever had.
+      batchShare: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ? AND +host = ?').pluck(),
       claimQueued: db.prepare(
         `UPDATE urls SET state = ${CLAIMED}, batch_id = ?, skipped = ?
          WHERE id IN (SELECT id FROM urls WHERE host = ? AND render = ? AND state = ${QUEUED} ORDER BY priority DESC, id LIMIT ?)
