@@ -155,7 +155,7 @@ describe('SqliteFrontierStore: a file from before rendering', () => {
     await old.enqueue(entries);
     await old.close();
     const db = new Database(file);
-    db.exec('DROP INDEX urls_by_host_kind_priority; ALTER TABLE urls DROP COLUMN render; ALTER TABLE hosts DROP COLUMN render_queued');
+    db.exec('DROP INDEX urls_queue; ALTER TABLE urls DROP COLUMN render; ALTER TABLE hosts DROP COLUMN render_queued');
     db.close();
 
     const store = new SqliteFrontierStore(file);

@@ -139,13 +139,14 @@ function migrate(db: Database.Database): void {
   for (const column of CONTENT_COLUMNS) addMissingColumn(db, 'urls', column, `ALTER TABLE urls ADD COLUMN ${column} TEXT`);
   // Files written before the frontier had an order: every URL in them is as important as a seed.
   addMissingColumn(db, 'urls', 'priority', 'ALTER TABLE urls ADD COLUMN priority REAL NOT NULL DEFAULT 1');
-  // Claims select by (host, kind), most important first: fetch batches must not step over a
-  // host's render backlog.
-  db.exec(`CREATE INDEX IF NOT EXISTS urls_by_host_kind_priority ON urls (host, render, state, priority DESC, id);
-    DROP INDEX IF EXISTS urls_by_host_kind_state;`);
-  // The claim index above starts with the host too: a second index by (host, state) was one
-  // more b-tree write on every insert and every change of state.
-  db.exec('DROP INDEX IF EXISTS urls_by_host_state');
+  // Claims select a host's queued URLs by kind, most important first: fetch batches must not
+  // step over a host's render backlog. Queued URLs only, so a claim takes a URL out of the
+  // index and its completion has nothing to write there; older files had the same index over
+  // every state, and a second one by (host, state).
+  db.exec(`CREATE INDEX IF NOT EXISTS urls_queue ON urls (host, render, priority DESC, id) WHERE state = ${QUEUED};
+    DROP INDEX IF EXISTS urls_by_host_kind_priority;
+    DROP INDEX IF EXISTS urls_by_host_kind_state;
+    DROP INDEX IF EXISTS urls_by_host_state;`);
   db.transaction(() => {
     if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'shards'").get() !== undefined) return;
     const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'meta'").get() !== undefined;
