@@ -6,13 +6,20 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONFIG_DOCS, REGENERATE_CONFIG_DOCS, settingsTable, withSettingsTables } from '../src/cli/config-docs';
+import { CONFIG_DOCS, recordFieldsTable, REGENERATE_CONFIG_DOCS, settingsTable, withGeneratedTables, withSettingsTables } from '../src/cli/config-docs';
+import { RECORD_FIELDS } from '../src/store/record-fields';
 
 const committed = readFileSync(join(__dirname, '..', '..', CONFIG_DOCS), 'utf8');
 
 describe(CONFIG_DOCS, () => {
-  it('has the settings tables the schema makes', () => {
-    assert.ok(withSettingsTables(committed) === committed, `${CONFIG_DOCS} is stale: run \`${REGENERATE_CONFIG_DOCS}\` and commit the result`);
+  it('has the settings tables the schema makes and the record table the record fields make', () => {
+    assert.ok(withGeneratedTables(committed) === committed, `${CONFIG_DOCS} is stale: run \`${REGENERATE_CONFIG_DOCS}\` and commit the result`);
+  });
+
+  it('lists every record field once, in the CSV order', () => {
+    const names = [...recordFieldsTable().matchAll(/^\| `(\w+)` \|/gm)].map((match) => match[1]);
+    assert.deepEqual(names, RECORD_FIELDS.map((field) => field.name));
+    assert.throws(() => withGeneratedTables(committed.replace('<!-- generated:record-fields -->', '')), /exactly one <!-- generated:record-fields --> block, not 0/);
   });
 
   it("lists a setting's type, default and flag as the schema has them", () => {

@@ -1,16 +1,20 @@
 /**
- * The settings tables of docs/configuration.md, made from the crawl schema: each block
- * between `<!-- generated:crawl-settings SECTION -->` and `<!-- /generated -->` becomes the
- * table of that section's settings, in schema order. `npm run docs:config` rewrites the file,
- * and test/docs-config.test.ts fails when the committed one differs from what this makes.
+ * The generated tables of docs/configuration.md: each block between
+ * `<!-- generated:crawl-settings SECTION -->` and `<!-- /generated -->` becomes the table of
+ * that section's settings, in schema order, and the `<!-- generated:record-fields -->` block
+ * the table of page record fields, from their declaration (src/store/record-fields.ts).
+ * `npm run docs:config` rewrites the file, and test/docs-config.test.ts fails when the
+ * committed one differs from what this makes.
  */
 import { SETTING_SECTIONS, type SettingSection } from '../shared/setting-meta';
+import { RECORD_FIELDS } from '../store/record-fields';
 import { CRAWL_SETTINGS, flagKind, isRepeatable, type CrawlSetting, type ValueSchema } from './crawl-settings';
 
 export const CONFIG_DOCS = 'docs/configuration.md';
 export const REGENERATE_CONFIG_DOCS = 'npm run docs:config';
 
 const BLOCK = /<!-- generated:crawl-settings (\S+) -->\n[\s\S]*?<!-- \/generated -->/g;
+const RECORD_BLOCK = /<!-- generated:record-fields -->\n[\s\S]*?<!-- \/generated -->/g;
 
 /** 100000000 as 100,000,000. */
 const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
@@ -97,4 +101,16 @@ export function withSettingsTables(markdown: string): string {
   const unplaced = SETTING_SECTIONS.filter((section) => found.filter((name) => name === section).length !== 1);
   if (unplaced.length > 0) throw new Error(`${CONFIG_DOCS} needs exactly one <!-- generated:crawl-settings NAME --> block for: ${unplaced.join(', ')}`);
   return result;
+}
+
+/** Every record field with what it means, in the order the CSV export writes them. */
+export function recordFieldsTable(): string {
+  return ['| field | meaning |', '|---|---|', ...RECORD_FIELDS.map((field) => `| \`${field.name}\` | ${cell(field.doc)} |`)].join('\n');
+}
+
+/** The Markdown with its settings blocks and its one record-fields block replaced by their tables. */
+export function withGeneratedTables(markdown: string): string {
+  const blocks = markdown.match(RECORD_BLOCK)?.length ?? 0;
+  if (blocks !== 1) throw new Error(`${CONFIG_DOCS} needs exactly one <!-- generated:record-fields --> block, not ${blocks}`);
+  return withSettingsTables(markdown).replace(RECORD_BLOCK, `<!-- generated:record-fields -->\n${recordFieldsTable()}\n<!-- /generated -->`);
 }

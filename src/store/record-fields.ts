@@ -17,6 +17,8 @@ interface RecordField {
   name: keyof PageRecord;
   column: string;
   storage: Storage;
+  /** What the field means, for the record table in docs/configuration.md (`npm run docs:config`). */
+  doc: string;
   /** Set when the URL is queued, not by its completion. */
   queued?: true;
   /** What a NULL column reads back as, for fields the record never leaves null. */
@@ -25,25 +27,25 @@ interface RecordField {
 
 /** In CSV column order (`fields` has columns of its own, `fields.<name>`, after these). */
 export const RECORD_FIELDS: readonly RecordField[] = [
-  { name: 'url', column: 'url', storage: 'value', queued: true },
-  { name: 'depth', column: 'depth', storage: 'value', queued: true },
-  { name: 'status', column: 'status', storage: 'value' },
-  { name: 'error', column: 'error', storage: 'value' },
-  { name: 'skipped', column: 'skipped', storage: 'value' },
-  { name: 'change', column: 'change', storage: 'value' },
-  { name: 'title', column: 'title', storage: 'value' },
-  { name: 'fetchedAt', column: 'fetched_at', storage: 'value', nullAs: '' },
-  { name: 'finalUrl', column: 'final_url', storage: 'value' },
-  { name: 'contentType', column: 'content_type', storage: 'value' },
-  { name: 'bytes', column: 'bytes', storage: 'value' },
-  { name: 'canonical', column: 'canonical', storage: 'value' },
-  { name: 'noindex', column: 'noindex', storage: 'flag' },
-  { name: 'etag', column: 'etag', storage: 'value' },
-  { name: 'lastModified', column: 'last_modified', storage: 'value' },
-  { name: 'contentHash', column: 'content_hash', storage: 'value' },
-  { name: 'bodyRef', column: 'body_ref', storage: 'value' },
-  { name: 'links', column: 'links', storage: 'json-list' },
-  { name: 'fields', column: 'fields', storage: 'json-object' },
+  { name: 'url', column: 'url', storage: 'value', queued: true, doc: 'the normalized URL' },
+  { name: 'depth', column: 'depth', storage: 'value', queued: true, doc: 'link hops from a seed or sitemap URL' },
+  { name: 'status', column: 'status', storage: 'value', doc: 'HTTP status, or `null`' },
+  { name: 'error', column: 'error', storage: 'value', doc: '`null`, or a short code: `timeout`, `dns`, `connect`, `reset`, `truncated`, `too-large`, `bad-content`, `redirect-loop`, `too-many-redirects`, `bad-redirect`, `blocked-address`, `network`, `tls-certificate` (the server\'s certificate was refused: not from a trusted CA, for another host name, expired or not yet valid; not retried), `render-failed`, or the code of the cause a batch failed with for good (`request-secret`, `batch-failed`, ...)' },
+  { name: 'skipped', column: 'skipped', storage: 'value', doc: '`null`, or why the page was not fetched or kept: `robots`, `host-page-cap`, `content-type`, `canonical` (a duplicate of its canonical URL), `redirect-out-of-scope`, `redirect-excluded`, `redirect-not-included`' },
+  { name: 'change', column: 'change', storage: 'value', doc: '`new`, `changed`, `unchanged` or `gone` in a recrawl, and `null` otherwise' },
+  { name: 'title', column: 'title', storage: 'value', doc: 'the page title' },
+  { name: 'fetchedAt', column: 'fetched_at', storage: 'value', nullAs: '', doc: 'when it was fetched (ISO 8601)' },
+  { name: 'finalUrl', column: 'final_url', storage: 'value', doc: 'the URL after redirects' },
+  { name: 'contentType', column: 'content_type', storage: 'value', doc: 'the response\'s media type' },
+  { name: 'bytes', column: 'bytes', storage: 'value', doc: 'the body\'s size' },
+  { name: 'canonical', column: 'canonical', storage: 'value', doc: 'the page\'s `rel=canonical` target' },
+  { name: 'noindex', column: 'noindex', storage: 'flag', doc: 'the page\'s robots `noindex` (meta or X-Robots-Tag)' },
+  { name: 'etag', column: 'etag', storage: 'value', doc: 'the response\'s `ETag`; a recrawl sends it back as `If-None-Match`' },
+  { name: 'lastModified', column: 'last_modified', storage: 'value', doc: 'the response\'s `Last-Modified`; a recrawl sends it back as `If-Modified-Since`' },
+  { name: 'contentHash', column: 'content_hash', storage: 'value', doc: 'sha256 (hex) of the decoded body of an HTML page, which a recrawl compares with the earlier crawl\'s' },
+  { name: 'bodyRef', column: 'body_ref', storage: 'value', doc: 'where the page\'s WARC records were stored (`<file>#<offset>+<length>` in the crawl\'s body directory, or `db:<id>` with PostgreSQL), or `null`; for an unchanged page in a recrawl, a revisit record with no body' },
+  { name: 'links', column: 'links', storage: 'json-list', doc: 'the page\'s links (absolute, normalized)' },
+  { name: 'fields', column: 'fields', storage: 'json-object', doc: '`{ "<name>": string | string[] | null }`, one entry per `extract` field (`{}` when the crawl extracts nothing)' },
 ];
 
 /** The fields a completion writes, in the order `completedValues` gives their values. */
