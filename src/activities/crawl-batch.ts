@@ -112,8 +112,8 @@ interface CrawlPolicy {
   /** Which discovered URLs are queued for rendering (`render.match`); null when the crawl renders nothing. */
   renders: UrlMatcher | null;
   proxy: ProxyRoute | undefined;
-  /** Re-keys found URLs when politeness is by domain or IP; undefined when it is by host. */
-  keys: PolitenessKeys | undefined;
+  /** Puts found URLs under their politeness keys and shards. */
+  keys: PolitenessKeys;
   hostRequests(host: string): HostRequests;
   /** The override whose delay and concurrency apply to a politeness key. */
   pacingOverride(key: string): HostOverride | undefined;
@@ -163,7 +163,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
         extractor: compileExtractor(config.extract),
         renders: renderMatcher(config),
         proxy: proxyRoute(config),
-        keys: politenessKeys(config.politenessKey, (hostname) => deps.transport.resolve(hostname), config.shards),
+        keys: politenessKeys(config, (hostname) => deps.transport.resolve(hostname)),
         hostRequests,
         pacingOverride: (key) => hostOverride(config.hosts, key),
         headersFor: (url) => hostRequests(url.host).profile.headers,
@@ -322,7 +322,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     const { work, store, policy, progress, handover, bodyWriter, signal } = run;
     const claimed = await store.claim(work.batchId, host, limit, work.config.maxPagesPerHost, loader.render);
     const pacing = { current: await store.hostPacing(host) };
-    const starts = new RequestStarts(store, host, signal, policy.keys === undefined ? undefined : hostsOf(claimed));
+    const starts = new RequestStarts(store, host, signal, work.config.politenessKey === 'host' ? undefined : hostsOf(claimed));
     const hostWork = { ...work, host };
     queueGauge.inc(claimed.length);
     let pending = claimed.length;
@@ -342,7 +342,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
         const { record, discovered, dropped, capture } = result.outcome;
         if (bodyWriter && capture) record.bodyRef = await bodyWriter.append(captureRecords(capture, new Date(record.fetchedAt)));
         const found = sharePriority(discovered, item.priority, work.config.frontierOrder);
-        const keyed = policy.keys === undefined ? found : await policy.keys(found);
+        const keyed = await policy.keys(found);
         const added = await store.complete(work.batchId, record, markRendered(keyed, policy.renders));
         countDropped(dropped, discovered.length - added);
         metrics.pages.inc({ outcome: record.error ? 'error' : record.skipped ? 'skipped' : 'fetched', status_class: statusClass(record.status) });

@@ -8,7 +8,7 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import type { AbandonInput, BatchTotals, CrawlTotals, CrawlView, FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
 import { parseCrawlConfig, parseSeeds, type CrawlConfig } from '../shared/crawl-config';
 import { seedEntries } from './seed-entries';
-import type { FrontierEntry, FrontierStore } from '../store/frontier-store';
+import type { FrontierStore } from '../store/frontier-store';
 import { patientStore, storeWaitMetrics } from '../store/patient-store';
 import { markGone } from '../recrawl/mark-gone';
 import { checkPreviousCrawl } from '../recrawl/previous-crawl';
@@ -48,15 +48,8 @@ async function crawlInputOf(crawlId: string, runId: string): Promise<unknown> {
  */
 export async function openInStore(store: FrontierStore, config: CrawlConfig, resolve: LookupAll): Promise<number> {
   const configVersion = await recordConfig(store, config);
-  await store.enqueue(await keyedSeeds(config, resolve));
+  await store.enqueue(await politenessKeys(config, resolve)(seedEntries(config, config.seeds)));
   return configVersion;
-}
-
-/** The seeds as entries under the crawl's politeness keys. */
-function keyedSeeds(config: CrawlConfig, resolve: LookupAll, seeds = config.seeds): Promise<FrontierEntry[]> | FrontierEntry[] {
-  const keys = politenessKeys(config.politenessKey, resolve, config.shards);
-  const entries = seedEntries(config, seeds);
-  return keys === undefined ? entries : keys(entries);
 }
 
 export interface OpenedCrawl {
@@ -93,7 +86,7 @@ export function createLifecycleActivities({ stores, metrics, bodies, transport }
       return onStore(crawlId, async (store) => {
         const seeds = parseSeeds(urls);
         const { version, config } = await appendSeeds(store, seeds);
-        const added = await store.enqueue(await keyedSeeds(config, resolve, seeds));
+        const added = await store.enqueue(await politenessKeys(config, resolve)(seedEntries(config, seeds)));
         return { added, configVersion: version, view: await store.view(SNAPSHOT_HOSTS) };
       });
     },

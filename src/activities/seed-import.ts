@@ -59,7 +59,7 @@ async function importFrom(
   config: CrawlConfig,
   progress: SeedImportProgress,
   report: (progress: SeedImportProgress) => void,
-  keys: PolitenessKeys | undefined,
+  keys: PolitenessKeys,
 ): Promise<SeedImportProgress> {
   const signal = Context.current().cancellationSignal;
   let done = progress;
@@ -67,7 +67,7 @@ async function importFrom(
     if (signal.aborted) throw signal.reason;
     const entries = seedEntries(config, chunk.urls);
     await store.addSeedScope(scopeKeys(config, chunk.urls));
-    const added = await store.enqueue(keys === undefined ? entries : await keys(entries));
+    const added = await store.enqueue(await keys(entries));
     done = { ...chunk.next, seeds: done.seeds + chunk.urls.length, added: done.added + added, firstHost: done.firstHost ?? entries[0]?.host ?? null };
     report(done);
   }
@@ -91,7 +91,7 @@ export function createSeedImport({ stores, configs, transport }: Pick<ActivityDe
           context.heartbeat(progress);
         };
         try {
-          const done = config.seedsFile === undefined ? latest : await importFrom(store, config.seedsFile, config, latest, stored, politenessKeys(config.politenessKey, (hostname) => transport.resolve(hostname), config.shards));
+          const done = config.seedsFile === undefined ? latest : await importFrom(store, config.seedsFile, config, latest, stored, politenessKeys(config, (hostname) => transport.resolve(hostname)));
           context.log.info('seed file imported', { crawlId: ref.crawlId, lines: done.line, seeds: done.seeds, added: done.added });
           return { seeds: done.seeds, added: done.added, firstHost: done.firstHost, view: await store.view(SNAPSHOT_HOSTS) };
         } finally {

@@ -40,7 +40,7 @@ export function createSitemapDiscovery({ stores, transport, robots, metrics, con
           robots,
           guard: AddressGuard.forCrawl(config),
           urls: buildUrlPolicy(config, await seedFileScope(store, config)),
-          keys: politenessKeys(config.politenessKey, (hostname) => transport.resolve(hostname), config.shards),
+          keys: politenessKeys(config, (hostname) => transport.resolve(hostname)),
           signal: context.cancellationSignal,
         };
         const report = await readSitemaps(reading);

@@ -60,15 +60,15 @@ export interface SitemapReading {
   robots: RobotsCache;
   guard: AddressGuard;
   urls: UrlPolicy;
-  /** Re-keys the URLs found when politeness is by domain or IP (see politeness-key.ts). */
-  keys: PolitenessKeys | undefined;
+  /** Puts the URLs found under their politeness keys and shards (see politeness-key.ts). */
+  keys: PolitenessKeys;
   signal: AbortSignal;
 }
 
 /** The politeness key the store paces `url`'s host under. */
 async function keyOf(reading: SitemapReading, url: string): Promise<string> {
   const host = new URL(url).host;
-  return reading.keys === undefined ? host : (await reading.keys([{ url, host, depth: 0 }]))[0].host;
+  return (await reading.keys([{ url, host, depth: 0 }]))[0].host;
 }
 
 interface SitemapRef {
@@ -181,7 +181,7 @@ export async function readSitemaps(reading: SitemapReading): Promise<SitemapRepo
         }
       }
       if (sitemap.truncated) drop('file-cap'); // past the protocol's 50,000 entries: the rest were not even read
-      const keyed = reading.keys === undefined ? entries : await reading.keys(entries);
+      const keyed = await reading.keys(entries);
       report.added += await store.enqueue(markRendered(keyed, renders));
     }
   }

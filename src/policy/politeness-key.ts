@@ -9,12 +9,15 @@
 import { isIP } from 'node:net';
 import { getDomain } from 'tldts';
 import type { LookupAll } from '../fetch/transport';
-import type { PolitenessKeyKind } from '../shared/politeness-config';
+import type { CrawlConfig } from '../shared/crawl-config';
 import type { FrontierEntry } from '../store/frontier-store';
 import { inShards } from '../scheduling/shards';
 
-/** Re-keys entries found with their host as key (and gives them their key's shard); absent when there is nothing to do. */
-export type PolitenessKeys = (entries: FrontierEntry[]) => Promise<FrontierEntry[]>;
+/** Re-keys entries found with their host as key, and gives them their key's shard. */
+export type PolitenessKeys = (entries: FrontierEntry[]) => Promise<FrontierEntry[]> | FrontierEntry[];
+
+/** By host on one shard, entries are already as they are queued. */
+const asFound: PolitenessKeys = (entries) => entries;
 
 /** `a.example.co.uk:8080` -> `example.co.uk`; an IP address or a bare name (localhost) is its own key. */
 export function domainKey(host: string): string {
@@ -55,11 +58,11 @@ function rekeyed(keyOf: (host: string) => string | Promise<string>): PolitenessK
 
 /**
  * The crawl's re-keying, built once per crawl and worker: each entry gets its politeness key
- * and, on a sharded crawl, that key's shard. Undefined when the key is the host and the crawl
- * has one shard: there is nothing to do.
+ * and, on a sharded crawl, that key's shard. A config recorded before either setting existed
+ * lacks it: by host, one shard.
  */
-export function politenessKeys(kind: PolitenessKeyKind, lookup: LookupAll, shards = 1): PolitenessKeys | undefined {
-  const rekey = kind === 'domain' ? rekeyed(domainKey) : kind === 'ip' ? rekeyed(ipKeys(lookup)) : undefined;
+export function politenessKeys({ politenessKey, shards = 1 }: Pick<CrawlConfig, 'politenessKey' | 'shards'>, lookup: LookupAll): PolitenessKeys {
+  const rekey = politenessKey === 'domain' ? rekeyed(domainKey) : politenessKey === 'ip' ? rekeyed(ipKeys(lookup)) : asFound;
   if (shards <= 1) return rekey;
-  return async (entries) => inShards(rekey === undefined ? entries : await rekey(entries), shards);
+  return async (entries) => inShards(await rekey(entries), shards);
 }
