@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { Client as PgClient } from 'pg';
 import { startCrawl } from '../src/client/crawl-client';
-import { startLinkedHosts, type LinkedHosts } from '../src/sites/linked-hosts';
+import { linkedHostsCrawl, startLinkedHosts, type LinkedHosts } from '../src/sites/linked-hosts';
 import { spawnWorker, type WorkerProcess } from '../test/helpers/processes';
 import { startTestTemporal, uniqueQueue, type TestTemporal } from '../test/helpers/temporal';
 
@@ -58,22 +58,7 @@ async function crawlOnce(env: TestTemporal, pg: PgClient, site: LinkedHosts, tas
   await pg.query('SELECT pg_stat_statements_reset()');
   const sampler = sampleLockWaits(pg);
   const started = Date.now();
-  const handle = await startCrawl(
-    env.client,
-    `bench-shards-${shards}`,
-    {
-      seeds: site.origins.filter((_, n) => n % 10 === 0).map((origin) => `${origin}/`),
-      scope: 'any',
-      shards,
-      concurrency: 16,
-      perHostConcurrency: 1,
-      batchSize: 20,
-      respectRobots: false,
-      allowPrivateNetwork: true,
-      maxRetries: 0,
-    },
-    taskQueue,
-  );
+  const handle = await startCrawl(env.client, `bench-shards-${shards}`, linkedHostsCrawl(site, shards), taskQueue);
   const summary = await handle.result();
   const seconds = (Date.now() - started) / 1000;
   const waits = await sampler.stop();

@@ -19,10 +19,9 @@ import { startCrawl } from '../src/client/crawl-client';
 import { withCrawlStore } from '../src/results/export-jsonl';
 import { progressQuery, stopUpdate } from '../src/shared/messages';
 import { startSyntheticSite } from '../src/sites/synthetic-site';
-import type { CrawlInput } from '../src/shared/crawl-config';
 import type { CrawlSummary } from '../src/shared/crawl-types';
 import { shardOf, shardWorkflowId } from '../src/scheduling/shards';
-import { startLinkedHosts, type LinkedHosts } from '../src/sites/linked-hosts';
+import { linkedHostsCrawl, startLinkedHosts, type LinkedHosts } from '../src/sites/linked-hosts';
 import { crawlStorePath } from '../src/store/sqlite-store';
 import { readRecords, startTestTemporal, uniqueQueue, type StoreKind, type TestTemporal } from './helpers/temporal';
 import { spawnWorker, type WorkerProcess } from './helpers/processes';
@@ -111,18 +110,7 @@ for (const scenario of SCENARIOS) {
 
     it('fetches every page exactly once, sums the totals, and claims each key only in its own shard', async () => {
       const crawlId = `shards-${store}-${process.pid}`;
-      const input: CrawlInput = {
-        seeds: site.origins.filter((_, n) => n % 10 === 0).map((origin) => `${origin}/`),
-        scope: 'any',
-        shards: SHARDS,
-        concurrency: 16,
-        perHostConcurrency: 1,
-        batchSize: 20,
-        respectRobots: false,
-        allowPrivateNetwork: true,
-        maxRetries: 0,
-      };
-      const handle = await startCrawl(env.client, crawlId, input, taskQueue);
+      const handle = await startCrawl(env.client, crawlId, linkedHostsCrawl(site, SHARDS), taskQueue);
       const summary: CrawlSummary = await handle.result();
 
       const records = await readRecords(env.store, crawlId);

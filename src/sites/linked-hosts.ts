@@ -8,6 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import type { CrawlInput } from '../shared/crawl-config';
 
 export interface LinkedHosts {
   /** `http://127.0.0.1:<port>` of each host. */
@@ -54,5 +55,23 @@ export async function startLinkedHosts(hosts: number, pagesPerHost: number): Pro
       for (const server of servers) server.closeAllConnections();
       await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
     },
+  };
+}
+
+/**
+ * The crawl these hosts are made for, as the shard test and the shard bench run it: seeded on
+ * every tenth host, following links to any host, one batch at a time per host, no retries.
+ */
+export function linkedHostsCrawl(site: Pick<LinkedHosts, 'origins'>, shards: number): CrawlInput {
+  return {
+    seeds: site.origins.filter((_, n) => n % 10 === 0).map((origin) => `${origin}/`),
+    scope: 'any',
+    shards,
+    concurrency: 16,
+    perHostConcurrency: 1,
+    batchSize: 20,
+    respectRobots: false,
+    allowPrivateNetwork: true,
+    maxRetries: 0,
   };
 }
