@@ -6,7 +6,8 @@
  * URLs are claimed only by batches of the shard its hash names.
  *
  * On SQLite with an in-process worker (4 shards, 50 hosts), and on PostgreSQL with two
- * worker processes that share nothing but the database (4 shards, 1,000 hosts).
+ * worker processes that share nothing but the database (4 shards, 1,000 hosts). No host ever
+ * has two requests in flight, whether a batch was sent to it or the store handed it out.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -129,6 +130,9 @@ for (const scenario of SCENARIOS) {
       const used = new Set(claims.map(({ host }) => shardOf(host, SHARDS)));
       assert.equal(used.size, SHARDS, 'every shard had keys of its own');
       if (processes > 0) assert.equal(batchRunners(join(env.dataDir, 'workers.log'), crawlId).size, processes, 'every worker process ran batches');
+
+      const crowded = [...site.maxInFlight].filter(([, n]) => n > 1);
+      assert.deepEqual(crowded, [], 'no host had two requests in flight (perHostConcurrency 1), whoever chose it');
     });
 
     if (processes === 0) {

@@ -30,10 +30,12 @@ function view(version: number, hosts: Record<string, number>, processed = 0): Cr
 
 const hostsOf = (launch: Launch): string[] => launch.shares.map(({ host }) => host);
 const limitOf = (launch: Launch): number => launch.shares.reduce((sum, share) => sum + share.limit, 0);
+/** What a batch may claim in all: its shares and its fill. */
+const orderedOf = (launch: Launch): number => limitOf(launch) + launch.fill;
 
-function done(launch: Launch, next: CrawlView, deferUntil: number | null = null): BatchReport {
+function done(launch: Launch, next: CrawlView, deferUntil: number | null = null, claimed = limitOf(launch)): BatchReport {
   const deferred = deferUntil === null ? [] : hostsOf(launch).map((host) => ({ host, until: deferUntil }));
-  return { kind: 'done', batchId: String(launch.seq), hosts: hostsOf(launch), claimed: limitOf(launch), deferred, view: next };
+  return { kind: 'done', batchId: String(launch.seq), hosts: hostsOf(launch), claimed, deferred, view: next };
 }
 
 describe('CrawlScheduler rules', () => {
@@ -177,13 +179,19 @@ describe('CrawlScheduler rules', () => {
   });
 });
 
-/** A store as the scheduler sees it: queued URLs per host, claims per batch, pages done. */
+/**
+ * A store as the scheduler sees it: queued URLs per host, claims per batch, pages done. Its
+ * views name the `maxHosts` biggest hosts only, as the real store's do, and it fills batches
+ * from the hosts held by fewer than the key concurrency, checking the holders as it claims.
+ */
 class ModelStore {
   readonly queued = new Map<string, number[]>();
   readonly claims = new Map<number, Array<{ host: string; urls: number[] }>>();
   readonly done = new Set<number>();
   private nextUrl = 0;
   version = 0;
+
+  constructor(private readonly maxHosts = Number.MAX_SAFE_INTEGER) {}
 
   add(host: string, n: number): void {
     const urls = this.queued.get(host) ?? [];
@@ -196,13 +204,41 @@ class ModelStore {
     return this.nextUrl;
   }
 
-  claim(seq: number, shares: ReadonlyArray<{ host: string; limit: number }>): void {
-    const claimed = shares.map(({ host, limit }) => ({ host, urls: (this.queued.get(host) ?? []).splice(0, limit) }));
+  private holders(host: string): number {
+    return [...this.claims.values()].filter((claim) => claim.some((part) => part.host === host && part.urls.length > 0)).length;
+  }
+
+  /** Claims the launch's shares, then its fill from free hosts, biggest first; returns the URLs claimed. */
+  claim(seq: number, { shares, fill }: Launch, holdersAllowed: number): number {
+    this.claims.set(seq, []);
+    const claimed = this.claims.get(seq)!;
+    const take = (host: string, limit: number): number => {
+      if (limit <= 0 || this.holders(host) >= holdersAllowed) return 0;
+      const urls = (this.queued.get(host) ?? []).splice(0, limit);
+      if (urls.length > 0) claimed.push({ host, urls });
+      assert.ok(this.holders(host) <= holdersAllowed, `${this.holders(host)} batches hold ${host}, over ${holdersAllowed}`);
+      return urls.length;
+    };
+    let n = 0;
+    for (const { host, limit } of shares) n += take(host, limit);
+    let room = fill;
+    const free = [...this.queued].filter(([, urls]) => urls.length > 0).sort((a, b) => b[1].length - a[1].length);
+    for (const [host] of free) room -= take(host, room);
+    this.assertUnique(seq);
+    this.version += 1;
+    return n + fill - room;
+  }
+
+  private assertUnique(seq: number): void {
+    const claimed = this.claims.get(seq)!;
     for (const [other, claim] of this.claims) {
+      if (other === seq) continue;
       for (const { urls } of claimed) for (const url of urls) assert.ok(!claim.some((part) => part.urls.includes(url)), `URL ${url} in batches ${other} and ${seq}`);
     }
-    this.claims.set(seq, claimed);
-    this.version += 1;
+  }
+
+  hostsClaimed(seq: number): string[] {
+    return this.claims.get(seq)!.map(({ host }) => host);
   }
 
   finish(seq: number): void {
@@ -224,23 +260,38 @@ class ModelStore {
 
   view(): CrawlView {
     const hosts = Object.fromEntries([...this.queued].map(([host, urls]) => [host, urls.length]));
-    return view(this.version, hosts, this.done.size);
+    const whole = view(this.version, hosts, this.done.size);
+    return { ...whole, hosts: whole.hosts.slice(0, this.maxHosts) };
   }
 }
 
 /** One seeded random crawl, checking the invariants after every step; returns what it did. */
-function randomCrawl(seed: number): { outcome: string; done: number; total: number; maxPages: number; launchedHosts: Set<string>; hosts: number } {
+interface RandomCrawl {
+  outcome: string;
+  done: number;
+  total: number;
+  maxPages: number;
+  launchedHosts: Set<string>;
+  hosts: number;
+  /** Batches ordered to fill from the store. */
+  fills: number;
+}
+
+function randomCrawl(seed: number): RandomCrawl {
   const random = seededRandom(seed);
   const pick = (n: number): number => Math.floor(random() * n);
   const hosts = 1 + pick(12);
   const input = { concurrency: 1 + pick(6), perHostConcurrency: 1 + pick(3), batchSize: 1 + pick(8), maxPages: 5 + pick(300) };
   const p = plan(input);
-  const store = new ModelStore();
+  // Half the crawls see views that name only their biggest hosts, so batches fill from the store.
+  const store = new ModelStore(seed % 2 === 0 ? 1 + pick(4) : undefined);
   for (let h = 0; h < hosts; h++) store.add(`h${h}.test`, 1 + pick(40));
   const scheduler = new CrawlScheduler(p, initialSchedulerState(p, store.view()));
   const running = new Map<number, Launch>();
   const seqs = new Set<number>();
   const launchedHosts = new Set<string>();
+  const claimedBy = new Map<number, number>();
+  let fills = 0;
   let now = 0;
   let recovering: number[] | null = null;
   for (let step = 0; step < 5_000; step++) {
@@ -254,11 +305,13 @@ function randomCrawl(seed: number): { outcome: string; done: number; total: numb
       seqs.add(launch.seq);
       for (const host of hostsOf(launch)) {
         assert.ok(launch.shares.filter((share) => share.host === host).length === 1, `host ${host} twice in one batch`);
-        launchedHosts.add(host);
         launchedNow.add(host);
       }
-      assert.ok(limitOf(launch) <= input.batchSize, `batch of ${limitOf(launch)} over the batch size ${input.batchSize}`);
-      store.claim(launch.seq, launch.shares);
+      assert.ok(orderedOf(launch) <= input.batchSize, `batch of ${orderedOf(launch)} over the batch size ${input.batchSize}`);
+      assert.ok(orderedOf(launch) > 0, `batch ${launch.seq} ordered nothing`);
+      claimedBy.set(launch.seq, store.claim(launch.seq, launch, scheduler.limits.perHostConcurrency));
+      if (launch.fill > 0) fills += 1;
+      for (const host of store.hostsClaimed(launch.seq)) launchedHosts.add(host);
       running.set(launch.seq, launch);
     }
     // Limits lowered while batches run are kept by launching nothing more, not by stopping batches.
@@ -268,7 +321,7 @@ function randomCrawl(seed: number): { outcome: string; done: number; total: numb
       const onHost = [...running.values()].filter((launch) => hostsOf(launch).includes(host)).length;
       assert.ok(onHost <= perHostConcurrency, `${onHost} batches on ${host} over ${perHostConcurrency}`);
     }
-    const reserved = [...running.values()].reduce((sum, launch) => sum + limitOf(launch), 0);
+    const reserved = [...running.values()].reduce((sum, launch) => sum + orderedOf(launch), 0);
     assert.ok(store.done.size + reserved <= input.maxPages, `budget: ${store.done.size} done + ${reserved} reserved > ${input.maxPages}`);
 
     if (recovering && random() < 0.3) {
@@ -289,13 +342,13 @@ function randomCrawl(seed: number): { outcome: string; done: number; total: numb
       } else {
         store.finish(ending.seq);
         if (random() < 0.5 && store.total < 2_000) store.add(`h${pick(hosts + 3)}.test`, pick(6));
-        scheduler.batchEnded(ending.seq, done(ending, store.view(), random() < 0.05 ? now + pick(20) : null), now);
+        scheduler.batchEnded(ending.seq, done(ending, store.view(), random() < 0.05 ? now + pick(20) : null, claimedBy.get(ending.seq)), now);
       }
     }
     if (!recovering && scheduler.parkedBatches().length > 0 && random() < 0.5) recovering = scheduler.parkedBatches();
     const outcome = scheduler.outcome();
-    if (outcome !== null && !recovering && running.size === 0 && outcome !== 'failed') return { outcome, done: store.done.size, total: store.total, maxPages: input.maxPages, launchedHosts, hosts };
-    if (outcome === 'failed') return { outcome, done: store.done.size, total: store.total, maxPages: input.maxPages, launchedHosts, hosts };
+    const ended = outcome === 'failed' || (outcome !== null && !recovering && running.size === 0);
+    if (ended) return { outcome, done: store.done.size, total: store.total, maxPages: input.maxPages, launchedHosts, hosts, fills };
     if (scheduler.status() === 'paused' && running.size === 0 && random() < 0.5) scheduler.resume();
   }
   throw new Error(`seed ${seed}: no outcome after 5000 steps`);
@@ -304,8 +357,11 @@ function randomCrawl(seed: number): { outcome: string; done: number; total: numb
 describe('CrawlScheduler invariants over random crawls', () => {
   it('300 seeded crawls: within every limit, every URL once, the budget exact, every host served', () => {
     const outcomes = new Map<string, number>();
+    let fills = 0;
     for (let seed = 1; seed <= 300; seed++) {
       const result = randomCrawl(seed);
+      fills += result.fills;
+      if (seed % 2 === 1) assert.equal(result.fills, 0, `seed ${seed}: views that name every host leave nothing to fill`);
       outcomes.set(result.outcome, (outcomes.get(result.outcome) ?? 0) + 1);
       if (result.outcome === 'completed') {
         assert.equal(result.done, result.total, `seed ${seed}: completed with every URL done`);
@@ -315,5 +371,6 @@ describe('CrawlScheduler invariants over random crawls', () => {
       if (result.outcome !== 'failed' && result.done === result.total) assert.ok(result.launchedHosts.size >= result.hosts, `seed ${seed}: every seeded host got a batch`);
     }
     assert.ok((outcomes.get('completed') ?? 0) > 50 && (outcomes.get('max-pages-reached') ?? 0) > 50, `both endings are exercised: ${JSON.stringify([...outcomes])}`);
+    assert.ok(fills > 300, `views that name a few hosts make batches fill from the store: ${fills} did`);
   });
 });

@@ -272,6 +272,53 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it('bounds a claim by the key\'s holders and by the batch\'s own limit over all its keys', async () => {
+    const store = await impl.fresh();
+    try {
+      await store.enqueue([0, 1, 2, 3, 4, 5].flatMap((n) => [entry(urlA(n)), entry(urlB(n))]));
+      assert.equal((await store.claim('one', A, 1, undefined, false, { holders: 2 })).length, 1);
+      assert.equal((await store.claim('two', A, 1, undefined, false, { holders: 2 })).length, 1);
+      assert.deepEqual(await store.claim('three', A, 1, undefined, false, { holders: 2 }), [], 'two batches hold A: a third may not');
+      assert.deepEqual(urlsOf(await store.claim('one', A, 2, undefined, false, { holders: 1 })), [urlA(0), urlA(2)], 'a holder tops up whatever the others');
+      await store.complete('two', pageRecord(urlA(1)), []);
+      assert.equal((await store.claim('three', A, 1, undefined, false, { holders: 2 })).length, 1, 'once a holder has finished the key, another may take it');
+      assert.equal((await store.claim('four', B, 4, undefined, false, { batchLimit: 3 })).length, 3, 'within the batch limit');
+      await store.complete('four', pageRecord(urlB(0)), []);
+      assert.deepEqual(urlsOf(await store.claim('four', A, 4, undefined, false, { batchLimit: 3 })), [], 'finished URLs count against the batch limit too');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('hands a filling batch ready work: its own keys first, then free ones by backlog, within every bound', async () => {
+    const store = await impl.fresh();
+    const C = 'c.test';
+    const urlC = (n: number) => `http://${C}/p/${n}`;
+    try {
+      await store.enqueue([...[0, 1, 2].map((n) => entry(urlA(n))), ...[0, 1, 2, 3, 4].map((n) => entry(urlB(n))), entry(urlC(0)), { ...entry(urlC(1)), render: true }]);
+      const query = { render: false, freeBy: Date.now() + 10_000, batchLimit: 6, maxPagesPerHost: 100, holdersOf: () => 1, maxHolders: 1 };
+      const first = await store.claimReady('fill', query);
+      assert.deepEqual(first && { key: first.key, urls: urlsOf(first.urls) }, { key: B, urls: [0, 1, 2, 3, 4].map(urlB) }, 'the biggest backlog first');
+      const resumed = await store.claimReady('fill', query);
+      assert.deepEqual(resumed && urlsOf(resumed.urls), [0, 1, 2, 3, 4].map(urlB), 'a retried attempt gets its own key back first');
+      for (const n of [0, 1, 2, 3, 4]) await store.complete('fill', pageRecord(urlB(n)), []);
+      const next = await store.claimReady('fill', query);
+      assert.deepEqual(next && { key: next.key, urls: urlsOf(next.urls) }, { key: A, urls: [urlA(0)] }, 'what is left of the batch limit');
+      assert.equal(await store.claimReady('full', { ...query, holdersOf: (key) => (key === C ? 0 : 1) }), null, 'A is held, B is empty, C refuses every holder');
+      const other = await store.claimReady('other', query);
+      assert.deepEqual(other && { key: other.key, urls: urlsOf(other.urls) }, { key: C, urls: [urlC(0)] }, 'a fetch batch never takes render URLs');
+      await store.updatePacing(A, () => ({ pacing: INITIAL_PACING, notBefore: Date.now() + 60_000 }));
+      await store.release('fill');
+      assert.equal(await store.claimReady('late', query), null, 'A is held back past freeBy; nothing else is queued to fetch');
+      assert.equal(await store.claimReady('render', { ...query, render: true }), null, 'fetch and render batches count as holders alike');
+      await store.complete('other', pageRecord(urlC(0)), []);
+      const render = await store.claimReady('render', { ...query, render: true });
+      assert.deepEqual(render && urlsOf(render.urls), [urlC(1)]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps running totals with every finished URL, and views read them with the frontier', async () => {
     const store = await impl.fresh();
     try {

@@ -17,7 +17,7 @@
 import { Context } from '@temporalio/activity';
 import type { BatchProgress, BatchReport, BatchResult, HostDeferral, LegacyBatchInput } from '../shared/crawl-types';
 import type { CrawlConfig } from '../shared/crawl-config';
-import { changesNothing, type ClaimedUrl, type FrontierStore, type HostPacing } from '../store/frontier-store';
+import { changesNothing, type ClaimBounds, type ClaimedUrl, type FrontierStore, type HostPacing } from '../store/frontier-store';
 import { RequestStarts } from '../store/request-starts';
 import type { HostOverride } from '../shared/politeness-config';
 import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
@@ -69,6 +69,8 @@ interface BatchWork {
   config: CrawlConfig;
   run?: string;
   shard?: number;
+  /** URLs to take from the store's ready keys after the shares, and the key concurrency that bounds every claim. */
+  fill?: { urls: number; perHostConcurrency: number };
 }
 type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: number };
 
@@ -318,9 +320,14 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
    * Claims the share of one host and fetches its URLs in order; stops early for a long wait
    * the host asked for (the deferral is returned) or a hand-over (the rest is given back).
    */
-  async function crawlShare(run: BatchRun, { host, limit }: HostShare): Promise<{ claimed: number; deferUntil?: number }> {
+  async function crawlShare(run: BatchRun, { host, limit }: HostShare, bounds: ClaimBounds): Promise<{ claimed: number; deferUntil?: number }> {
+    const claimed = await run.store.claim(run.work.batchId, host, limit, run.work.config.maxPagesPerHost, loader.render, bounds);
+    return { claimed: claimed.length, ...(await crawlClaimed(run, host, claimed)) };
+  }
+
+  /** Fetches the claimed URLs of one key in order (see `crawlShare`). */
+  async function crawlClaimed(run: BatchRun, host: string, claimed: readonly ClaimedUrl[]): Promise<{ deferUntil?: number }> {
     const { work, store, policy, progress, handover, bodyWriter, signal } = run;
-    const claimed = await store.claim(work.batchId, host, limit, work.config.maxPagesPerHost, loader.render);
     const pacing = { current: await store.hostPacing(host) };
     const starts = new RequestStarts(store, host, signal, work.config.politenessKey === 'host' ? undefined : hostsOf(claimed));
     const hostWork = { ...work, host };
@@ -337,7 +344,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
         if ('deferUntil' in result) {
           await store.release(work.batchId, { url: item.url, attempts: result.attempts });
           metrics.hostDeferrals.inc();
-          return { claimed: claimed.length, deferUntil: result.deferUntil };
+          return { deferUntil: result.deferUntil };
         }
         const { record, discovered, dropped, capture } = result.outcome;
         if (bodyWriter && capture) record.bodyRef = await bodyWriter.append(captureRecords(capture, new Date(record.fetchedAt)));
@@ -351,11 +358,43 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
         pending -= 1;
         queueGauge.dec();
       }
-      return { claimed: claimed.length };
+      return {};
     } finally {
       queueGauge.dec(pending);
       await starts.settled();
     }
+  }
+
+  /** How many batches may hold a key at once: its override's concurrency, or the crawl's. */
+  const holdersOf = (run: BatchRun, key: string): number | undefined =>
+    run.work.fill && (run.policy.pacingOverride(key)?.perHostConcurrency ?? run.work.fill.perHostConcurrency);
+
+  /**
+   * After its shares, a filling batch takes the ready work the store hands out, one key after
+   * another, until it holds as many URLs as it was ordered (`batchLimit`, which the store checks
+   * with every claim) or no key has anything for it.
+   */
+  async function fillFromStore(run: BatchRun, batchLimit: number, claimedSoFar: number, deferred: HostDeferral[]): Promise<number> {
+    const { work, store, handover } = run;
+    const { perHostConcurrency } = work.fill!;
+    const overrides = Object.values(work.config.hosts).map((override) => override.perHostConcurrency ?? 0);
+    const query = {
+      render: loader.render,
+      shard: work.shard,
+      batchLimit,
+      maxPagesPerHost: work.config.maxPagesPerHost,
+      holdersOf: (key: string) => holdersOf(run, key)!,
+      maxHolders: Math.max(perHostConcurrency, ...overrides),
+    };
+    let claimed = 0;
+    while (claimedSoFar + claimed < batchLimit && !handover.asked) {
+      const ready = await store.claimReady(work.batchId, { ...query, freeBy: Date.now() + LONG_WAIT_MS });
+      if (ready === null) break;
+      const crawled = await crawlClaimed(run, ready.key, ready.urls);
+      claimed += ready.urls.length;
+      if (crawled.deferUntil !== undefined) deferred.push({ host: ready.key, until: crawled.deferUntil });
+    }
+    return claimed;
   }
 
   /** Crawls the batch's hosts one after another; a cancelled batch gives back what it had not finished. */
@@ -377,12 +416,14 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     let claimed = 0;
     const deferred: HostDeferral[] = [];
     try {
+      const batchLimit = work.shares.reduce((sum, share) => sum + share.limit, work.fill?.urls ?? 0);
       for (const share of work.shares) {
         if (run.handover.asked) break;
-        const crawled = await crawlShare(run, share);
+        const crawled = await crawlShare(run, share, { holders: holdersOf(run, share.host), ...(work.fill && { batchLimit }) });
         claimed += crawled.claimed;
         if (crawled.deferUntil !== undefined) deferred.push({ host: share.host, until: crawled.deferUntil });
       }
+      if (work.fill && work.fill.urls > 0) claimed += await fillFromStore(run, batchLimit, claimed, deferred);
       stopTimer({ status: deferred.length === 0 ? 'completed' : 'deferred' });
     } catch (err) {
       stopTimer({ status: signal.aborted ? 'cancelled' : 'failed' });
@@ -407,7 +448,8 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
   async function orderedBatch(order: BatchOrder, store: FrontierStore): Promise<BatchReport> {
     const recorded = await configs.get(store, order);
     const config = recorded.delayMs === order.delayMs ? recorded : { ...recorded, delayMs: order.delayMs };
-    const { claimed, deferred } = await runBatch({ ...order, shares: order.hosts, config }, store);
+    const fill = order.perHostConcurrency === undefined ? undefined : { urls: order.fill ?? 0, perHostConcurrency: order.perHostConcurrency };
+    const { claimed, deferred } = await runBatch({ ...order, shares: order.hosts, config, fill }, store);
     const view = await store.view(REPORT_HOSTS, order.shard);
     frontierSizes.set(order.crawlId, view.queued);
     updateCrawlGauges();

@@ -38,6 +38,11 @@ export interface CrawlPlan {
   configVersion: number;
   /** Shard workflows the crawl runs as; absent in plans recorded before shards (one). */
   shards?: number;
+  /**
+   * Batches top themselves up from the store's ready keys (see `BatchOrder.fill`); absent in
+   * plans recorded before fills, whose crawls keep launching host shares only.
+   */
+  fillsFromStore?: boolean;
 }
 
 /** URLs a batch may claim of one host: its share of the host's backlog and of the page budget. */
@@ -64,6 +69,15 @@ export interface BatchOrder {
   delayMs: number;
   /** The shard whose keys the batch claims, on a sharded crawl: its report is that shard's view. */
   shard?: number;
+  /**
+   * URLs the batch may claim, after its shares, from whichever keys the store has ready (a
+   * broad crawl's workflow sees only its biggest hosts). With it, every claim of the crawl is
+   * bounded by `perHostConcurrency` holders in the store, so keys the workflow never saw keep
+   * their concurrency too.
+   */
+  fill?: number;
+  /** `perHostConcurrency` in force (setLimits may change it); set on crawls that fill. */
+  perHostConcurrency?: number;
 }
 
 /** Room per URL in a batch's start-to-close timeout, on top of its fetch attempts. */
@@ -98,6 +112,8 @@ export function planOf(config: CrawlConfig, configVersion: number): CrawlPlan {
     recrawlOf: config.recrawlOf ?? null,
     configVersion,
     shards: config.shards,
+    // A render batch's pages cost a browser each: render lanes stay scheduled by host.
+    fillsFromStore: render === undefined,
   };
 }
 

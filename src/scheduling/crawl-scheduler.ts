@@ -32,14 +32,24 @@ export interface Launch {
   seq: number;
   shares: HostShare[];
   render: boolean;
+  /** URLs the batch may take after its shares from keys the store has ready (`BatchOrder.fill`). */
+  fill: number;
 }
+
+/**
+ * How long a crawl whose batches found nothing to claim waits before it asks the store again,
+ * when no running batch will end sooner: every key with backlog was held or held back.
+ */
+export const FRUITLESS_RETRY_MS = 1_000;
 
 export type Outcome = 'completed' | 'max-pages-reached' | 'stopped' | 'failed' | 'continue-as-new';
 
 interface Running {
   hosts: string[];
+  /** URLs the batch may claim in all: its shares and its fill. */
   limit: number;
   render: boolean;
+  fill: number;
 }
 
 export function initialSchedulerState(plan: CrawlPlan, view: CrawlView): SchedulerState {
@@ -71,6 +81,10 @@ export class CrawlScheduler {
   private readonly parked = new Map<string, string[]>();
   /** URLs handed to batches since the current view arrived, per lane. */
   private launchedSinceView = new Map<string, number>();
+  /** Fill handed to batches since the current view arrived. */
+  private filledSinceView = 0;
+  /** When a filling batch last claimed nothing, until one claims something again. */
+  private fruitlessSince: number | null = null;
   private storeWait: StoreWait | null = null;
   private handingOver = false;
 
@@ -116,6 +130,7 @@ export class CrawlScheduler {
     if (!newer(view, this.state.view)) return;
     this.state.view = view;
     this.launchedSinceView = new Map();
+    this.filledSinceView = 0;
   }
 
   budgetLeft(): number {
@@ -146,6 +161,44 @@ export class CrawlScheduler {
   }
 
   /**
+   * Whether the store is worth asking for work at `now`: not while the last filling batch found
+   * nothing, until a batch claims again or, with none running, a short wait has passed.
+   */
+  private storeHasWork(now: number): boolean {
+    if (this.fruitlessSince === null) return true;
+    return this.running.size === 0 && now >= this.fruitlessSince + FRUITLESS_RETRY_MS;
+  }
+
+  /** The view's backlog not yet handed to a batch. */
+  private unlaunched(): number {
+    let launched = this.filledSinceView;
+    for (const n of this.launchedSinceView.values()) launched += n;
+    return this.state.view.queued - launched;
+  }
+
+  /**
+   * The backlog of keys the view does not name (it names the biggest only), not yet handed to
+   * a batch as fill: what filling from the store may find. The named keys' backlog is the
+   * shares', which count each key's batches against its concurrency.
+   */
+  private unlisted(): number {
+    let listed = this.filledSinceView;
+    for (const { queued } of this.state.view.hosts) listed += queued;
+    return this.state.view.queued - listed;
+  }
+
+  /**
+   * URLs a packed batch is sized to: the batch size, or on a crawl that fills from the store
+   * the unlaunched backlog spread over the free slots, so a broad crawl's start and tail keep
+   * every slot busy with batches of equal work.
+   */
+  private packTarget(): number {
+    if (!this.plan.fillsFromStore) return this.plan.batchSize;
+    const free = Math.max(1, this.state.limits.concurrency - this.running.size);
+    return Math.max(1, Math.min(this.plan.batchSize, Math.ceil(this.unlaunched() / free)));
+  }
+
+  /**
    * The lane's share of a launch, at most `room` URLs, or 0 when the lane may not launch now.
    * A big host's backlog is split over its batch slots, so it is crawled in parallel; when
    * batches are packed, a host goes into one batch whole, as far as the batch has room.
@@ -167,7 +220,39 @@ export class CrawlScheduler {
    * full batches rather than many tiny ones: fewer activities, fewer history events.
    */
   launches(now: number): Launch[] {
-    if (!this.launching()) return [];
+    if (!this.launching() || (this.plan.fillsFromStore && !this.storeHasWork(now))) return [];
+    const target = this.packTarget();
+    const launches = this.shareLaunches(now, target);
+    if (this.plan.fillsFromStore) this.fillLaunches(launches, target);
+    return launches;
+  }
+
+  /**
+   * Tops up the new batches to `target` from the store's ready keys, then starts batches that
+   * only fill while slots, budget and unlaunched backlog last: the view names the biggest hosts
+   * only, and the store knows which of the rest are free.
+   */
+  private fillLaunches(launches: Launch[], target: number): void {
+    for (const launch of launches) this.addFill(launch, target - this.running.get(String(launch.seq))!.limit);
+    while (this.running.size < this.state.limits.concurrency && this.budgetLeft() > 0 && this.unlisted() > 0) {
+      const launch = this.start(null, 0, false);
+      this.addFill(launch, target);
+      launches.push(launch);
+    }
+  }
+
+  private addFill(launch: Launch, room: number): void {
+    const fill = Math.min(room, this.budgetLeft(), this.unlisted());
+    if (fill <= 0) return;
+    const batch = this.running.get(String(launch.seq))!;
+    launch.fill += fill;
+    batch.fill += fill;
+    batch.limit += fill;
+    this.filledSinceView += fill;
+  }
+
+  /** The launches of host shares the view names, packed up to `target` URLs (see `launches`). */
+  private shareLaunches(now: number, target: number): Launch[] {
     const lanes = backlogLanes(
       this.state.view.hosts.filter(({ host }) => (this.state.hostReadyAt[host] ?? 0) <= now),
       this.plan.render !== null,
@@ -176,28 +261,30 @@ export class CrawlScheduler {
     for (let launched = true; launched; ) {
       launched = false;
       const pack = lanes.filter((lane) => lane.queued > (this.launchedSinceView.get(lane.key) ?? 0)).length > this.state.limits.concurrency - this.running.size;
+      const size = pack ? target : this.plan.batchSize;
       let open: Launch | undefined;
       for (const lane of lanes) {
         if (this.budgetLeft() <= 0) return launches;
         const joins = open !== undefined && open.render === lane.render && !open.shares.some((share) => share.host === lane.host);
         if (!joins && this.running.size >= this.state.limits.concurrency) return launches;
-        const room = joins ? this.plan.batchSize - this.running.get(String(open!.seq))!.limit : this.plan.batchSize;
+        const room = joins ? size - this.running.get(String(open!.seq))!.limit : size;
         const limit = this.shareOf(lane, room, pack);
         if (limit <= 0) continue;
         if (joins) this.extend(open!, lane, limit);
-        else launches.push((open = this.start(lane, limit)));
+        else launches.push((open = this.start(lane, limit, lane.render)));
         launched = true;
-        if (!pack || this.running.get(String(open!.seq))!.limit >= this.plan.batchSize) open = undefined;
+        if (!pack || this.running.get(String(open!.seq))!.limit >= size) open = undefined;
       }
     }
     return launches;
   }
 
-  private start(lane: Lane, limit: number): Launch {
+  /** A new batch, with a first share of `lane` unless it only fills. */
+  private start(lane: Lane | null, limit: number, render: boolean): Launch {
     this.state.batchSeq += 1;
-    const launch: Launch = { seq: this.state.batchSeq, shares: [], render: lane.render };
-    this.running.set(String(launch.seq), { hosts: [], limit: 0, render: lane.render });
-    this.extend(launch, lane, limit);
+    const launch: Launch = { seq: this.state.batchSeq, shares: [], render, fill: 0 };
+    this.running.set(String(launch.seq), { hosts: [], limit: 0, render, fill: 0 });
+    if (lane !== null) this.extend(launch, lane, limit);
     return launch;
   }
 
@@ -218,7 +305,10 @@ export class CrawlScheduler {
       this.storeWait ??= { since: now, message: report.message };
       return;
     }
+    const batch = this.running.get(key);
     this.running.delete(key);
+    if (report.claimed > 0) this.fruitlessSince = null;
+    else if (batch !== undefined && batch.fill > 0) this.fruitlessSince = now;
     this.state.batchesCompleted += 1;
     this.failures.succeeded();
     for (const [host, at] of Object.entries(this.state.hostReadyAt)) if (at <= now) delete this.state.hostReadyAt[host];
@@ -229,7 +319,8 @@ export class CrawlScheduler {
   /** A batch failed for good; it still holds its claims until `batchAbandoned`. */
   batchFailed(seq: number, failure: BatchFailure): void {
     const batch = this.running.get(String(seq));
-    if (batch) this.failures.failed(batch.hosts, failure);
+    // The hosts a batch filled with are the store's choice: the batch counts as one more host.
+    if (batch) this.failures.failed(batch.fill > 0 ? [...batch.hosts, `(hosts batch ${seq} took from the store)`] : batch.hosts, failure);
   }
 
   /** A failed batch's URLs are recorded as failures (`view` after that), or it was cancelled (no view). */
@@ -276,6 +367,7 @@ export class CrawlScheduler {
   nextWake(now: number): { at: number; host: string } | undefined {
     if (!this.launching()) return undefined;
     let next: { at: number; host: string } | undefined;
+    if (this.fruitlessSince !== null && this.running.size === 0) next = { at: this.fruitlessSince + FRUITLESS_RETRY_MS, host: 'the store (no key was free)' };
     for (const { host } of this.state.view.hosts) {
       const at = this.state.hostReadyAt[host] ?? 0;
       if (at > now && (next === undefined || at < next.at)) next = { at, host };

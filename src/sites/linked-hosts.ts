@@ -17,6 +17,8 @@ export interface LinkedHosts {
   pages: string[];
   /** Requests per URL served. */
   requests: Map<string, number>;
+  /** The most requests each host had in flight at once, by origin. */
+  maxInFlight: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -29,10 +31,15 @@ export async function startLinkedHosts(hosts: number, pagesPerHost: number): Pro
   const servers: Server[] = [];
   const origins: string[] = [];
   const requests = new Map<string, number>();
+  const maxInFlight = new Map<string, number>();
   for (let n = 0; n < hosts; n += 1) {
+    let inFlight = 0;
     const server = createServer((req, res) => {
       const origin = origins[n];
       requests.set(`${origin}${req.url}`, (requests.get(`${origin}${req.url}`) ?? 0) + 1);
+      inFlight += 1;
+      maxInFlight.set(origin, Math.max(maxInFlight.get(origin) ?? 0, inFlight));
+      res.on('close', () => void (inFlight -= 1));
       const links =
         req.url === '/'
           ? [...Array.from({ length: pagesPerHost }, (_, page) => `/p${page}`), ...linkedHosts(n, hosts).map((other) => `${origins[other]}/`)]
@@ -51,6 +58,7 @@ export async function startLinkedHosts(hosts: number, pagesPerHost: number): Pro
     origins,
     pages,
     requests,
+    maxInFlight,
     close: async () => {
       for (const server of servers) server.closeAllConnections();
       await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));

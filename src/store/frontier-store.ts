@@ -45,6 +45,38 @@ export interface FrontierEntry {
 /** The `skipped` reason of a URL its host's page cap (`maxPagesPerHost`) left unfetched. */
 export const HOST_PAGE_CAP = 'host-page-cap';
 
+/** Bounds a claim checks in the same atomic step as the host's page cap. */
+export interface ClaimBounds {
+  /**
+   * At most this many batches, the claiming one included, hold claimed URLs of the key at
+   * once: the key's concurrency, enforced where every worker's claims meet.
+   */
+  holders?: number;
+  /** The batch holds at most this many URLs over all its keys, finished or not. */
+  batchLimit?: number;
+}
+
+/** What a filling batch may claim (see `FrontierStore.claimReady`). */
+export interface ReadyQuery {
+  render: boolean;
+  /** The batch's shard; absent: every key of the crawl. */
+  shard?: number;
+  /** Epoch ms by which a key must be free to be asked. */
+  freeBy: number;
+  /** URLs the batch may hold in all, over every key (`ClaimBounds.batchLimit`). */
+  batchLimit: number;
+  maxPagesPerHost: number;
+  /** The key's concurrency (`ClaimBounds.holders`): its override's, or the crawl's. */
+  holdersOf(key: string): number;
+  /** The largest concurrency any key has, which bounds the store's search. */
+  maxHolders: number;
+}
+
+export interface ReadyClaim {
+  key: string;
+  urls: ClaimedUrl[];
+}
+
 export interface ClaimedUrl {
   url: string;
   depth: number;
@@ -206,7 +238,15 @@ export interface FrontierStore {
    * A fetch batch claims only URLs enqueued without `render`, a render batch (`render`
    * true) only those enqueued with it; the page cap counts both.
    */
-  claim(batchId: string, host: string, limit: number, maxPagesPerHost?: number, render?: boolean): Promise<ClaimedUrl[]>;
+  claim(batchId: string, host: string, limit: number, maxPagesPerHost?: number, render?: boolean, bounds?: ClaimBounds): Promise<ClaimedUrl[]>;
+  /**
+   * The store hands a filling batch ready work: in one atomic step, the URLs of one key, as
+   * `claim` would with the query's bounds. First a key the batch holds already (a retried
+   * attempt resumes it); else, biggest backlog first, a key of its lane and shard with backlog,
+   * held by fewer batches than its concurrency, and free to be asked by `freeBy` (a key held
+   * back past it would only be given back). Null when no key has anything for the batch.
+   */
+  claimReady(batchId: string, query: ReadyQuery): Promise<ReadyClaim | null>;
   complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number>;
   /**
    * Puts a batch's unfinished URLs back in the queue for a later batch; `retried` is the URL

@@ -19,7 +19,10 @@
 import {
   HOST_PAGE_CAP,
   type BatchTotals,
+  type ClaimBounds,
   type ClaimedUrl,
+  type ReadyClaim,
+  type ReadyQuery,
   type CrawlTotals,
   type CrawlView,
   type FrontierEntry,
@@ -36,6 +39,7 @@ import {
   type StoredConfig,
 } from './frontier-store';
 import { CLAIMED, DONE, GONE, QUEUED, type PostgresDatabase } from './postgres-database';
+import type { PoolClient } from 'pg';
 import { toClaimed, type ClaimRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 
@@ -167,6 +171,34 @@ const CLAIM_QUEUED = `
   bumped AS (${bumpShardsAfter('counted', '1')})
   SELECT id, url, depth, attempts, skipped, priority FROM claimed ORDER BY priority DESC, id`;
 
+/** Keys a ready claim tries in one transaction (see sqlite-store.ts). */
+const READY_CANDIDATES = 8;
+
+/** One claim's arguments, as `claim` takes them. */
+interface ClaimRequest {
+  batchId: string;
+  host: string;
+  limit: number;
+  maxPagesPerHost: number;
+  render: boolean;
+  bounds: ClaimBounds;
+}
+
+/**
+ * The keys a ready claim tries ($2 the batch, $3 its lane, $4 its shard or null, $5 the holders
+ * a key may have, $6 free-by, $7 how many): those the batch holds, then ready ones.
+ */
+const READY_KEYS = `
+  (SELECT DISTINCT host, 0 AS rank, 0::bigint AS queued FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND state = ${CLAIMED})
+  UNION ALL
+  (SELECT host, 1, queued::bigint FROM crawlflow.hosts h WHERE crawl = $1 AND queued > 0
+     AND CASE WHEN $3 THEN render_queued ELSE queued - render_queued END > 0
+     AND ($4::int IS NULL OR shard = $4) AND next_request_at <= $6::bigint
+     AND (SELECT count(DISTINCT batch_id) FROM crawlflow.urls u WHERE u.crawl = $1 AND u.host = h.host AND u.state = ${CLAIMED} AND u.batch_id <> $2) < $5
+     AND NOT EXISTS (SELECT 1 FROM crawlflow.urls m WHERE m.crawl = $1 AND m.batch_id = $2 AND m.host = h.host AND m.state = ${CLAIMED})
+     ORDER BY queued DESC LIMIT $7)
+  ORDER BY rank, queued DESC LIMIT $7`;
+
 /**
  * Takes the host's next request start when the host is free at $3 (the caller's clock, read
  * once the statement had a connection), keeping it busy for $4 ms.
@@ -240,22 +272,65 @@ export class PostgresFrontierStore implements FrontierStore {
     return rows[0]?.added ?? 0;
   }
 
-  async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false): Promise<ClaimedUrl[]> {
+  async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false, bounds: ClaimBounds = {}): Promise<ClaimedUrl[]> {
+    const crawl = await this.crawl();
+    return this.db.transaction((client) => this.claimWith(client, crawl, { batchId, host, limit, maxPagesPerHost, render, bounds }));
+  }
+
+  async claimReady(batchId: string, query: ReadyQuery): Promise<ReadyClaim | null> {
     const crawl = await this.crawl();
     return this.db.transaction(async (client) => {
-      // The host's row lock serializes claims of this host across workers, of both kinds: the cap is counted under it.
-      const host_ = await client.query<{ taken: number }>('SELECT taken FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE', [crawl, host]);
-      const mine = await client.query<ClaimRow & { state: number }>(
-        'SELECT url, depth, attempts, skipped, priority, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND host = $3 ORDER BY priority DESC, id',
-        [crawl, batchId, host],
-      );
-      const own = mine.rows.filter((row) => row.state === CLAIMED);
-      const room = limit - mine.rows.length;
-      if (room <= 0 || host_.rows.length === 0) return own.map(toClaimed);
-      const capRoom = Math.max(0, maxPagesPerHost - host_.rows[0].taken);
-      const fresh = await client.query<ClaimRow>(CLAIM_QUEUED, [crawl, host, batchId, room, capRoom, render]);
-      return [...own, ...fresh.rows].map(toClaimed);
+      const { rows } = await client.query<{ host: string; held: boolean }>(READY_KEYS, [
+        crawl,
+        batchId,
+        query.render,
+        query.shard ?? null,
+        query.maxHolders,
+        query.freeBy,
+        READY_CANDIDATES,
+      ]);
+      for (const { host } of rows) {
+        const bounds = { holders: query.holdersOf(host), batchLimit: query.batchLimit };
+        const urls = await this.claimWith(client, crawl, { batchId, host, limit: query.batchLimit, maxPagesPerHost: query.maxPagesPerHost, render: query.render, bounds });
+        if (urls.length > 0) return { key: host, urls };
+      }
+      return null;
     });
+  }
+
+  /** One claim, in `client`'s transaction (see `claim`). */
+  private async claimWith(client: PoolClient, crawl: number, { batchId, host, limit, maxPagesPerHost, render, bounds }: ClaimRequest): Promise<ClaimedUrl[]> {
+    const { holders, batchLimit } = bounds;
+    // The host's row lock serializes claims of this host across workers, of both kinds: the
+    // cap and the holders are counted under it.
+    const host_ = await client.query<{ taken: number; holders: number }>(
+      `SELECT taken, (SELECT count(DISTINCT batch_id) FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND state = ${CLAIMED} AND batch_id <> $3)::int AS holders
+       FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE`,
+      [crawl, host, batchId],
+    );
+    const mine = await client.query<ClaimRow & { state: number }>(
+      'SELECT url, depth, attempts, skipped, priority, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND host = $3 ORDER BY priority DESC, id',
+      [crawl, batchId, host],
+    );
+    const own = mine.rows.filter((row) => row.state === CLAIMED);
+    let room = limit - mine.rows.length;
+    if (batchLimit !== undefined) room = Math.min(room, batchLimit - (await this.batchRows(client, crawl, batchId)));
+    // Topping up adds no holder of the key.
+    const tooMany = own.length === 0 && holders !== undefined && host_.rows[0]?.holders >= holders;
+    if (room <= 0 || host_.rows.length === 0 || tooMany) return own.map(toClaimed);
+    const capRoom = Math.max(0, maxPagesPerHost - host_.rows[0].taken);
+    const fresh = await client.query<ClaimRow>(CLAIM_QUEUED, [crawl, host, batchId, room, capRoom, render]);
+    return [...own, ...fresh.rows].map(toClaimed);
+  }
+
+  /**
+   * The URLs the batch holds, counted under a lock of the batch: a zombie attempt and its retry
+   * share the batch ID, and claims of two keys would not wait on each other's host rows.
+   */
+  private async batchRows(client: PoolClient, crawl: number, batchId: string): Promise<number> {
+    await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [crawl, batchId]);
+    const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2', [crawl, batchId]);
+    return rows[0].n;
   }
 
   async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {

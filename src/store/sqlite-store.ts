@@ -10,7 +10,10 @@ import { dirname, join } from 'node:path';
 import {
   HOST_PAGE_CAP,
   type BatchTotals,
+  type ClaimBounds,
   type ClaimedUrl,
+  type ReadyClaim,
+  type ReadyQuery,
   type CrawlTotals,
   type CrawlView,
   type FrontierEntry,
@@ -180,6 +183,11 @@ const RECORDS_PAGE = 500;
 /** SQLite has no boolean: flags are 1 or 0. */
 const sqliteFlag = (value: boolean): number => (value ? 1 : 0);
 const BUSY_TIMEOUT_MS = 250;
+/**
+ * Keys a ready claim tries in one transaction: the query's holder bound is the largest any key
+ * has, so a key with a lower override may still refuse; a few more are always at hand.
+ */
+const READY_CANDIDATES = 8;
 const CACHE_KIB = 64 * 1024;
 
 /** Where a crawl's file lives: crawl IDs are user text, so they are encoded for the file name. */
@@ -192,6 +200,7 @@ export class SqliteFrontierStore implements FrontierStore {
   private readonly statements;
   private readonly enqueueTx;
   private readonly claimTx;
+  private readonly claimReadyTx;
   private readonly completeTx;
   private readonly releaseTx;
   private readonly abandonTx;
@@ -237,6 +246,15 @@ export class SqliteFrontierStore implements FrontierStore {
          WHERE id IN (SELECT id FROM urls WHERE host = ? AND render = ? AND state = ${QUEUED} ORDER BY priority DESC, id LIMIT ?)
          RETURNING id, url, depth, attempts, skipped, priority`,
       ),
+      batchRows: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ?').pluck(),
+      otherHolders: db.prepare(`SELECT count(DISTINCT batch_id) FROM urls WHERE host = ? AND state = ${CLAIMED} AND batch_id <> ?`).pluck(),
+      heldKeys: db.prepare(`SELECT DISTINCT host FROM urls WHERE batch_id = ? AND state = ${CLAIMED}`).pluck(),
+      readyKeys: db.prepare(
+        `SELECT host FROM hosts WHERE queued > 0 AND iif(@render, render_queued, queued - render_queued) > 0
+           AND (@shard IS NULL OR shard = @shard) AND next_request_at <= @freeBy
+           AND (SELECT count(DISTINCT batch_id) FROM urls WHERE urls.host = hosts.host AND state = ${CLAIMED} AND batch_id <> @batchId) < @maxHolders
+         ORDER BY queued DESC LIMIT @limit`,
+      ).pluck(),
       taken: db.prepare('SELECT taken FROM hosts WHERE host = ?').pluck(),
       addTaken: db.prepare('UPDATE hosts SET taken = taken + ? WHERE host = ?'),
       complete: db.prepare(
@@ -366,11 +384,21 @@ export class SqliteFrontierStore implements FrontierStore {
     };
 
     this.enqueueTx = db.transaction(insertEntries);
-    this.claimTx = db.transaction((batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1): ClaimedUrl[] => {
+    /**
+     * URLs the batch may still claim of `host`: its share's room, within its own limit; none
+     * when it would become one holder of the key too many (topping up adds no holder).
+     */
+    const claimRoom = (batchId: string, host: string, limit: number, holding: boolean, { holders, batchLimit }: ClaimBounds): number => {
+      let room = limit - (s.batchShare.get(batchId, host) as number);
+      if (batchLimit !== undefined) room = Math.min(room, batchLimit - (s.batchRows.get(batchId) as number));
+      if (room > 0 && !holding && holders !== undefined && (s.otherHolders.get(host, batchId) as number) >= holders) return 0;
+      return room;
+    };
+    const claimNow = (batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1, bounds: ClaimBounds): ClaimedUrl[] => {
       const claimQueued = (n: number, skipped: string | null): ClaimRow[] =>
         n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, render, n) as Array<ClaimRow & { id: number }>).sort(inClaimOrder);
       const own = s.ownClaims.all(batchId, host, CLAIMED) as ClaimRow[];
-      const room = limit - (s.batchShare.get(batchId, host) as number);
+      const room = claimRoom(batchId, host, limit, own.length > 0, bounds);
       if (room <= 0) return own.map(toClaimed);
       const capRoom = Math.max(0, maxPagesPerHost - ((s.taken.get(host) as number | undefined) ?? 0));
       const fresh = claimQueued(Math.min(room, capRoom), null);
@@ -379,6 +407,24 @@ export class SqliteFrontierStore implements FrontierStore {
       const n = fresh.length + capped.length;
       if (n > 0) changeQueuedByHost(new Map([[host, { n: -n, render: -n * render }]]));
       return [...own, ...fresh, ...capped].map(toClaimed);
+    };
+    this.claimTx = db.transaction(claimNow);
+    this.claimReadyTx = db.transaction((batchId: string, query: ReadyQuery): ReadyClaim | null => {
+      const render = query.render ? 1 : 0;
+      const claimOf = (key: string): ReadyClaim | null => {
+        const urls = claimNow(batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit });
+        return urls.length === 0 ? null : { key, urls };
+      };
+      for (const key of s.heldKeys.all(batchId) as string[]) {
+        const held = claimOf(key);
+        if (held) return held;
+      }
+      const candidates = s.readyKeys.all({ batchId, render, shard: query.shard ?? null, maxHolders: query.maxHolders, freeBy: query.freeBy, limit: READY_CANDIDATES }) as string[];
+      for (const key of candidates) {
+        const ready = claimOf(key);
+        if (ready) return ready;
+      }
+      return null;
     });
     this.completeTx = db.transaction((batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]) => {
       const written = s.complete.run(...completedValues(record, sqliteFlag), record.url, batchId).changes;
@@ -425,8 +471,12 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.enqueueTx.immediate(entries);
   }
 
-  async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false): Promise<ClaimedUrl[]> {
-    return this.claimTx.immediate(batchId, host, limit, maxPagesPerHost, render ? 1 : 0);
+  async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false, bounds: ClaimBounds = {}): Promise<ClaimedUrl[]> {
+    return this.claimTx.immediate(batchId, host, limit, maxPagesPerHost, render ? 1 : 0, bounds);
+  }
+
+  async claimReady(batchId: string, query: ReadyQuery): Promise<ReadyClaim | null> {
+    return this.claimReadyTx.immediate(batchId, query);
   }
 
   async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {

@@ -33,6 +33,15 @@ const INDEX_EVERY_BATCHES = 25;
 /** A run's summary, with the totals its end reads (the crawl's, or one shard's). */
 export type RunSummary<T extends BatchTotals> = Omit<CrawlSummary, 'totals'> & { totals: T };
 
+/** What the Web UI shows of a batch: its first host and how many more, its lane and its size. */
+function batchSummary(seq: number, { hosts, render, fill = 0 }: BatchOrder): string {
+  const limit = hosts.reduce((sum, share) => sum + share.limit, fill);
+  const first = hosts.length === 0 ? 'ready hosts' : hosts[0].host;
+  const more = hosts.length > 1 ? ` +${hosts.length - 1} hosts` : '';
+  const filled = hosts.length > 0 && fill > 0 ? ' +ready hosts' : '';
+  return `${first}${more}${filled} · ${render ? 'render ' : ''}batch ${seq} · up to ${limit} URLs`;
+}
+
 export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages {
   private readonly runId = workflowInfo().runId;
   protected readonly scheduler: CrawlScheduler;
@@ -159,7 +168,8 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
     return `${this.crawlId}/${this.runId}/${seq}`;
   }
 
-  private launch({ seq, shares, render }: Launch): void {
+  private launch({ seq, shares, render, fill }: Launch): void {
+    const { limits } = this.scheduler;
     const order: BatchOrder = {
       crawlId: this.crawlId,
       batchId: this.batchId(seq),
@@ -167,14 +177,12 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
       hosts: shares,
       render,
       configVersion: this.plan.configVersion,
-      delayMs: this.scheduler.limits.delayMs,
+      delayMs: limits.delayMs,
       ...(this.shard === undefined ? {} : { shard: this.shard }),
+      ...(this.plan.fillsFromStore ? { fill, perHostConcurrency: limits.perHostConcurrency } : {}),
     };
-    const limit = shares.reduce((sum, share) => sum + share.limit, 0);
-    const more = shares.length > 1 ? ` +${shares.length - 1} hosts` : '';
-    const summary = `${shares[0].host}${more} · ${render ? 'render ' : ''}batch ${seq} · up to ${limit} URLs`;
     this.track(
-      runBatch(this.plan, order, summary).then(
+      runBatch(this.plan, order, batchSummary(seq, order)).then(
         (report) => {
           this.scheduler.batchEnded(seq, report, Date.now());
           if (this.scheduler.counts().batchesCompleted % INDEX_EVERY_BATCHES === 0) this.index();

@@ -83,6 +83,17 @@ async function main(): Promise<void> {
         }
         return 'rec-seeds-file';
       }],
+      ['broad', async () => {
+        // More hosts than a batch report names: batches take ready work from the store.
+        const broad = await startLinkedHosts(150, 1);
+        try {
+          const input = { seeds: broad.origins.map((origin) => `${origin}/`), batchSize: 20, concurrency: 8, perHostConcurrency: 1, respectRobots: false };
+          await (await startCrawl(env.client, 'rec-broad', input, queue)).result();
+        } finally {
+          await broad.close();
+        }
+        return 'rec-broad';
+      }],
       ['sharded', async () => {
         const input = { seeds: [`${hosts.origins[0]}/`], scope: 'any' as const, shards: SHARDS, batchSize: 2, respectRobots: false };
         await (await startCrawl(env.client, 'rec-sharded', input, queue)).result();

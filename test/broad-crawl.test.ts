@@ -1,0 +1,83 @@
+/**
+ * A broad crawl through a real Temporal dev server: many small loopback hosts, a seed on
+ * each, far more hosts than a batch report names (it names the 48 biggest). Batches take the
+ * rest as ready work the store hands out, and the store's claims keep every host's
+ * concurrency, with two workers claiming side by side: every page is fetched exactly once, no
+ * host ever has more requests in flight than `perHostConcurrency`, and a page budget is spent
+ * exactly.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startCrawl } from '../src/client/crawl-client';
+import { startLinkedHosts, type LinkedHosts } from '../src/sites/linked-hosts';
+import type { BatchOrder } from '../src/scheduling/crawl-plan';
+import type { CrawlInput } from '../src/shared/crawl-config';
+import type { BatchReport } from '../src/shared/crawl-types';
+import { REPORT_HOSTS } from '../src/activities/crawl-batch';
+import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { completedResults, historiesOf, scheduledInputs } from './helpers/histories';
+
+const HOSTS = 200;
+const PAGES_PER_HOST = 2;
+
+describe(`a broad crawl: ${HOSTS} hosts, a seed on each, two workers`, () => {
+  let env: TestTemporal;
+  let site: LinkedHosts;
+  const queue = uniqueQueue('broad');
+
+  before(async () => {
+    env = await startTestTemporal();
+    await env.startWorker(queue);
+    await env.startWorker(queue);
+    site = await startLinkedHosts(HOSTS, PAGES_PER_HOST);
+  });
+  after(async () => {
+    await site?.close();
+    await env?.close();
+  });
+
+  const crawl = (maxPages?: number): CrawlInput => ({
+    seeds: site.origins.map((origin) => `${origin}/`),
+    concurrency: 8,
+    perHostConcurrency: 1,
+    batchSize: 20,
+    respectRobots: false,
+    allowPrivateNetwork: true,
+    maxRetries: 0,
+    ...(maxPages === undefined ? {} : { maxPages }),
+  });
+
+  it('batches fill from the store; every page once, one request in flight per host', async () => {
+    assert.ok(HOSTS > REPORT_HOSTS * 2, 'more hosts than a report names');
+    const handle = await startCrawl(env.client, 'broad-all', crawl(), queue);
+    const summary = await handle.result();
+    const records = await readRecords(env.store, 'broad-all');
+    assert.deepEqual(records.map((record) => record.url).sort(), [...site.pages].sort(), 'every page recorded once');
+    assert.deepEqual([...site.requests].filter(([, n]) => n !== 1), [], 'every page fetched once');
+    assert.equal(summary.totals.fetched, site.pages.length);
+    assert.deepEqual([...site.maxInFlight].filter(([, n]) => n > 1), [], 'no host had two requests in flight');
+
+    const [{ history }] = await historiesOf(env.client, 'broad-all');
+    const orders = scheduledInputs<BatchOrder>(history, 'fetchBatch');
+    const reports = completedResults<BatchReport>(history, 'fetchBatch');
+    const claimedBy = new Map(reports.map((report) => [report.batchId, report.kind === 'done' ? report.claimed : 0]));
+    const onlyFilling = orders.filter((order) => order.hosts.length === 0 && (order.fill ?? 0) > 0);
+    assert.ok(onlyFilling.length > 0, 'batches that only fill ran');
+    assert.ok(onlyFilling.some((order) => (claimedBy.get(order.batchId) ?? 0) > 0), 'and the store handed them work');
+    const claimed = reports.reduce((sum, report) => sum + (report.kind === 'done' ? report.claimed : 0), 0);
+    assert.equal(claimed, site.pages.length, 'the batches claimed each page once between them');
+    assert.ok(orders.every((order) => order.hosts.reduce((sum, share) => sum + share.limit, order.fill ?? 0) <= 20), 'no batch ordered more than the batch size');
+  });
+
+  it('spends a page budget exactly, with batches that fill', async () => {
+    for (const key of site.requests.keys()) site.requests.delete(key);
+    const handle = await startCrawl(env.client, 'broad-budget', crawl(250), queue);
+    const summary = await handle.result();
+    assert.equal(summary.status, 'max-pages-reached');
+    assert.equal(summary.totals.processed, 250);
+    assert.equal((await readRecords(env.store, 'broad-budget')).length, 250);
+    assert.equal([...site.requests.values()].reduce((sum, n) => sum + n, 0), 250, 'the site served 250 pages');
+    const [{ history }] = await historiesOf(env.client, 'broad-budget');
+    assert.ok(scheduledInputs<BatchOrder>(history, 'fetchBatch').some((order) => (order.fill ?? 0) > 0), 'some batches filled');
+  });
+});
