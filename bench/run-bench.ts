@@ -258,7 +258,11 @@ function ratioTable(results: ToolResult[]): string {
   return [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
 }
 
-function targetsOf(results: ToolResult[], workers: WorkerScalingRun[]): Record<string, { value: number | null; target: string; met: boolean | null }> {
+function targetsOf(
+  results: ToolResult[],
+  workers: WorkerScalingRun[],
+  broad: BroadScenario | { error: string } | undefined,
+): Record<string, { value: number | null; target: string; met: boolean | null }> {
   // A timed-out tool's rate covers only its first, faster part: comparisons flatter it.
   const byTool = new Map(results.filter((r) => r.status !== 'failed').map((r) => [r.tool, r]));
   const crawlflow = byTool.get('crawlflow');
@@ -269,12 +273,16 @@ function targetsOf(results: ToolResult[], workers: WorkerScalingRun[]): Record<s
   const check = (value: number | null, target: string, ok: (v: number) => boolean) => ({ value, target, met: value === null ? null : ok(value) });
   const one = workers.find((w) => w.workers === 1);
   const two = workers.find((w) => w.workers === 2);
+  const broadRuns = broad !== undefined && 'ratio' in broad ? broad : undefined;
   return {
     crawlflowVsRaw: check(ratio('raw'), '>= 0.8', (v) => v >= 0.8),
     crawlflowVsCrawlee: check(ratio('crawlee'), '>= 3', (v) => v >= 3),
     crawlflowVsScrapy: check(ratio('scrapy'), '>= 1 (be ahead)', (v) => v >= 1),
     crawlflowVsColly: check(ratio('colly'), '>= 1 (be ahead)', (v) => v >= 1),
-    historyEventsPerPage: check(crawlflow?.crawlflow ? crawlflow.crawlflow.eventsPerThousandPages / 1000 : null, '<= 0.1', (v) => v <= 0.1),
+    historyEventsPerPage: check(crawlflow?.crawlflow ? crawlflow.crawlflow.eventsPerThousandPages / 1000 : null, '<= 0.05', (v) => v <= 0.05),
+    broadVsSingleHost: check(broadRuns?.ratio ?? null, '>= 0.8', (v) => v >= 0.8),
+    broadEventsPerPage: check(broadRuns?.broad.eventsPerPage ?? null, '<= 0.05', (v) => v <= 0.05),
+    singleHostEventsPerPage: check(broadRuns?.single.eventsPerPage ?? null, '<= 0.05', (v) => v <= 0.05),
     workerPeakRssMb: check(crawlflow?.crawlflow?.worker.peakRssMb ?? null, '< 300', (v) => v < 300),
     twoWorkersSpeedup: check(one && two ? two.pagesPerSecond / one.pagesPerSecond : null, '> 1', (v) => v > 1),
   };
@@ -345,7 +353,7 @@ async function main(): Promise<void> {
       workers,
       broad,
       shards,
-      targets: targetsOf(results, workers),
+      targets: targetsOf(results, workers, broad),
     };
     const subtitle = `${site.reachableCount.toLocaleString('en-US')} pages of ~8 KB, concurrency ${options.concurrency}, ${report.machine.cpus} cores, ${report.generatedAt.slice(0, 16)}Z`;
     writeFileSync(join(RESULTS_DIR, `${options.name}.json`), `${JSON.stringify(report, null, 2)}\n`);

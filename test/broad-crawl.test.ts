@@ -71,12 +71,12 @@ describe(`a broad crawl: ${HOSTS} hosts, a seed on each, two workers`, () => {
 
   it('spends a page budget exactly, with batches that fill', async () => {
     for (const key of site.requests.keys()) site.requests.delete(key);
-    const handle = await startCrawl(env.client, 'broad-budget', crawl(250), queue);
+    const handle = await startCrawl(env.client, 'broad-budget', crawl(400), queue);
     const summary = await handle.result();
     assert.equal(summary.status, 'max-pages-reached');
-    assert.equal(summary.totals.processed, 250);
-    assert.equal((await readRecords(env.store, 'broad-budget')).length, 250);
-    assert.equal([...site.requests.values()].reduce((sum, n) => sum + n, 0), 250, 'the site served 250 pages');
+    assert.equal(summary.totals.processed, 400);
+    assert.equal((await readRecords(env.store, 'broad-budget')).length, 400);
+    assert.equal([...site.requests.values()].reduce((sum, n) => sum + n, 0), 400, 'the site served 400 pages');
     const [{ history }] = await historiesOf(env.client, 'broad-budget');
     assert.ok(scheduledInputs<BatchOrder>(history, 'fetchBatch').some((order) => (order.fill ?? 0) > 0), 'some batches filled');
   });

@@ -6,7 +6,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CrawlScheduler, initialSchedulerState, type Launch } from '../src/scheduling/crawl-scheduler';
+import { CrawlScheduler, FRUITLESS_RETRY_MS, initialSchedulerState, type Launch } from '../src/scheduling/crawl-scheduler';
 import { planOf, type CrawlPlan } from '../src/scheduling/crawl-plan';
 import { parseCrawlConfig, type CrawlInput } from '../src/shared/crawl-config';
 import type { BatchReport, CrawlView } from '../src/shared/crawl-types';
@@ -167,6 +167,58 @@ describe('CrawlScheduler rules', () => {
     assert.equal(scheduler.outcome(), 'continue-as-new');
     const next = new CrawlScheduler(p, scheduler.carried());
     assert.equal(next.launches(0)[0].seq, 3, 'sequence numbers go on in the next run');
+  });
+
+  it('past the hosts a view names, batches fill from the store: topped up, fill-only, spread over the free slots', () => {
+    const p = plan({ concurrency: 4, perHostConcurrency: 1, batchSize: 10 });
+    // Two hosts named, 30 more URLs on hosts the view leaves out.
+    const named = { ...view(1, { 'a.test': 3, 'b.test': 2 }), queued: 35 };
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, named));
+    const launches = scheduler.launches(0);
+    assert.deepEqual(
+      launches.map((launch) => [launch.shares.map(({ host, limit }) => `${host}:${limit}`), launch.fill]),
+      [
+        [['a.test:3'], 6],
+        [['b.test:2'], 7],
+        [[], 9],
+        [[], 8],
+      ],
+      'each named host topped up to 35 / 4 slots = 9 URLs, then fill-only batches for what the view leaves out',
+    );
+    assert.equal(scheduler.budgetLeft(), p.maxPages - 35, 'fill counts against the budget');
+
+    const whole = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 3, 'b.test': 2 })));
+    assert.ok(whole.launches(0).every((launch) => launch.fill === 0), 'a view that names every host leaves nothing to fill');
+
+    const recorded = { ...p, fillsFromStore: undefined };
+    const before = new CrawlScheduler(recorded, initialSchedulerState(recorded, named)).launches(0);
+    assert.deepEqual(
+      before.map((launch) => [hostsOf(launch), launch.fill]),
+      [
+        [['a.test'], 0],
+        [['b.test'], 0],
+      ],
+      'a plan recorded before fills schedules the named hosts only',
+    );
+  });
+
+  it('a filling batch that found nothing stops launches until a batch claims again, or a second passes with none running', () => {
+    const p = plan({ concurrency: 2, perHostConcurrency: 1, batchSize: 10 });
+    const unnamed = { ...view(1, {}), queued: 50 };
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, unnamed));
+    const [first, second] = scheduler.launches(0);
+    assert.deepEqual([first.fill, second.fill], [10, 10]);
+    scheduler.batchEnded(first.seq, done(first, { ...unnamed, version: 2 }, null, 0), 100);
+    assert.deepEqual(scheduler.launches(100), [], 'the store had nothing: no new batch while another runs');
+    scheduler.batchEnded(second.seq, done(second, { ...unnamed, version: 3 }, null, 0), 200);
+    assert.deepEqual(scheduler.launches(200), []);
+    assert.deepEqual(scheduler.nextWake(200), { at: 200 + FRUITLESS_RETRY_MS, host: 'the store (no key was free)' });
+    assert.equal(scheduler.outcome(), null, 'the crawl waits, it does not end');
+    assert.deepEqual(scheduler.launches(199 + FRUITLESS_RETRY_MS), []);
+    const retry = scheduler.launches(200 + FRUITLESS_RETRY_MS);
+    assert.equal(retry.length, 2);
+    scheduler.batchEnded(retry[0].seq, done(retry[0], { ...unnamed, version: 4, queued: 40 }, null, 10), 1_200);
+    assert.equal(scheduler.launches(1_200).length, 1, 'a batch that claimed lets launches go on');
   });
 
   it('keeps the newest view, and of two views with one version the one with more pages done', () => {
