@@ -90,7 +90,7 @@ function parseOptions(): Options {
       tools: { type: 'string' },
       pages: { type: 'string' },
       concurrency: { type: 'string', default: '32' },
-      'batch-size': { type: 'string', default: '100' },
+      'batch-size': { type: 'string', default: '200' },
       workers: { type: 'string', default: '1,2' },
       'no-workers': { type: 'boolean', default: false },
       'no-wrk': { type: 'boolean', default: false },

@@ -111,7 +111,8 @@ export async function runShardScenario(): Promise<string> {
     const one = await crawlOnce(env, pg, site, taskQueue, 1);
     site.requests.clear();
     const four = await crawlOnce(env, pg, site, taskQueue, 4);
-    return `${HOSTS} hosts × ${PAGES_PER_HOST + 1} pages, ${WORKERS} worker processes, concurrency 16, PostgreSQL\n\n${report(one, four)}`;
+    const { concurrency, batchSize } = linkedHostsCrawl(site, 1);
+    return `${HOSTS} hosts × ${PAGES_PER_HOST + 1} pages, ${WORKERS} worker processes, concurrency ${concurrency}, batch size ${batchSize}, PostgreSQL\n\n${report(one, four)}`;
   } finally {
     await pg.end().catch(() => undefined);
     for (const worker of workers) await worker.kill('SIGKILL');

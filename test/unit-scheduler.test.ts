@@ -169,7 +169,7 @@ describe('CrawlScheduler rules', () => {
     assert.equal(next.launches(0)[0].seq, 3, 'sequence numbers go on in the next run');
   });
 
-  it('past the hosts a view names, batches fill from the store: topped up, fill-only, spread over the free slots', () => {
+  it('past the hosts a view names, batches fill from the store: topped up, then fill-only ones sized by the budget', () => {
     const p = plan({ concurrency: 4, perHostConcurrency: 1, batchSize: 10 });
     // Two hosts named, 30 more URLs on hosts the view leaves out.
     const named = { ...view(1, { 'a.test': 3, 'b.test': 2 }), queued: 35 };
@@ -180,12 +180,16 @@ describe('CrawlScheduler rules', () => {
       [
         [['a.test:3'], 6],
         [['b.test:2'], 7],
-        [[], 9],
-        [[], 8],
+        [[], 10],
+        [[], 10],
       ],
-      'each named host topped up to 35 / 4 slots = 9 URLs, then fill-only batches for what the view leaves out',
+      'each named host topped up to 35 / 4 slots = 9 URLs, then full fill-only batches for what the view leaves out',
     );
-    assert.equal(scheduler.budgetLeft(), p.maxPages - 35, 'fill counts against the budget');
+    assert.equal(scheduler.budgetLeft(), p.maxPages - 38, 'fill counts against the budget');
+
+    const budget = plan({ concurrency: 4, perHostConcurrency: 1, batchSize: 10, maxPages: 10 });
+    const spread = new CrawlScheduler(budget, initialSchedulerState(budget, { ...view(1, {}), queued: 50 })).launches(0);
+    assert.deepEqual(spread.map((launch) => launch.fill), [3, 3, 2, 2], 'a small budget is spread over the slots, not spent by one batch');
 
     const whole = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 3, 'b.test': 2 })));
     assert.ok(whole.launches(0).every((launch) => launch.fill === 0), 'a view that names every host leaves nothing to fill');

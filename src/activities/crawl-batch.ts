@@ -423,7 +423,8 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
         claimed += crawled.claimed;
         if (crawled.deferUntil !== undefined) deferred.push({ host: share.host, until: crawled.deferUntil });
       }
-      if (work.fill && work.fill.urls > 0) claimed += await fillFromStore(run, batchLimit, claimed, deferred);
+      // Shares the view overstated (keys others took meanwhile) leave room: it is filled like the fill itself.
+      if (work.fill) claimed += await fillFromStore(run, batchLimit, claimed, deferred);
       stopTimer({ status: deferred.length === 0 ? 'completed' : 'deferred' });
     } catch (err) {
       stopTimer({ status: signal.aborted ? 'cancelled' : 'failed' });

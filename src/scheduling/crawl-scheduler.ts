@@ -81,8 +81,8 @@ export class CrawlScheduler {
   private readonly parked = new Map<string, string[]>();
   /** URLs handed to batches since the current view arrived, per lane. */
   private launchedSinceView = new Map<string, number>();
-  /** Fill handed to batches since the current view arrived. */
-  private filledSinceView = 0;
+  /** Batches told to fill since the current view arrived: each takes at least one URL the view does not name. */
+  private fillsSinceView = 0;
   /** When a filling batch last claimed nothing, until one claims something again. */
   private fruitlessSince: number | null = null;
   private storeWait: StoreWait | null = null;
@@ -130,7 +130,7 @@ export class CrawlScheduler {
     if (!newer(view, this.state.view)) return;
     this.state.view = view;
     this.launchedSinceView = new Map();
-    this.filledSinceView = 0;
+    this.fillsSinceView = 0;
   }
 
   budgetLeft(): number {
@@ -171,18 +171,18 @@ export class CrawlScheduler {
 
   /** The view's backlog not yet handed to a batch. */
   private unlaunched(): number {
-    let launched = this.filledSinceView;
+    let launched = this.fillsSinceView;
     for (const n of this.launchedSinceView.values()) launched += n;
     return this.state.view.queued - launched;
   }
 
   /**
-   * The backlog of keys the view does not name (it names the biggest only), not yet handed to
-   * a batch as fill: what filling from the store may find. The named keys' backlog is the
-   * shares', which count each key's batches against its concurrency.
+   * The backlog of keys the view does not name (it names the biggest only), less a URL for each
+   * batch told to fill since: what filling from the store may still find. The named keys'
+   * backlog is the shares', which count each key's batches against its concurrency.
    */
   private unlisted(): number {
-    let listed = this.filledSinceView;
+    let listed = this.fillsSinceView;
     for (const { queued } of this.state.view.hosts) listed += queued;
     return this.state.view.queued - listed;
   }
@@ -229,26 +229,31 @@ export class CrawlScheduler {
 
   /**
    * Tops up the new batches to `target` from the store's ready keys, then starts batches that
-   * only fill while slots, budget and unlaunched backlog last: the view names the biggest hosts
-   * only, and the store knows which of the rest are free.
+   * only fill while slots, budget and backlog the view does not name last: the view names the
+   * biggest hosts only, and the store knows which of the rest are free.
+   *
+   * A filling batch claims one key at a time as it goes, so it keeps finding the work that
+   * batches before it discover: a fill-only batch is sized by the budget, not by the backlog
+   * the view shows, and a broad crawl runs as long batches, few history events per page.
    */
   private fillLaunches(launches: Launch[], target: number): void {
     for (const launch of launches) this.addFill(launch, target - this.running.get(String(launch.seq))!.limit);
     while (this.running.size < this.state.limits.concurrency && this.budgetLeft() > 0 && this.unlisted() > 0) {
+      const budgetShare = Math.ceil(this.budgetLeft() / (this.state.limits.concurrency - this.running.size));
       const launch = this.start(null, 0, false);
-      this.addFill(launch, target);
+      this.addFill(launch, Math.min(this.plan.batchSize, budgetShare));
       launches.push(launch);
     }
   }
 
   private addFill(launch: Launch, room: number): void {
-    const fill = Math.min(room, this.budgetLeft(), this.unlisted());
-    if (fill <= 0) return;
+    const fill = Math.min(room, this.budgetLeft());
+    if (fill <= 0 || this.unlisted() <= 0) return;
     const batch = this.running.get(String(launch.seq))!;
     launch.fill += fill;
     batch.fill += fill;
     batch.limit += fill;
-    this.filledSinceView += fill;
+    this.fillsSinceView += 1;
   }
 
   /** The launches of host shares the view names, packed up to `target` URLs (see `launches`). */

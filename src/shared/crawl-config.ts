@@ -340,7 +340,7 @@ export const crawlConfigSchema = z
     maxRedirects: setting(count(0, 50).default(5), { section: 'fetching', doc: 'Redirects followed; every hop is checked against the scope.' }),
     maxLinksPerPage: setting(count(0, 1_000_000).default(5_000), { section: 'fetching', doc: 'Links taken from one page.' }),
     maxUrlLength: setting(count(16, 65_536).default(2_048), { section: 'fetching', doc: 'The longest URL followed.' }),
-    batchSize: setting(count(1, 2_000).default(50), {
+    batchSize: setting(count(1, 2_000).default(200), {
       section: 'limits',
       flag: '--batch-size <n>',
       help: 'URLs per batch activity',
