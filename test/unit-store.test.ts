@@ -5,7 +5,8 @@
  * file, or two machines on one database) racing, never claiming the same URL or passing the
  * cap; record(url) and recordGone (a recrawl's reads and its gone URLs, counted apart); claims
  * by kind (fetch or render) and the render backlog. Then what only one implementation has:
- * migration of SQLite files made by the 0.1.0 and 0.2.0 releases and of older PostgreSQL
+ * SQLite's group commit of concurrent completions (one transaction, a savepoint each, a locked
+ * file), migration of SQLite files made by the 0.1.0 and 0.2.0 releases and of older PostgreSQL
  * schemas, PostgreSQL's crawls sharing one database, concurrent schema set-up and store URL
  * handling.
  */
@@ -25,6 +26,7 @@ import { openStoreBackend, UnknownCrawlError, type StoreBackend } from '../src/s
 import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store-url';
 import { SCHEMA_VERSION } from '../src/store/postgres-database';
 import { StoreUnavailableError } from '../src/store/store-errors';
+import { patientStore } from '../src/store/patient-store';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { drainHost, type RaceSide } from './helpers/store-race';
 import { PASSWORD, postgresBinary, startTestPostgres, type TestPostgres } from './helpers/postgres';
@@ -1043,6 +1045,133 @@ for (const impl of IMPLEMENTATIONS) {
     });
   });
 }
+
+/** A transaction statement as the store ran it, savepoint names left out: `BEGIN IMMEDIATE`, `SAVEPOINT`, `COMMIT`... */
+type TransactionStatement = string;
+
+/**
+ * Runs `work` and lists the transaction statements every better-sqlite3 connection ran
+ * meanwhile, by wrapping the statements' shared `run`.
+ */
+async function transactionStatements(work: () => Promise<unknown>): Promise<TransactionStatement[]> {
+  const probe = new Database(':memory:');
+  const statements = Object.getPrototypeOf(probe.prepare('SELECT 1')) as { run(this: Database.Statement, ...params: unknown[]): Database.RunResult };
+  probe.close();
+  const run = statements.run;
+  const seen: TransactionStatement[] = [];
+  statements.run = function (this: Database.Statement, ...params: unknown[]) {
+    if (/^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/.test(this.source)) seen.push(this.source.replace(/ `.*`$/, ''));
+    return run.apply(this, params);
+  };
+  try {
+    await work();
+  } finally {
+    statements.run = run;
+  }
+  return seen;
+}
+
+describe('SQLite store: completions of concurrent batches commit together', () => {
+  /** A file store with hosts A and B queued and batches one and two holding a URL of A each, three one of B. */
+  async function threeBatches(): Promise<{ store: SqliteFrontierStore; file: string }> {
+    const file = tempStoreFile();
+    const store = new SqliteFrontierStore(file);
+    await store.enqueue([entry(urlA(0)), entry(urlA(1)), entry(urlB(0))]);
+    assert.deepEqual(urlsOf(await store.claim('one', A, 1)), [urlA(0)]);
+    assert.deepEqual(urlsOf(await store.claim('two', A, 1)), [urlA(1)]);
+    assert.deepEqual(urlsOf(await store.claim('three', B, 1)), [urlB(0)]);
+    return { store, file };
+  }
+  const completeAll = (store: FrontierStore, discoveredByTwo: FrontierEntry[]) => [
+    store.complete('one', pageRecord(urlA(0)), [entry(urlA(10), 1), entry(urlA(11), 1)]),
+    store.complete('two', pageRecord(urlA(1)), discoveredByTwo),
+    store.complete('three', pageRecord(urlB(0)), [entry(urlA(10), 1)]),
+  ];
+
+  it('completions of one turn share one IMMEDIATE transaction, each in a savepoint, and each caller gets its own count', async () => {
+    const { store, file } = await threeBatches();
+    try {
+      let added: number[] = [];
+      const statements = await transactionStatements(async () => {
+        added = await Promise.all(completeAll(store, [entry(urlA(0), 1), entry(urlB(1), 1)]));
+      });
+      assert.deepEqual(added, [2, 1, 0], 'two new for one; p/0 known to two; p/10 already added by one');
+      const savepoint = ['SAVEPOINT', 'RELEASE'];
+      assert.deepEqual(statements, ['BEGIN IMMEDIATE', ...savepoint, ...savepoint, ...savepoint, 'COMMIT']);
+      // Committed when the callers are told: another connection reads all three.
+      const other = new SqliteFrontierStore(file);
+      try {
+        assert.deepEqual(urlsOf(await readRecords(other)), [urlA(0), urlA(1), urlB(0)]);
+        assert.equal((await other.totals()).queued, 3, 'p/10, p/11 and b.test/p/1');
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a completion that fails rolls back alone and rejects only its own caller', async () => {
+    const { store } = await threeBatches();
+    try {
+      // A depth the schema refuses, after the page's record and a good link are written.
+      const refused = { ...entry(urlB(2), 1), depth: null as unknown as number };
+      const settled = await Promise.allSettled(completeAll(store, [entry(urlB(1), 1), refused]));
+      assert.deepEqual(
+        settled.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : (outcome.reason as { code: string }).code)),
+        [2, 'SQLITE_CONSTRAINT_NOTNULL', 0],
+      );
+      assert.deepEqual(urlsOf(await readRecords(store)), [urlA(0), urlB(0)]);
+      assert.deepEqual(await store.totals(), { processed: 2, fetched: 2, errors: 0, skipped: 0, bytes: 200, queued: 2, discovered: 5, changes: NO_CHANGES });
+      assert.deepEqual(urlsOf(await store.claim('two', A, 1)), [urlA(1)], 'the failed page is still the batch\'s to finish');
+      assert.equal(await store.complete('two', pageRecord(urlA(1)), [entry(urlB(1), 1)]), 1, 'and its retry commits');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a file locked by another connection rejects every queued completion with SQLITE_BUSY; a retry, or a patient store, gets through', async () => {
+    const { store, file } = await threeBatches();
+    const holder = new Database(file);
+    try {
+      holder.exec('BEGIN IMMEDIATE');
+      const settled = await Promise.allSettled(completeAll(store, []));
+      assert.deepEqual(
+        settled.map((outcome) => (outcome.status === 'rejected' ? (outcome.reason as { code: string }).code : outcome.value)),
+        ['SQLITE_BUSY', 'SQLITE_BUSY', 'SQLITE_BUSY'],
+      );
+      holder.exec('ROLLBACK');
+      assert.deepEqual(await readRecords(store), [], 'nothing of the failed group was written');
+      assert.deepEqual(await Promise.all(completeAll(store, [])), [2, 0, 0], 'the retry commits all three');
+
+      assert.deepEqual(urlsOf(await store.claim('four', A, 1)), [urlA(10)]);
+      holder.exec('BEGIN IMMEDIATE');
+      const waits: boolean[] = [];
+      const patient = patientStore(store, { patienceMs: 5_000, signal: new AbortController().signal, onWait: (_seconds, waiting) => waits.push(waiting) });
+      setTimeout(() => holder.exec('COMMIT'), 400);
+      assert.equal(await patient.complete('four', pageRecord(urlA(10)), [entry(urlB(5), 1)]), 1);
+      assert.deepEqual(waits, [true, false], 'it waited the lock out');
+      assert.deepEqual(urlsOf(await readRecords(store)), [urlA(0), urlA(1), urlB(0), urlA(10)]);
+    } finally {
+      if (holder.inTransaction) holder.exec('ROLLBACK');
+      holder.close();
+      await store.close();
+    }
+  });
+
+  it('close commits the completions still queued before it closes the file', async () => {
+    const { store, file } = await threeBatches();
+    const completions = completeAll(store, []);
+    await store.close();
+    assert.deepEqual(await Promise.all(completions), [2, 0, 0]);
+    const reopened = new SqliteFrontierStore(file);
+    try {
+      assert.deepEqual(urlsOf(await readRecords(reopened)), [urlA(0), urlA(1), urlB(0)]);
+    } finally {
+      await reopened.close();
+    }
+  });
+});
 
 /**
  * Undoes schema version n (the key), so a test can put a database back as an older version

@@ -33,6 +33,7 @@ import {
 } from './frontier-store';
 import { toClaimed, type ClaimRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
+import { GroupCommit, savepointEach } from './group-commit';
 
 const QUEUED = 0;
 const CLAIMED = 1;
@@ -176,6 +177,13 @@ function migrate(db: Database.Database): void {
 /** Queued URLs added (or, negative, taken away) per host: all of them, and those to render; new keys get `shard`. */
 type QueuedChange = { n: number; render: number; shard?: number };
 
+/** A finished page of a batch and the links found on it, as `complete` is given them. */
+interface Completion {
+  batchId: string;
+  record: PageRecord;
+  discovered: readonly FrontierEntry[];
+}
+
 /** Most important first, then in discovery order: the order claims hand URLs out in (RETURNING keeps none). */
 const inClaimOrder = (a: ClaimRow & { id: number }, b: ClaimRow & { id: number }): number => b.priority - a.priority || a.id - b.id;
 
@@ -201,7 +209,8 @@ export class SqliteFrontierStore implements FrontierStore {
   private readonly enqueueTx;
   private readonly claimTx;
   private readonly claimReadyTx;
-  private readonly completeTx;
+  /** Page completions of concurrent batches, committed together (see group-commit.ts). */
+  private readonly completions: GroupCommit<Completion, number>;
   private readonly releaseTx;
   private readonly abandonTx;
   private readonly releaseAllTx;
@@ -426,13 +435,14 @@ export class SqliteFrontierStore implements FrontierStore {
       }
       return null;
     });
-    this.completeTx = db.transaction((batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]) => {
+    const completeOne = ({ batchId, record, discovered }: Completion): number => {
       const written = s.complete.run(...completedValues(record, sqliteFlag), record.url, batchId).changes;
       // A URL completed twice (a zombie attempt racing its retry) keeps its first record.
       if (written !== 1) return 0;
       s.countFinished.run({ ...finishedTotals(record), shard: s.shardOfUrl.get(record.url) });
       return insertEntries(discovered);
-    });
+    };
+    this.completions = new GroupCommit(savepointEach(db, completeOne));
     this.releaseTx = db.transaction((batchId: string, retried?: { url: string; attempts: number }) => {
       if (retried) s.setAttempts.run(retried.attempts, retried.url, batchId);
       requeueUnfinished(s.unfinishedByHost.all(batchId) as Array<{ host: string; n: number; render: number; taken: number }>);
@@ -480,7 +490,7 @@ export class SqliteFrontierStore implements FrontierStore {
   }
 
   async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {
-    return this.completeTx.immediate(batchId, record, discovered);
+    return this.completions.write({ batchId, record, discovered });
   }
 
   async release(batchId: string, retried?: { url: string; attempts: number }): Promise<number> {
@@ -625,6 +635,8 @@ export class SqliteFrontierStore implements FrontierStore {
   }
 
   async close(): Promise<void> {
+    // Completions already queued are committed, and their callers told, before the file closes.
+    await this.completions.settled();
     if (this.db.open) this.db.close();
   }
 }
