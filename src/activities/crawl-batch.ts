@@ -419,7 +419,8 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
       const batchLimit = work.shares.reduce((sum, share) => sum + share.limit, work.fill?.urls ?? 0);
       for (const share of work.shares) {
         if (run.handover.asked) break;
-        const crawled = await crawlShare(run, share, { holders: holdersOf(run, share.host), ...(work.fill && { batchLimit }) });
+        // A share is bounded by its own limit per key; only the fill after it needs the batch-wide one.
+        const crawled = await crawlShare(run, share, { holders: holdersOf(run, share.host) });
         claimed += crawled.claimed;
         if (crawled.deferUntil !== undefined) deferred.push({ host: share.host, until: crawled.deferUntil });
       }

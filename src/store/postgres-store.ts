@@ -171,6 +171,10 @@ const CLAIM_QUEUED = `
   bumped AS (${bumpShardsAfter('counted', '1')})
   SELECT id, url, depth, attempts, skipped, priority FROM claimed ORDER BY priority DESC, id`;
 
+/** The host's row, locked for a claim, with its page-cap count and the batches other than $3 holding it. */
+const LOCK_HOST = `SELECT taken, (SELECT count(DISTINCT batch_id) FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND state = ${CLAIMED} AND batch_id <> $3)::int AS holders
+  FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE`;
+
 /** Keys a ready claim tries in one transaction (see sqlite-store.ts). */
 const READY_CANDIDATES = 8;
 
@@ -189,15 +193,15 @@ interface ClaimRequest {
  * a key may have, $6 free-by, $7 how many): those the batch holds, then ready ones.
  */
 const READY_KEYS = `
-  (SELECT DISTINCT host, 0 AS rank, 0::bigint AS queued FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND state = ${CLAIMED})
+  (SELECT DISTINCT host, true AS held, 0::bigint AS queued FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND state = ${CLAIMED})
   UNION ALL
-  (SELECT host, 1, queued::bigint FROM crawlflow.hosts h WHERE crawl = $1 AND queued > 0
+  (SELECT host, false, queued::bigint FROM crawlflow.hosts h WHERE crawl = $1 AND queued > 0
      AND CASE WHEN $3 THEN render_queued ELSE queued - render_queued END > 0
      AND ($4::int IS NULL OR shard = $4) AND next_request_at <= $6::bigint
      AND (SELECT count(DISTINCT batch_id) FROM crawlflow.urls u WHERE u.crawl = $1 AND u.host = h.host AND u.state = ${CLAIMED} AND u.batch_id <> $2) < $5
      AND NOT EXISTS (SELECT 1 FROM crawlflow.urls m WHERE m.crawl = $1 AND m.batch_id = $2 AND m.host = h.host AND m.state = ${CLAIMED})
      ORDER BY queued DESC LIMIT $7)
-  ORDER BY rank, queued DESC LIMIT $7`;
+  ORDER BY held DESC, queued DESC LIMIT $7`;
 
 /**
  * Takes the host's next request start when the host is free at $3 (the caller's clock, read
@@ -289,13 +293,28 @@ export class PostgresFrontierStore implements FrontierStore {
         query.freeBy,
         READY_CANDIDATES,
       ]);
-      for (const { host } of rows) {
+      const room = query.batchLimit - (await this.batchRows(client, crawl, batchId));
+      for (const { host, held } of rows) {
         const bounds = { holders: query.holdersOf(host), batchLimit: query.batchLimit };
-        const urls = await this.claimWith(client, crawl, { batchId, host, limit: query.batchLimit, maxPagesPerHost: query.maxPagesPerHost, render: query.render, bounds });
+        const request = { batchId, host, limit: query.batchLimit, maxPagesPerHost: query.maxPagesPerHost, render: query.render, bounds };
+        const urls = held ? await this.claimWith(client, crawl, request) : await this.claimFree(client, crawl, request, room);
         if (urls.length > 0) return { key: host, urls };
       }
       return null;
     });
+  }
+
+  /**
+   * A ready claim of a key the batch does not hold, `room` URLs at most. A key whose row
+   * another worker has locked is being claimed right now: it is skipped, not waited for, so
+   * the filling batches of a crawl never queue up behind its biggest backlog.
+   */
+  private async claimFree(client: PoolClient, crawl: number, { batchId, host, maxPagesPerHost, render, bounds }: ClaimRequest, room: number): Promise<ClaimedUrl[]> {
+    if (room <= 0) return [];
+    const { rows } = await client.query<{ taken: number; holders: number }>(`${LOCK_HOST} SKIP LOCKED`, [crawl, host, batchId]);
+    if (rows.length === 0 || (bounds.holders !== undefined && rows[0].holders >= bounds.holders)) return [];
+    const fresh = await client.query<ClaimRow>(CLAIM_QUEUED, [crawl, host, batchId, room, Math.max(0, maxPagesPerHost - rows[0].taken), render]);
+    return fresh.rows.map(toClaimed);
   }
 
   /** One claim, in `client`'s transaction (see `claim`). */
@@ -303,11 +322,7 @@ export class PostgresFrontierStore implements FrontierStore {
     const { holders, batchLimit } = bounds;
     // The host's row lock serializes claims of this host across workers, of both kinds: the
     // cap and the holders are counted under it.
-    const host_ = await client.query<{ taken: number; holders: number }>(
-      `SELECT taken, (SELECT count(DISTINCT batch_id) FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND state = ${CLAIMED} AND batch_id <> $3)::int AS holders
-       FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE`,
-      [crawl, host, batchId],
-    );
+    const host_ = await client.query<{ taken: number; holders: number }>(LOCK_HOST, [crawl, host, batchId]);
     const mine = await client.query<ClaimRow & { state: number }>(
       'SELECT url, depth, attempts, skipped, priority, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND host = $3 ORDER BY priority DESC, id',
       [crawl, batchId, host],
