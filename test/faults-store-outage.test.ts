@@ -4,8 +4,8 @@
  * on the workers' metrics), resumes by itself when the store answers, and ends with every
  * reachable page recorded exactly once: nothing lost, nothing recorded twice, and no page
  * fetched again beyond the ones in flight when the store went away.
- * - SQLite: another process holds the crawl file's write lock for 30 s.
- * - PostgreSQL: the server is stopped for 30 s (two worker processes, each with its own data
+ * - SQLite: another process holds the crawl file's write lock for 20 s.
+ * - PostgreSQL: the server is stopped for 20 s (two worker processes, each with its own data
  *   dir, sharing nothing but Temporal and the database).
  */
 import { after, before, describe, it } from 'node:test';
@@ -104,7 +104,7 @@ async function lockSqliteFile(file: string, ms: number): Promise<ChildProcess> {
   return child;
 }
 
-describe('faults: the SQLite file locked by another process for 30 s', () => {
+describe('faults: the SQLite file locked by another process for 20 s', () => {
   let env: TestTemporal;
   let site: SyntheticSite;
   before(async () => {
@@ -124,7 +124,7 @@ describe('faults: the SQLite file locked by another process for 30 s', () => {
     const sampler = sampleProgress(handle, async () => (await worker.metrics.storeWaiting.get()).values[0]?.value ?? 0);
     await waitFor(() => (sampler.samples.at(-1)?.progress.processed ?? 0) >= 100, 60_000, '100 pages processed');
     const from = Date.now();
-    const locker = await lockSqliteFile(crawlStorePath(env.dataDir, crawlId), 30_000);
+    const locker = await lockSqliteFile(crawlStorePath(env.dataDir, crawlId), 20_000);
     await once(locker, 'exit');
     const to = Date.now();
     const summary = await handle.result();
@@ -134,7 +134,7 @@ describe('faults: the SQLite file locked by another process for 30 s', () => {
   });
 });
 
-describe('faults: the PostgreSQL server stopped for 30 s', () => {
+describe('faults: the PostgreSQL server stopped for 20 s', () => {
   let env: TestTemporal;
   let site: SyntheticSite;
   const workers: WorkerProcess[] = [];
@@ -177,8 +177,8 @@ describe('faults: the PostgreSQL server stopped for 30 s', () => {
     await waitFor(() => (sampler.samples.at(-1)?.progress.processed ?? 0) >= 200, 60_000, '200 pages processed');
     const from = Date.now();
     await env.postgres!.stop();
-    // Three times the heartbeat timeout and six times a batch's patience: batches end waiting, not failing.
-    await sleep(30_000);
+    // Twice the heartbeat timeout and four times a batch's patience: batches end waiting, not failing.
+    await sleep(20_000);
     await env.postgres!.start();
     const to = Date.now();
     const summary = await handle.result();
