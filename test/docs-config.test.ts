@@ -6,13 +6,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONFIG_DOCS, recordFieldsTable, REGENERATE_CONFIG_DOCS, settingsTable, withGeneratedTables, withSettingsTables } from '../src/cli/config-docs';
+import { CONFIG_DOCS, hostOverridesTable, recordFieldsTable, REGENERATE_CONFIG_DOCS, settingsTable, withGeneratedTables, withSettingsTables } from '../src/cli/config-docs';
+import { hostOverrideSchema } from '../src/shared/politeness-config';
 import { RECORD_FIELDS } from '../src/store/record-fields';
 
 const committed = readFileSync(join(__dirname, '..', '..', CONFIG_DOCS), 'utf8');
 
 describe(CONFIG_DOCS, () => {
-  it('has the settings tables the schema makes and the record table the record fields make', () => {
+  it('has the settings tables the schema makes, the record table the record fields make, and the host-override table', () => {
     assert.ok(withGeneratedTables(committed) === committed, `${CONFIG_DOCS} is stale: run \`${REGENERATE_CONFIG_DOCS}\` and commit the result`);
   });
 
@@ -20,6 +21,16 @@ describe(CONFIG_DOCS, () => {
     const names = [...recordFieldsTable().matchAll(/^\| `(\w+)` \|/gm)].map((match) => match[1]);
     assert.deepEqual(names, RECORD_FIELDS.map((field) => field.name));
     assert.throws(() => withGeneratedTables(committed.replace('<!-- generated:record-fields -->', '')), /exactly one <!-- generated:record-fields --> block, not 0/);
+  });
+
+  it('lists every field a host override may set once, with its meaning, in schema order', () => {
+    const rows = [...hostOverridesTable().matchAll(/^\| `(\w+)` \| (.+) \|$/gm)];
+    assert.deepEqual(
+      rows.map((match) => match[1]),
+      Object.keys(hostOverrideSchema.shape),
+    );
+    assert.ok(rows.every((match) => match[2].length > 10), 'each with a meaning');
+    assert.throws(() => withGeneratedTables(committed.replace('<!-- generated:host-overrides -->', '')), /exactly one <!-- generated:host-overrides --> block, not 0/);
   });
 
   it("lists a setting's type, default and flag as the schema has them", () => {

@@ -1,12 +1,14 @@
 /**
  * The generated tables of docs/configuration.md: each block between
  * `<!-- generated:crawl-settings SECTION -->` and `<!-- /generated -->` becomes the table of
- * that section's settings, in schema order, and the `<!-- generated:record-fields -->` block
- * the table of page record fields, from their declaration (src/store/record-fields.ts).
+ * that section's settings, in schema order, the `<!-- generated:record-fields -->` block
+ * the table of page record fields, from their declaration (src/store/record-fields.ts), and
+ * the `<!-- generated:host-overrides -->` block the fields a `hosts` override may set.
  * `npm run docs:config` rewrites the file, and test/docs-config.test.ts fails when the
  * committed one differs from what this makes.
  */
 import { SETTING_SECTIONS, type SettingSection } from '../shared/setting-meta';
+import { hostOverrideSchema } from '../shared/politeness-config';
 import { RECORD_FIELDS } from '../store/record-fields';
 import { CRAWL_SETTINGS, flagKind, isRepeatable, type CrawlSetting, type ValueSchema } from './crawl-settings';
 
@@ -15,6 +17,7 @@ export const REGENERATE_CONFIG_DOCS = 'npm run docs:config';
 
 const BLOCK = /<!-- generated:crawl-settings (\S+) -->\n[\s\S]*?<!-- \/generated -->/g;
 const RECORD_BLOCK = /<!-- generated:record-fields -->\n[\s\S]*?<!-- \/generated -->/g;
+const OVERRIDE_BLOCK = /<!-- generated:host-overrides -->\n[\s\S]*?<!-- \/generated -->/g;
 
 /** 100000000 as 100,000,000. */
 const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
@@ -108,9 +111,25 @@ export function recordFieldsTable(): string {
   return ['| field | meaning |', '|---|---|', ...RECORD_FIELDS.map((field) => `| \`${field.name}\` | ${cell(field.doc)} |`)].join('\n');
 }
 
-/** The Markdown with its settings blocks and its one record-fields block replaced by their tables. */
+/** Every field a `hosts` override may set, with what it means, in schema order. */
+export function hostOverridesTable(): string {
+  const rows = Object.entries(hostOverrideSchema.shape).map(([name, field]) => {
+    const meaning = field.unwrap().description;
+    if (meaning === undefined) throw new Error(`host override field ${name} has no description: describe it in src/shared/politeness-config.ts`);
+    return `| \`${name}\` | ${cell(meaning)} |`;
+  });
+  return ['| Override field | Meaning |', '|---|---|', ...rows].join('\n');
+}
+
+/** `markdown` with its one `name` block (`block` matches it) replaced by `table`. */
+function withBlock(markdown: string, name: string, block: RegExp, table: string): string {
+  const blocks = markdown.match(block)?.length ?? 0;
+  if (blocks !== 1) throw new Error(`${CONFIG_DOCS} needs exactly one <!-- generated:${name} --> block, not ${blocks}`);
+  return markdown.replace(block, `<!-- generated:${name} -->\n${table}\n<!-- /generated -->`);
+}
+
+/** The Markdown with its settings blocks, its record-fields block and its host-overrides block replaced by their tables. */
 export function withGeneratedTables(markdown: string): string {
-  const blocks = markdown.match(RECORD_BLOCK)?.length ?? 0;
-  if (blocks !== 1) throw new Error(`${CONFIG_DOCS} needs exactly one <!-- generated:record-fields --> block, not ${blocks}`);
-  return withSettingsTables(markdown).replace(RECORD_BLOCK, `<!-- generated:record-fields -->\n${recordFieldsTable()}\n<!-- /generated -->`);
+  const withRecords = withBlock(withSettingsTables(markdown), 'record-fields', RECORD_BLOCK, recordFieldsTable());
+  return withBlock(withRecords, 'host-overrides', OVERRIDE_BLOCK, hostOverridesTable());
 }

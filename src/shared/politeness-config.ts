@@ -92,13 +92,16 @@ const requestFields = {
   cookiesFromEnv: cookieRecord(envName),
 };
 
-/** Per-host settings; absent fields fall back to the crawl's. */
+/** Per-host settings; absent fields fall back to the crawl's. Each says what it means for the docs' table (config-docs.ts). */
 export const hostOverrideSchema = z
   .object({
-    delayMs: millis(3_600_000),
-    perHostConcurrency: z.number().int().min(1).max(64),
-    userAgent: z.string().min(1).max(512),
-    ...requestFields,
+    delayMs: millis(3_600_000).describe("the host's minimum delay, instead of `delayMs`"),
+    perHostConcurrency: z.number().int().min(1).max(64).describe("the host's batches in flight, instead of `perHostConcurrency`"),
+    userAgent: z.string().min(1).max(512).describe('User-Agent (and robots.txt agent) for the host'),
+    headers: requestFields.headers.describe("merged over the crawl's `headers` (names case-insensitive; the host's win)"),
+    headersFromEnv: requestFields.headersFromEnv.describe("merged over the crawl's `headersFromEnv` the same way; values read from the workers' environment"),
+    cookies: requestFields.cookies.describe("merged over the crawl's `cookies` by name"),
+    cookiesFromEnv: requestFields.cookiesFromEnv.describe("merged over the crawl's `cookiesFromEnv` by name; values read from the workers' environment"),
   })
   .partial()
   .strict();
