@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/temporal/dev-server';
-import { freeLoopbackPort } from '../src/workers/runtime';
+import { freeServerPort } from '../src/workers/runtime';
 
 export interface HistoryCount {
   runs: number;
@@ -37,8 +37,8 @@ export async function countHistoryEvents(address: string, workflowId: string): P
 /** Counts from the server database a finished `crawlflow crawl` left in its data directory. */
 export async function countHistoryEventsInDataDir(dataDir: string, workflowId: string): Promise<HistoryCount> {
   const server = await startDevServer({
-    port: await freeLoopbackPort(),
-    uiPort: await freeLoopbackPort(),
+    port: await freeServerPort(),
+    uiPort: await freeServerPort(),
     dbFile: join(dataDir, 'temporal.sqlite'),
     logFile: join(dataDir, 'temporal-server-reopened.log'),
     headless: true,

@@ -24,7 +24,7 @@ import { startCrawl } from '../src/client/crawl-client';
 import { CrawlMetrics } from '../src/observability/metrics';
 import { startDevServer } from '../src/temporal/dev-server';
 import { projectRoot } from '../src/temporal/project-paths';
-import { freeLoopbackPort } from '../src/workers/runtime';
+import { freeServerPort } from '../src/workers/runtime';
 import { createCrawlWorker } from '../src/workers/crawl-worker';
 import { installRuntime } from '../src/workers/runtime';
 import { createLogger } from '../src/observability/logger';
@@ -79,7 +79,7 @@ async function measure(seeds: number, hosts: number, maxPages: number, workDir: 
   const logger = createLogger('bench-seeds', 'warn');
   await installRuntime(logger, { sdkMetrics: false });
   const site = await startSiteProcess(hosts * Math.ceil(seeds / hosts), hosts);
-  const server = await startDevServer({ port: await freeLoopbackPort(), uiPort: await freeLoopbackPort(), dbFile: join(workDir, 'temporal.sqlite'), logFile: join(workDir, 'temporal.log'), headless: true });
+  const server = await startDevServer({ port: await freeServerPort(), uiPort: await freeServerPort(), dbFile: join(workDir, 'temporal.sqlite'), logFile: join(workDir, 'temporal.log'), headless: true });
   const connection = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
   const worker = await createCrawlWorker({ connection, namespace: 'default', taskQueue: TASK_QUEUE, store: { dataDir: join(workDir, 'data') }, metrics: new CrawlMetrics(),

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { projectRoot } from '../src/temporal/project-paths';
 import { ENV } from '../src/shared/names';
-import { freeLoopbackPort } from '../src/workers/runtime';
+import { freeServerPort } from '../src/workers/runtime';
 import { COLLY_BINARY, CRAWLEE_DIR, installColly, installCrawlee, installScrapy, installSpider, SCRAPY_DIR, SPIDER_BINARY, VENV_DIR } from './installers';
 
 export const TOOL_NAMES = ['raw', 'crawlflow', 'crawlee', 'scrapy', 'colly', 'spider'] as const;
@@ -67,8 +67,8 @@ export function crawlflowCrawlFlags(job: CrawlJob): string[] {
 /** Environment for crawlflow processes: the embedded dev server on free ports, quiet logs. */
 export async function crawlflowEnv(grpcPort?: number): Promise<Record<string, string>> {
   return {
-    [ENV.devServerPort]: String(grpcPort ?? (await freeLoopbackPort())),
-    [ENV.devServerUiPort]: String(await freeLoopbackPort()),
+    [ENV.devServerPort]: String(grpcPort ?? (await freeServerPort())),
+    [ENV.devServerUiPort]: String(await freeServerPort()),
     [ENV.logLevel]: 'warn',
   };
 }

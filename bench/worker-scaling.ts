@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { startDevServer } from '../src/temporal/dev-server';
-import { freeLoopbackPort } from '../src/workers/runtime';
+import { freeServerPort } from '../src/workers/runtime';
 import { runCommand } from './installers';
 import { checkPageSet, fetchSiteStats, resetSiteStats, type PageSetCheck } from './page-set';
 import { ProcessMeter, type TreeUsage } from './process-meter';
@@ -51,10 +51,10 @@ function usageOf(usage: TreeUsage): { cpuSeconds: number; peakRssBytes: number }
 export async function runWithWorkers(site: SiteProcess, job: CrawlJob, workers: number): Promise<WorkerScalingRun> {
   const dataDir = join(job.runDir, 'data');
   mkdirSync(dataDir, { recursive: true });
-  const port = await freeLoopbackPort();
+  const port = await freeServerPort();
   const server = await startDevServer({
     port,
-    uiPort: await freeLoopbackPort(),
+    uiPort: await freeServerPort(),
     dbFile: join(dataDir, 'temporal.sqlite'),
     logFile: join(dataDir, 'temporal-server.log'),
     headless: true,

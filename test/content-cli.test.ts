@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { freeLoopbackPort } from '../src/workers/runtime';
+import { freeServerPort } from '../src/workers/runtime';
 import { ChangingSite } from './helpers/changing-site';
 import { csvRecords } from './helpers/csv';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
@@ -55,8 +55,8 @@ describe('quick start with content options', () => {
     env = {
       TEMPORAL_ADDRESS: '',
       CRAWLFLOW_DATA_DIR: dir,
-      CRAWLFLOW_DEV_SERVER_PORT: String(await freeLoopbackPort()),
-      CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeLoopbackPort()),
+      CRAWLFLOW_DEV_SERVER_PORT: String(await freeServerPort()),
+      CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeServerPort()),
     };
   });
   after(async () => {

@@ -12,7 +12,7 @@ import { Client, Connection } from '@temporalio/client';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { PortInUseError, startDevServer, type DevServer } from '../src/temporal/dev-server';
-import { freeLoopbackPort } from '../src/workers/runtime';
+import { freeServerPort } from '../src/workers/runtime';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
 import { readRecords } from './helpers/temporal';
@@ -43,8 +43,8 @@ describe('faults: Temporal server restart mid-crawl', () => {
   });
 
   it('the crawl survives a server stop/start on the same port and db file', async () => {
-    const port = await freeLoopbackPort();
-    const uiPort = await freeLoopbackPort();
+    const port = await freeServerPort();
+    const uiPort = await freeServerPort();
     const serverOptions = { port, uiPort, dbFile: join(dir, 'temporal.sqlite'), logFile: join(dir, 'temporal.log'), headless: true };
     server = await startDevServer(serverOptions);
     const logFile = join(dir, 'worker.log');
@@ -115,7 +115,7 @@ describe('dev server start on a port another process holds', () => {
     await once(holder, 'listening');
     try {
       const port = (holder.address() as AddressInfo).port;
-      const options = { port, uiPort: await freeLoopbackPort(), dbFile: join(dir, 'temporal.sqlite'), logFile: join(dir, 'temporal.log'), headless: true };
+      const options = { port, uiPort: await freeServerPort(), dbFile: join(dir, 'temporal.sqlite'), logFile: join(dir, 'temporal.log'), headless: true };
       await assert.rejects(startDevServer(options), (err: Error) => err instanceof PortInUseError && err.message.includes(options.logFile));
     } finally {
       holder.close();

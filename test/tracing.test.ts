@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
-import { freeLoopbackPort } from '../src/workers/runtime';
+import { freeServerPort } from '../src/workers/runtime';
 import { runCli } from './helpers/processes';
 
 interface LogLine {
@@ -41,8 +41,8 @@ describe('trace-linked JSON logs', () => {
       TEMPORAL_ADDRESS: '',
       CRAWLFLOW_DATA_DIR: dataDir,
       CRAWLFLOW_LOG_LEVEL: 'info',
-      CRAWLFLOW_DEV_SERVER_PORT: String(await freeLoopbackPort()),
-      CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeLoopbackPort()),
+      CRAWLFLOW_DEV_SERVER_PORT: String(await freeServerPort()),
+      CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeServerPort()),
     });
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stderr

@@ -4,7 +4,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/temporal/project-paths';
-import { freeLoopbackPort } from '../../src/workers/runtime';
+import { freeServerPort } from '../../src/workers/runtime';
 
 export const CLI = join(projectRoot, 'dist', 'src', 'cli', 'main.js');
 
@@ -70,8 +70,8 @@ export async function embeddedServerEnv(dataDir: string): Promise<NodeJS.Process
   return {
     TEMPORAL_ADDRESS: '',
     CRAWLFLOW_DATA_DIR: dataDir,
-    CRAWLFLOW_DEV_SERVER_PORT: String(await freeLoopbackPort()),
-    CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeLoopbackPort()),
+    CRAWLFLOW_DEV_SERVER_PORT: String(await freeServerPort()),
+    CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeServerPort()),
   };
 }
 

@@ -16,7 +16,7 @@ import { temporalBinaryPath } from '../../src/temporal/project-paths';
 import { CRAWL_WORKFLOW_TYPE } from '../../src/shared/names';
 import { createCrawlWorker, type CrawlWorker, type CrawlWorkerOptions } from '../../src/workers/crawl-worker';
 import { startWorkerHost, type WorkerHost } from '../../src/workers/worker-host';
-import { freeLoopbackPort, installRuntime } from '../../src/workers/runtime';
+import { freeLoopbackPort, freeServerPort, installRuntime } from '../../src/workers/runtime';
 import { createLogger } from '../../src/observability/logger';
 import { installTracing } from '../../src/observability/tracing';
 import { CrawlMetrics } from '../../src/observability/metrics';
@@ -71,7 +71,7 @@ export type StoreKind = (typeof STORE_KINDS)[number];
 async function startDevServerOnFreePorts(options: Omit<DevServerOptions, 'port' | 'uiPort'>): Promise<DevServer> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await startDevServer({ ...options, port: await freeLoopbackPort(), uiPort: await freeLoopbackPort() });
+      return await startDevServer({ ...options, port: await freeServerPort(), uiPort: await freeServerPort() });
     } catch (err) {
       if (!(err instanceof PortInUseError) || attempt === 3) throw err;
     }
