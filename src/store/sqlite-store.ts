@@ -424,16 +424,16 @@ export class SqliteFrontierStore implements FrontierStore {
         const urls = claimNow(batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit });
         return urls.length === 0 ? null : { key, urls };
       };
-      for (const key of s.heldKeys.all(batchId) as string[]) {
-        const held = claimOf(key);
-        if (held) return held;
-      }
-      const candidates = s.readyKeys.all({ batchId, render, shard: query.shard ?? null, maxHolders: query.maxHolders, freeBy: query.freeBy, limit: READY_CANDIDATES }) as string[];
-      for (const key of candidates) {
-        const ready = claimOf(key);
-        if (ready) return ready;
-      }
-      return null;
+      const firstClaim = (keys: string[]): ReadyClaim | null => {
+        for (const key of keys) {
+          const claimed = claimOf(key);
+          if (claimed) return claimed;
+        }
+        return null;
+      };
+      // The ready keys are looked up only when none the batch holds had anything left.
+      const readyKeys = () => s.readyKeys.all({ batchId, render, shard: query.shard ?? null, maxHolders: query.maxHolders, freeBy: query.freeBy, limit: READY_CANDIDATES }) as string[];
+      return firstClaim(s.heldKeys.all(batchId) as string[]) ?? firstClaim(readyKeys());
     });
     const completeOne = ({ batchId, record, discovered }: Completion): number => {
       const written = s.complete.run(...completedValues(record, sqliteFlag), record.url, batchId).changes;
