@@ -97,6 +97,40 @@ function looksBinary(bytes: Buffer, text: string): boolean {
   return BINARY_SIGNATURES.some((signature) => bytes.subarray(0, signature.length).equals(signature)) || text.slice(0, 1024).includes('\u0000');
 }
 
+/**
+ * One fetch's abort signal: the caller's cancellation or the fetch's own deadline, whichever
+ * comes first. Disposed when the fetch ends, so its timer and its listener on the batch's
+ * signal go at once. `AbortSignal.timeout` + `AbortSignal.any` per page would leave a live
+ * timer for the whole timeout and a dependant on the batch's signal for every page fetched.
+ */
+class FetchDeadline {
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  private readonly cancel = (): void => this.controller.abort(this.cancellation.reason);
+  expired = false;
+
+  constructor(
+    private readonly cancellation: AbortSignal,
+    timeoutMs: number,
+  ) {
+    this.timer = setTimeout(() => {
+      this.expired = true;
+      this.controller.abort(new DOMException(`no response within ${timeoutMs} ms`, 'TimeoutError'));
+    }, timeoutMs).unref();
+    if (cancellation.aborted) this.cancel();
+    else cancellation.addEventListener('abort', this.cancel, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.cancellation.removeEventListener('abort', this.cancel);
+  }
+}
+
 async function followRedirects(
   transport: Transport,
   start: URL,
@@ -150,11 +184,10 @@ export async function fetchResource(
   /** Sent on every hop besides the usual ones: a recrawl's If-None-Match / If-Modified-Since. */
   extraHeaders: Record<string, string> = {},
 ): Promise<FetchedResource> {
-  const deadline = AbortSignal.timeout(policy.timeoutMs);
-  const combined = AbortSignal.any([signal, deadline]);
+  const deadline = new FetchDeadline(signal, policy.timeoutMs);
   const startedAt = Date.now();
   try {
-    const { url, response, blocked, headers } = await followRedirects(transport, new URL(resourceUrl), policy, combined, extraHeaders);
+    const { url, response, blocked, headers } = await followRedirects(transport, new URL(resourceUrl), policy, deadline.signal, extraHeaders);
     const latencyMs = Date.now() - startedAt;
     const contentType = header(response, 'content-type');
     const base = {
@@ -177,8 +210,10 @@ export async function fetchResource(
     return { ...base, body: bytes, bytes: wireBytes };
   } catch (err) {
     if (signal.aborted) throw signal.reason;
-    if (deadline.aborted) throw new FetchError('timeout', `no complete response within ${policy.timeoutMs} ms`, { cause: err });
+    if (deadline.expired) throw new FetchError('timeout', `no complete response within ${policy.timeoutMs} ms`, { cause: err });
     throw toFetchError(err);
+  } finally {
+    deadline.dispose();
   }
 }
 
