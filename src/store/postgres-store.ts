@@ -17,7 +17,6 @@
  * CTEs; each CTE feeds the next, which fixes the order in which their locks are taken.
  */
 import {
-  HOST_PAGE_CAP,
   type BatchTotals,
   type ClaimBounds,
   type ClaimedUrl,
@@ -38,10 +37,11 @@ import {
   type RequestStart,
   type StoredConfig,
 } from './frontier-store';
-import { CLAIMED, DONE, GONE, QUEUED, type PostgresDatabase } from './postgres-database';
+import type { PostgresDatabase } from './postgres-database';
 import type { PoolClient } from 'pg';
 import { toClaimed, type ClaimRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
+import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 
 /** Records read per round trip by `records()`. */
 const RECORDS_PAGE = 1_000;

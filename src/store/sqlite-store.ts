@@ -8,7 +8,6 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
-  HOST_PAGE_CAP,
   type BatchTotals,
   type ClaimBounds,
   type ClaimedUrl,
@@ -34,12 +33,7 @@ import {
 import { toClaimed, type ClaimRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { GroupCommit, savepointEach } from './group-commit';
-
-const QUEUED = 0;
-const CLAIMED = 1;
-const DONE = 2;
-/** A URL of the previous crawl that a recrawl never reached (`recordGone`): a record, never fetched. */
-const GONE = 3;
+import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS urls (
