@@ -42,6 +42,7 @@ import type { PoolClient } from 'pg';
 import { toClaimed, type ClaimRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
+import { firstReadyClaim, planClaim, type ClaimPlan, type ClaimRequest } from './claim-rules';
 
 /** Records read per round trip by `records()`. */
 const RECORDS_PAGE = 1_000;
@@ -171,21 +172,27 @@ const CLAIM_QUEUED = `
   bumped AS (${bumpShardsAfter('counted', '1')})
   SELECT id, url, depth, attempts, skipped, priority FROM claimed ORDER BY priority DESC, id`;
 
-/** The host's row, locked for a claim, with its page-cap count and the batches other than $3 holding it. */
-const LOCK_HOST = `SELECT taken, (SELECT count(DISTINCT batch_id) FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND state = ${CLAIMED} AND batch_id <> $3)::int AS holders
-  FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE`;
+/** Batches other than $3 holding claimed URLs of host $2. */
+const HOLDERS = `(SELECT count(DISTINCT batch_id) FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND state = ${CLAIMED} AND batch_id <> $3)::int AS holders`;
+
+/** The host's row, locked for a claim, with its page-cap count and its other holders. */
+const LOCK_HOST = `SELECT taken, ${HOLDERS} FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE`;
+
+/**
+ * The row of a key the batch holds no claimed URL of, locked for a ready claim unless another
+ * worker has it locked, with the batch's share of the key too (all of it finished).
+ */
+const LOCK_FREE_HOST = `SELECT taken, ${HOLDERS}, (SELECT count(*) FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $3 AND host = $2)::int AS share
+  FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE SKIP LOCKED`;
 
 /** Keys a ready claim tries in one transaction (see sqlite-store.ts). */
 const READY_CANDIDATES = 8;
 
 /** One claim's arguments, as `claim` takes them. */
-interface ClaimRequest {
+interface KeyClaim extends ClaimRequest {
   batchId: string;
   host: string;
-  limit: number;
-  maxPagesPerHost: number;
   render: boolean;
-  bounds: ClaimBounds;
 }
 
 /**
@@ -293,49 +300,54 @@ export class PostgresFrontierStore implements FrontierStore {
         query.freeBy,
         READY_CANDIDATES,
       ]);
-      const room = query.batchLimit - (await this.batchRows(client, crawl, batchId));
-      for (const { host, held } of rows) {
+      const batchRows = await this.batchRows(client, crawl, batchId);
+      const held = rows.filter((row) => row.held).map((row) => row.host);
+      const ready = () => rows.filter((row) => !row.held).map((row) => row.host);
+      return firstReadyClaim(held, ready, (host, holding) => {
         const bounds = { holders: query.holdersOf(host), batchLimit: query.batchLimit };
-        const request = { batchId, host, limit: query.batchLimit, maxPagesPerHost: query.maxPagesPerHost, render: query.render, bounds };
-        const urls = held ? await this.claimWith(client, crawl, request) : await this.claimFree(client, crawl, request, room);
-        if (urls.length > 0) return { key: host, urls };
-      }
-      return null;
+        const claim = { batchId, host, limit: query.batchLimit, maxPagesPerHost: query.maxPagesPerHost, render: query.render, bounds };
+        return holding ? this.claimWith(client, crawl, claim) : this.claimFree(client, crawl, claim, batchRows);
+      });
     });
   }
 
   /**
-   * A ready claim of a key the batch does not hold, `room` URLs at most. A key whose row
-   * another worker has locked is being claimed right now: it is skipped, not waited for, so
-   * the filling batches of a crawl never queue up behind its biggest backlog.
+   * A ready claim of a key the batch does not hold. A key whose row another worker has locked
+   * is being claimed right now: it is skipped, not waited for, so the filling batches of a
+   * crawl never queue up behind its biggest backlog.
    */
-  private async claimFree(client: PoolClient, crawl: number, { batchId, host, maxPagesPerHost, render, bounds }: ClaimRequest, room: number): Promise<ClaimedUrl[]> {
-    if (room <= 0) return [];
-    const { rows } = await client.query<{ taken: number; holders: number }>(`${LOCK_HOST} SKIP LOCKED`, [crawl, host, batchId]);
-    if (rows.length === 0 || (bounds.holders !== undefined && rows[0].holders >= bounds.holders)) return [];
-    const fresh = await client.query<ClaimRow>(CLAIM_QUEUED, [crawl, host, batchId, room, Math.max(0, maxPagesPerHost - rows[0].taken), render]);
-    return fresh.rows.map(toClaimed);
+  private async claimFree(client: PoolClient, crawl: number, claim: KeyClaim, batchRows: number): Promise<ClaimedUrl[]> {
+    const { rows } = await client.query<{ taken: number; holders: number; share: number }>(LOCK_FREE_HOST, [crawl, claim.host, claim.batchId]);
+    if (rows.length === 0) return [];
+    const { share, holders, taken } = rows[0];
+    const plan = planClaim(claim, { share, batchRows, holding: false, otherHolders: holders, taken });
+    return plan === null ? [] : (await this.claimQueued(client, crawl, claim, plan)).map(toClaimed);
   }
 
   /** One claim, in `client`'s transaction (see `claim`). */
-  private async claimWith(client: PoolClient, crawl: number, { batchId, host, limit, maxPagesPerHost, render, bounds }: ClaimRequest): Promise<ClaimedUrl[]> {
-    const { holders, batchLimit } = bounds;
+  private async claimWith(client: PoolClient, crawl: number, claim: KeyClaim): Promise<ClaimedUrl[]> {
+    const { batchId, host, bounds } = claim;
     // The host's row lock serializes claims of this host across workers, of both kinds: the
     // cap and the holders are counted under it.
-    const host_ = await client.query<{ taken: number; holders: number }>(LOCK_HOST, [crawl, host, batchId]);
+    const locked = await client.query<{ taken: number; holders: number }>(LOCK_HOST, [crawl, host, batchId]);
     const mine = await client.query<ClaimRow & { state: number }>(
       'SELECT url, depth, attempts, skipped, priority, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND host = $3 ORDER BY priority DESC, id',
       [crawl, batchId, host],
     );
     const own = mine.rows.filter((row) => row.state === CLAIMED);
-    let room = limit - mine.rows.length;
-    if (batchLimit !== undefined) room = Math.min(room, batchLimit - (await this.batchRows(client, crawl, batchId)));
-    // Topping up adds no holder of the key.
-    const tooMany = own.length === 0 && holders !== undefined && host_.rows[0]?.holders >= holders;
-    if (room <= 0 || host_.rows.length === 0 || tooMany) return own.map(toClaimed);
-    const capRoom = Math.max(0, maxPagesPerHost - host_.rows[0].taken);
-    const fresh = await client.query<ClaimRow>(CLAIM_QUEUED, [crawl, host, batchId, room, capRoom, render]);
-    return [...own, ...fresh.rows].map(toClaimed);
+    // No row: no URL of the key was ever queued.
+    if (locked.rows.length === 0) return own.map(toClaimed);
+    // The batch's lock is taken only when the batch limit asks for its rows.
+    const batchRows = bounds.batchLimit === undefined ? 0 : await this.batchRows(client, crawl, batchId);
+    const { holders, taken } = locked.rows[0];
+    const plan = planClaim(claim, { share: mine.rows.length, batchRows, holding: own.length > 0, otherHolders: holders, taken });
+    if (plan === null) return own.map(toClaimed);
+    return [...own, ...(await this.claimQueued(client, crawl, claim, plan))].map(toClaimed);
+  }
+
+  /** Claims what `plan` says of the key's queue, its host row locked. */
+  private async claimQueued(client: PoolClient, crawl: number, { host, batchId, render }: KeyClaim, { fresh, capped }: ClaimPlan): Promise<ClaimRow[]> {
+    return (await client.query<ClaimRow>(CLAIM_QUEUED, [crawl, host, batchId, fresh + capped, fresh, render])).rows;
   }
 
   /**

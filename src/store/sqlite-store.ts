@@ -34,6 +34,7 @@ import { toClaimed, type ClaimRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { GroupCommit, savepointEach } from './group-commit';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
+import { firstReadyClaim, planClaim } from './claim-rules';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS urls (
@@ -387,25 +388,31 @@ export class SqliteFrontierStore implements FrontierStore {
     };
 
     this.enqueueTx = db.transaction(insertEntries);
-    /**
-     * URLs the batch may still claim of `host`: its share's room, within its own limit; none
-     * when it would become one holder of the key too many (topping up adds no holder).
-     */
-    const claimRoom = (batchId: string, host: string, limit: number, holding: boolean, { holders, batchLimit }: ClaimBounds): number => {
-      let room = limit - (s.batchShare.get(batchId, host) as number);
-      if (batchLimit !== undefined) room = Math.min(room, batchLimit - (s.batchRows.get(batchId) as number));
-      if (room > 0 && !holding && holders !== undefined && (s.otherHolders.get(host, batchId) as number) >= holders) return 0;
-      return room;
-    };
     const claimNow = (batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1, bounds: ClaimBounds): ClaimedUrl[] => {
       const claimQueued = (n: number, skipped: string | null): ClaimRow[] =>
         n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, render, n) as Array<ClaimRow & { id: number }>).sort(inClaimOrder);
       const own = s.ownClaims.all(batchId, host, CLAIMED) as ClaimRow[];
-      const room = claimRoom(batchId, host, limit, own.length > 0, bounds);
-      if (room <= 0) return own.map(toClaimed);
-      const capRoom = Math.max(0, maxPagesPerHost - ((s.taken.get(host) as number | undefined) ?? 0));
-      const fresh = claimQueued(Math.min(room, capRoom), null);
-      const capped = fresh.length === capRoom ? claimQueued(room - fresh.length, HOST_PAGE_CAP) : [];
+      // The write lock of the immediate transaction serializes claims; each count is read only if the rule asks.
+      const plan = planClaim(
+        { limit, maxPagesPerHost, bounds },
+        {
+          share: s.batchShare.get(batchId, host) as number,
+          get batchRows() {
+            return s.batchRows.get(batchId) as number;
+          },
+          holding: own.length > 0,
+          get otherHolders() {
+            return s.otherHolders.get(host, batchId) as number;
+          },
+          get taken() {
+            return (s.taken.get(host) as number | undefined) ?? 0;
+          },
+        },
+      );
+      if (plan === null) return own.map(toClaimed);
+      const fresh = claimQueued(plan.fresh, null);
+      // Fewer fresh URLs than planned: the queue ran out, and there is nothing left to skip.
+      const capped = fresh.length === plan.fresh ? claimQueued(plan.capped, HOST_PAGE_CAP) : [];
       if (fresh.length > 0) s.addTaken.run(fresh.length, host);
       const n = fresh.length + capped.length;
       if (n > 0) changeQueuedByHost(new Map([[host, { n: -n, render: -n * render }]]));
@@ -414,20 +421,10 @@ export class SqliteFrontierStore implements FrontierStore {
     this.claimTx = db.transaction(claimNow);
     this.claimReadyTx = db.transaction((batchId: string, query: ReadyQuery): ReadyClaim | null => {
       const render = query.render ? 1 : 0;
-      const claimOf = (key: string): ReadyClaim | null => {
-        const urls = claimNow(batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit });
-        return urls.length === 0 ? null : { key, urls };
-      };
-      const firstClaim = (keys: string[]): ReadyClaim | null => {
-        for (const key of keys) {
-          const claimed = claimOf(key);
-          if (claimed) return claimed;
-        }
-        return null;
-      };
-      // The ready keys are looked up only when none the batch holds had anything left.
       const readyKeys = () => s.readyKeys.all({ batchId, render, shard: query.shard ?? null, maxHolders: query.maxHolders, freeBy: query.freeBy, limit: READY_CANDIDATES }) as string[];
-      return firstClaim(s.heldKeys.all(batchId) as string[]) ?? firstClaim(readyKeys());
+      return firstReadyClaim(s.heldKeys.all(batchId) as string[], readyKeys, (key) =>
+        claimNow(batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit }),
+      );
     });
     const completeOne = ({ batchId, record, discovered }: Completion): number => {
       const written = s.complete.run(...completedValues(record, sqliteFlag), record.url, batchId).changes;
