@@ -39,13 +39,16 @@ import {
 } from './frontier-store';
 import type { PostgresDatabase } from './postgres-database';
 import type { PoolClient } from 'pg';
-import { toClaimed, type ClaimRow } from './store-rows';
+import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages, ROBOTS_COLUMNS, toClaimed, toTotals, type ClaimRow, type CountDialect, type TotalsRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { firstReadyClaim, planClaim, type ClaimPlan, type ClaimRequest } from './claim-rules';
 
 /** Records read per round trip by `records()`. */
 const RECORDS_PAGE = 1_000;
+
+/** Counts as int and byte sums as bigint (sum of a bigint is numeric, which pg reads as text). */
+const PG_COUNTS: CountDialect = { count: (condition) => `(count(*) FILTER (WHERE ${condition}))::int`, sum: (column) => `coalesce(sum(${column}), 0)::bigint` };
 
 /** Selects one URL of crawl $1 by its text in $n, through the unique hash index. */
 const byUrl = (n: number) => `url_hash = md5($${n})::uuid AND url = $${n}`;
@@ -219,7 +222,7 @@ const TAKE_REQUEST_START = `
   WHERE crawl = $1 AND host = $2 AND next_request_at <= $3::bigint
   RETURNING 1`;
 
-const SELECT_PACING = 'SELECT error_streak AS "errorStreak", throttle_delay_ms AS "throttleDelayMs" FROM crawlflow.hosts';
+const SELECT_PACING = `SELECT ${PACING_COLUMNS} FROM crawlflow.hosts`;
 
 /**
  * The view of the crawl, or with `shard` ('AND shard = $3') of one shard: version and totals
@@ -433,12 +436,8 @@ export class PostgresFrontierStore implements FrontierStore {
   }
 
   async robots(host: string): Promise<RobotsRecord | undefined> {
-    const { rows } = await this.run<{ robots_status: number | null; robots_body: string | null; robots_fetched_at: number; robots_error: string | null }>(
-      'SELECT robots_status, robots_body, robots_fetched_at, robots_error FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 AND robots_fetched_at IS NOT NULL',
-      [host],
-    );
-    const row = rows[0];
-    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at, error: row.robots_error };
+    const { rows } = await this.run<RobotsRecord>(`SELECT ${ROBOTS_COLUMNS} FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 AND robots_fetched_at IS NOT NULL`, [host]);
+    return rows[0];
   }
 
   async saveRobots(host: string, record: RobotsRecord): Promise<void> {
@@ -504,46 +503,19 @@ export class PostgresFrontierStore implements FrontierStore {
   }
 
   async batchTotals(batchId: string): Promise<BatchTotals> {
-    const { rows } = await this.run<BatchTotals>(
-      `SELECT count(*)::int AS processed, count(status)::int AS fetched, count(error)::int AS errors, count(skipped)::int AS skipped,
-         coalesce(sum(bytes), 0)::bigint AS bytes
-       FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND state = ${DONE}`,
-      [batchId],
-    );
+    const { rows } = await this.run<BatchTotals>(`SELECT ${batchTotalsColumns(PG_COUNTS)} FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND state = ${DONE}`, [batchId]);
     return rows[0];
   }
 
   async totals(): Promise<CrawlTotals> {
-    const { rows } = await this.run<CrawlTotals>(
-      `SELECT (count(*) FILTER (WHERE state = ${DONE}))::int AS processed,
-         (count(status) FILTER (WHERE state = ${DONE}))::int AS fetched,
-         (count(error) FILTER (WHERE state = ${DONE}))::int AS errors,
-         (count(skipped) FILTER (WHERE state = ${DONE}))::int AS skipped,
-         coalesce(sum(bytes), 0)::bigint AS bytes,
-         (count(*) FILTER (WHERE state = ${QUEUED}))::int AS queued,
-         (count(*) FILTER (WHERE state <> ${GONE}))::int AS discovered,
-         json_build_object(
-           'new', count(*) FILTER (WHERE change = 'new'),
-           'changed', count(*) FILTER (WHERE change = 'changed'),
-           'unchanged', count(*) FILTER (WHERE change = 'unchanged'),
-           'gone', count(*) FILTER (WHERE change = 'gone')) AS changes
-       FROM crawlflow.urls WHERE crawl = $1`,
-      [],
-    );
-    return rows[0];
+    const { rows } = await this.run<TotalsRow>(`SELECT ${crawlTotalsColumns(PG_COUNTS)} FROM crawlflow.urls WHERE crawl = $1`, []);
+    return toTotals(rows[0]);
   }
 
-  /** Keyset pages over the primary key: flat memory, and no transaction held open while the caller writes. */
-  async *records(): AsyncGenerator<PageRecord> {
-    for (let after = 0; ; ) {
-      const { rows } = await this.run<RecordRow & { id: number }>(
-        `SELECT id, ${RECORD_COLUMNS} FROM crawlflow.urls WHERE crawl = $1 AND state IN (${DONE}, ${GONE}) AND id > $2 ORDER BY id LIMIT ${RECORDS_PAGE}`,
-        [after],
-      );
-      for (const row of rows) yield toRecord(row);
-      if (rows.length < RECORDS_PAGE) return;
-      after = rows[rows.length - 1].id;
-    }
+  /** In pages (see `recordsInPages`) over the primary key. */
+  records(): AsyncGenerator<PageRecord> {
+    const page = `SELECT id, ${RECORD_COLUMNS} FROM crawlflow.urls WHERE crawl = $1 AND state IN (${DONE}, ${GONE}) AND id > $2 ORDER BY id LIMIT $3`;
+    return recordsInPages(async (after, size) => (await this.run<RecordRow & { id: number }>(page, [after, size])).rows, RECORDS_PAGE);
   }
 
   async record(url: string): Promise<PageRecord | undefined> {

@@ -30,7 +30,7 @@ import {
   finishedTotals,
   type StoredConfig,
 } from './frontier-store';
-import { toClaimed, type ClaimRow } from './store-rows';
+import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages, ROBOTS_COLUMNS, toClaimed, toTotals, type ClaimRow, type CountDialect, type TotalsRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { GroupCommit, savepointEach } from './group-commit';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
@@ -182,9 +182,12 @@ interface Completion {
 /** Most important first, then in discovery order: the order claims hand URLs out in (RETURNING keeps none). */
 const inClaimOrder = (a: ClaimRow & { id: number }, b: ClaimRow & { id: number }): number => b.priority - a.priority || a.id - b.id;
 
+/** Records `records()` reads per page; each page is a synchronous read that blocks the event loop. */
 const RECORDS_PAGE = 500;
 /** SQLite has no boolean: flags are 1 or 0. */
 const sqliteFlag = (value: boolean): number => (value ? 1 : 0);
+/** A comparison is 1 or 0, so summing a condition counts the rows it picks. */
+const SQLITE_COUNTS: CountDialect = { count: (condition) => `coalesce(sum(${condition}), 0)`, sum: (column) => `coalesce(sum(${column}), 0)` };
 const BUSY_TIMEOUT_MS = 250;
 /**
  * Keys a ready claim tries in one transaction: the query's holder bound is the largest any key
@@ -307,13 +310,13 @@ export class SqliteFrontierStore implements FrontierStore {
       setNextRequestAt: db.prepare(
         'INSERT INTO hosts (host, next_request_at) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET next_request_at = excluded.next_request_at',
       ),
-      pacing: db.prepare('SELECT error_streak AS errorStreak, throttle_delay_ms AS throttleDelayMs FROM hosts WHERE host = ?'),
+      pacing: db.prepare(`SELECT ${PACING_COLUMNS} FROM hosts WHERE host = ?`),
       setPacing: db.prepare(
         `INSERT INTO hosts (host, error_streak, throttle_delay_ms, next_request_at) VALUES (@host, @errorStreak, @throttleDelayMs, @notBefore)
          ON CONFLICT (host) DO UPDATE SET error_streak = excluded.error_streak, throttle_delay_ms = excluded.throttle_delay_ms,
            next_request_at = max(next_request_at, excluded.next_request_at)`,
       ),
-      robots: db.prepare('SELECT robots_status, robots_body, robots_fetched_at, robots_error FROM hosts WHERE host = ? AND robots_fetched_at IS NOT NULL'),
+      robots: db.prepare(`SELECT ${ROBOTS_COLUMNS} FROM hosts WHERE host = ? AND robots_fetched_at IS NOT NULL`),
       saveRobots: db.prepare(
         `INSERT INTO hosts (host, robots_status, robots_body, robots_fetched_at, robots_error) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (host) DO UPDATE SET robots_status = excluded.robots_status, robots_body = excluded.robots_body,
@@ -323,28 +326,8 @@ export class SqliteFrontierStore implements FrontierStore {
       totalQueued: db.prepare('SELECT coalesce(sum(queued), 0) FROM hosts WHERE queued > 0').pluck(),
       shardBacklog: db.prepare('SELECT host, queued, render_queued AS rendering FROM hosts WHERE shard = ? AND queued > 0 ORDER BY queued DESC, host LIMIT ?'),
       shardQueued: db.prepare('SELECT coalesce(sum(queued), 0) FROM hosts WHERE shard = ? AND queued > 0').pluck(),
-      batchTotals: db.prepare(
-        `SELECT count(*) AS processed,
-           coalesce(sum(status IS NOT NULL), 0) AS fetched,
-           coalesce(sum(error IS NOT NULL), 0) AS errors,
-           coalesce(sum(skipped IS NOT NULL), 0) AS skipped,
-           coalesce(sum(bytes), 0) AS bytes
-         FROM urls WHERE batch_id = ? AND state = ${DONE}`,
-      ),
-      totals: db.prepare(
-        `SELECT coalesce(sum(state = ${DONE}), 0) AS processed,
-           coalesce(sum(state = ${DONE} AND status IS NOT NULL), 0) AS fetched,
-           coalesce(sum(state = ${DONE} AND error IS NOT NULL), 0) AS errors,
-           coalesce(sum(state = ${DONE} AND skipped IS NOT NULL), 0) AS skipped,
-           coalesce(sum(bytes), 0) AS bytes,
-           coalesce(sum(state = ${QUEUED}), 0) AS queued,
-           coalesce(sum(state <> ${GONE}), 0) AS discovered,
-           coalesce(sum(change = 'new'), 0) AS new,
-           coalesce(sum(change = 'changed'), 0) AS changed,
-           coalesce(sum(change = 'unchanged'), 0) AS unchanged,
-           coalesce(sum(change = 'gone'), 0) AS gone
-         FROM urls`,
-      ),
+      batchTotals: db.prepare(`SELECT ${batchTotalsColumns(SQLITE_COUNTS)} FROM urls WHERE batch_id = ? AND state = ${DONE}`),
+      totals: db.prepare(`SELECT ${crawlTotalsColumns(SQLITE_COUNTS)} FROM urls`),
       recordsPage: db.prepare(`SELECT id, ${recordColumns()} FROM urls WHERE id > ? AND state IN (${DONE}, ${GONE}) ORDER BY id LIMIT ?`),
       record: db.prepare(`SELECT ${recordColumns()} FROM urls WHERE url = ? AND state = ${DONE}`),
       insertGone: db.prepare(
@@ -524,10 +507,7 @@ export class SqliteFrontierStore implements FrontierStore {
   }
 
   async robots(host: string): Promise<RobotsRecord | undefined> {
-    const row = this.statements.robots.get(host) as
-      | { robots_status: number | null; robots_body: string | null; robots_fetched_at: number; robots_error: string | null }
-      | undefined;
-    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at, error: row.robots_error };
+    return this.statements.robots.get(host) as RobotsRecord | undefined;
   }
 
   async saveRobots(host: string, record: RobotsRecord): Promise<void> {
@@ -599,21 +579,12 @@ export class SqliteFrontierStore implements FrontierStore {
   }
 
   async totals(): Promise<CrawlTotals> {
-    const { new: added, changed, unchanged, gone, ...totals } = this.statements.totals.get() as Omit<CrawlTotals, 'changes'> & CrawlTotals['changes'];
-    return { ...totals, changes: { new: added, changed, unchanged, gone } };
+    return toTotals(this.statements.totals.get() as TotalsRow);
   }
 
-  /**
-   * Read in pages by id rather than with one open cursor: a cursor would keep the connection
-   * busy between yields, and a worker shares one connection per crawl between activities.
-   */
-  async *records(): AsyncGenerator<PageRecord> {
-    for (let after = 0; ; ) {
-      const rows = this.statements.recordsPage.all(after, RECORDS_PAGE) as Array<RecordRow & { id: number }>;
-      for (const row of rows) yield toRecord(row);
-      if (rows.length < RECORDS_PAGE) return;
-      after = rows[rows.length - 1].id;
-    }
+  /** In pages (see `recordsInPages`): an open cursor would keep the connection, which a worker's activities share, busy between yields. */
+  records(): AsyncGenerator<PageRecord> {
+    return recordsInPages((after, size) => this.statements.recordsPage.all(after, size) as Array<RecordRow & { id: number }>, RECORDS_PAGE);
   }
 
   async record(url: string): Promise<PageRecord | undefined> {
