@@ -36,6 +36,22 @@ import { GroupCommit, savepointEach } from './group-commit';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { firstReadyClaim, planClaim } from './claim-rules';
 
+/**
+ * Per shard of the crawl (see src/scheduling/shards.ts): its version, its running totals
+ * (kept in the transactions that finish URLs, so a view never scans the queue), whether it
+ * has ended, and the run whose batches are to hand over.
+ */
+const SHARDS_TABLE = `CREATE TABLE IF NOT EXISTS shards (shard INTEGER PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0,
+  processed INTEGER NOT NULL DEFAULT 0, fetched INTEGER NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0,
+  skipped INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT 0, ended INTEGER NOT NULL DEFAULT 0, handover TEXT);`;
+
+/**
+ * Today's schema: a new file is made from it whole. After an older file's migrations it adds
+ * what the file still lacks: tables and indexes a migration need not make (IF NOT EXISTS).
+ * Claims select a host's queued URLs by kind, most important first (`urls_queue`): fetch
+ * batches must not step over a host's render backlog; queued URLs only, so a claim takes a URL
+ * out of the index and its completion has nothing to write there.
+ */
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS urls (
     id INTEGER PRIMARY KEY,
@@ -83,18 +99,14 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS hosts_with_backlog ON hosts (queued) WHERE queued > 0;
   CREATE TABLE IF NOT EXISTS configs (version INTEGER PRIMARY KEY, config TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS seed_scope (key TEXT PRIMARY KEY) WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS urls_queue ON urls (host, render, priority DESC, id) WHERE state = ${QUEUED};
+  CREATE INDEX IF NOT EXISTS hosts_shard_backlog ON hosts (shard, queued) WHERE queued > 0;
+  CREATE INDEX IF NOT EXISTS urls_claimed ON urls (host) WHERE state = ${CLAIMED};
+  ${SHARDS_TABLE}
 `;
 
-/**
- * Per shard of the crawl (see src/scheduling/shards.ts): its version, its running totals
- * (kept in the transactions that finish URLs, so a view never scans the queue), whether it
- * has ended, and the run whose batches are to hand over. A file written before shards gets
- * shard 0's row from its version and counted from its records.
- */
-const shardsSchema = (version: number) => `
-  CREATE TABLE shards (shard INTEGER PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0, processed INTEGER NOT NULL DEFAULT 0,
-    fetched INTEGER NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0, skipped INTEGER NOT NULL DEFAULT 0,
-    bytes INTEGER NOT NULL DEFAULT 0, ended INTEGER NOT NULL DEFAULT 0, handover TEXT);
+/** Shard 0's row of a file written before shards: its version, and totals counted from its records. */
+const shardZero = (version: number) => `
   INSERT INTO shards (shard, version, processed, fetched, errors, skipped, bytes)
     SELECT 0, ${version}, count(*), coalesce(sum(status IS NOT NULL), 0), coalesce(sum(error IS NOT NULL), 0),
       coalesce(sum(skipped IS NOT NULL), 0), coalesce(sum(bytes), 0) FROM urls WHERE state = ${DONE};`;
@@ -103,21 +115,22 @@ const shardsSchema = (version: number) => `
 const SHARD_STATE = `SELECT coalesce(sum(version), 0) AS version, coalesce(sum(processed), 0) AS processed, coalesce(sum(fetched), 0) AS fetched,
   coalesce(sum(errors), 0) AS errors, coalesce(sum(skipped), 0) AS skipped, coalesce(sum(bytes), 0) AS bytes FROM shards`;
 
-/**
- * Brings a file written by an older version up to date: runs `migration` when `table` lacks
- * `column`. In an immediate transaction, so two workers opening one old file migrate it once.
- */
+/** Runs `migration` when `table` lacks `column`: a file from before the numbering may have any of them. */
 function addMissingColumn(db: Database.Database, table: string, column: string, migration: string): void {
-  db.transaction(() => {
-    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(table);
-    if (!columns.includes(column)) db.exec(migration);
-  }).immediate();
+  const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(table);
+  if (!columns.includes(column)) db.exec(migration);
 }
 
 /** Columns added for extraction, recrawl and stored bodies, all nullable TEXT. */
 const CONTENT_COLUMNS = ['fields', 'etag', 'last_modified', 'content_hash', 'change', 'body_ref'];
 
-function migrate(db: Database.Database): void {
+const hasTable = (db: Database.Database, name: string): boolean => db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
+
+/**
+ * Brings a file from before the numbering (user_version 0), written by any earlier release,
+ * up to date: each part checks what the file lacks.
+ */
+function catchUp(db: Database.Database): void {
   // Files written before the per-host cap lack `hosts.taken`: add it, counted from the rows.
   addMissingColumn(
     db,
@@ -138,20 +151,14 @@ function migrate(db: Database.Database): void {
   for (const column of CONTENT_COLUMNS) addMissingColumn(db, 'urls', column, `ALTER TABLE urls ADD COLUMN ${column} TEXT`);
   // Files written before the frontier had an order: every URL in them is as important as a seed.
   addMissingColumn(db, 'urls', 'priority', 'ALTER TABLE urls ADD COLUMN priority REAL NOT NULL DEFAULT 1');
-  // Claims select a host's queued URLs by kind, most important first: fetch batches must not
-  // step over a host's render backlog. Queued URLs only, so a claim takes a URL out of the
-  // index and its completion has nothing to write there; older files had the same index over
-  // every state, and a second one by (host, state).
-  db.exec(`CREATE INDEX IF NOT EXISTS urls_queue ON urls (host, render, priority DESC, id) WHERE state = ${QUEUED};
-    DROP INDEX IF EXISTS urls_by_host_kind_priority;
+  // Indexes the queue index of SCHEMA (urls_queue) replaces: over every state, and by (host, state).
+  db.exec(`DROP INDEX IF EXISTS urls_by_host_kind_priority;
     DROP INDEX IF EXISTS urls_by_host_kind_state;
     DROP INDEX IF EXISTS urls_by_host_state;`);
-  db.transaction(() => {
-    if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'shards'").get() !== undefined) return;
-    const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'meta'").get() !== undefined;
-    const version = hasMeta ? ((db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as number | undefined) ?? 0) : 0;
-    db.exec(shardsSchema(version));
-  }).immediate();
+  if (!hasTable(db, 'shards')) {
+    const version = hasTable(db, 'meta') ? ((db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as number | undefined) ?? 0) : 0;
+    db.exec(`${SHARDS_TABLE} ${shardZero(version)}`);
+  }
   // Files written before per-host backoff and AutoThrottle: every host starts with a clean slate.
   addMissingColumn(
     db,
@@ -165,8 +172,34 @@ function migrate(db: Database.Database): void {
   // Files written before shards: every key is shard 0's. A shard's view reads its keys'
   // backlog, and an idle shard asks whether any live shard has URLs claimed.
   addMissingColumn(db, 'hosts', 'shard', 'ALTER TABLE hosts ADD COLUMN shard INTEGER NOT NULL DEFAULT 0');
-  db.exec(`CREATE INDEX IF NOT EXISTS hosts_shard_backlog ON hosts (shard, queued) WHERE queued > 0;
-    CREATE INDEX IF NOT EXISTS urls_claimed ON urls (host) WHERE state = ${CLAIMED};`);
+}
+
+/**
+ * Schema versions of a store file, applied in order to a file made by an older version;
+ * `PRAGMA user_version` counts those the file has, so each runs once per file. Never edit an
+ * applied one: add the next, and its change to SCHEMA for new files.
+ */
+const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [catchUp];
+
+/** The schema version a migrated file is at. */
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
+
+const userVersion = (db: Database.Database): number => db.pragma('user_version', { simple: true }) as number;
+
+/**
+ * In one immediate transaction, so two workers opening one old file migrate it once; a file
+ * at the current version opens without the write lock.
+ */
+function migrate(db: Database.Database): void {
+  if (userVersion(db) >= MIGRATIONS.length) return;
+  db.transaction(() => {
+    // Read again under the lock: another worker may have migrated the file meanwhile.
+    const applied = userVersion(db);
+    if (applied >= MIGRATIONS.length) return;
+    if (hasTable(db, 'urls')) for (const migration of MIGRATIONS.slice(applied)) migration(db);
+    db.exec(SCHEMA);
+    db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
 }
 
 /** Queued URLs added (or, negative, taken away) per host: all of them, and those to render; new keys get `shard`. */
@@ -229,7 +262,6 @@ export class SqliteFrontierStore implements FrontierStore {
     // heartbeat timeout; a lock held longer surfaces as SQLITE_BUSY, which batches wait out
     // without blocking (see store-errors.ts).
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    this.db.exec(SCHEMA);
     migrate(this.db);
     const db = this.db;
     const s = {
