@@ -155,7 +155,8 @@ describe('SqliteFrontierStore: a file from before rendering', () => {
     await old.enqueue(entries);
     await old.close();
     const db = new Database(file);
-    db.exec('DROP INDEX urls_queue; ALTER TABLE urls DROP COLUMN render; ALTER TABLE hosts DROP COLUMN render_queued');
+    // Such a file is from before the schema numbering too.
+    db.exec('DROP INDEX urls_queue; ALTER TABLE urls DROP COLUMN render; ALTER TABLE hosts DROP COLUMN render_queued; PRAGMA user_version = 0');
     db.close();
 
     const store = new SqliteFrontierStore(file);

@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { Client } from 'pg';
 import { hostKey } from '../src/policy/normalize-url';
 import Database from 'better-sqlite3';
-import { SqliteFrontierStore } from '../src/store/sqlite-store';
+import { SqliteFrontierStore, SQLITE_SCHEMA_VERSION } from '../src/store/sqlite-store';
 import { HOST_PAGE_CAP, INITIAL_PACING, type FrontierEntry, type FrontierStore, type HostPacing, type PageRecord } from '../src/store/frontier-store';
 import { openStoreBackend, UnknownCrawlError, type StoreBackend } from '../src/store/store-backend';
 import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store-url';
@@ -964,6 +964,41 @@ for (const { version } of RELEASES) {
     });
   });
 }
+
+describe('SQLite store files: the schema version is the file\'s user_version', () => {
+  const userVersion = (file: string): number => {
+    const raw = new Database(file, { readonly: true });
+    try {
+      return raw.pragma('user_version', { simple: true }) as number;
+    } finally {
+      raw.close();
+    }
+  };
+
+  it('a new file is at the current version once opened', async () => {
+    const file = tempStoreFile();
+    await new SqliteFrontierStore(file).close();
+    assert.equal(userVersion(file), SQLITE_SCHEMA_VERSION);
+  });
+
+  it("a release's file, at version 0, is brought up to date once and opens again as it is", async () => {
+    const file = tempStoreFile();
+    mkdirSync(dirname(file), { recursive: true });
+    copyFileSync(join(FIXTURE_DIR, `v${RELEASES[0].version}.sqlite`), file);
+    assert.equal(userVersion(file), 0);
+    const first = new SqliteFrontierStore(file);
+    const totals = await first.totals();
+    await first.close();
+    assert.equal(userVersion(file), SQLITE_SCHEMA_VERSION);
+    const again = new SqliteFrontierStore(file);
+    try {
+      assert.deepEqual(await again.totals(), totals);
+      assert.ok(totals.processed > 0);
+    } finally {
+      await again.close();
+    }
+  });
+});
 
 for (const impl of IMPLEMENTATIONS) {
   if (!impl.twins || !impl.race) continue;

@@ -8,7 +8,8 @@
  * named, so never exported; `discardUnreferenced` deletes them once the crawl has stopped.
  */
 import { BadBodyRefError, type BodyStore, type BodyWriter } from './body-store';
-import { CLAIMED, type PostgresDatabase } from '../store/postgres-database';
+import type { PostgresDatabase } from '../store/postgres-database';
+import { CLAIMED } from '../store/url-states';
 
 const DB_REF = /^db:(\d{1,18})$/;
 

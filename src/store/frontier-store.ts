@@ -43,7 +43,7 @@ export interface FrontierEntry {
 }
 
 /** The `skipped` reason of a URL its host's page cap (`maxPagesPerHost`) left unfetched. */
-export const HOST_PAGE_CAP = 'host-page-cap';
+export { HOST_PAGE_CAP } from './url-states';
 
 /** Bounds a claim checks in the same atomic step as the host's page cap. */
 export interface ClaimBounds {

@@ -9,12 +9,7 @@
  */
 import { Pool, types, type PoolClient } from 'pg';
 import { StoreUnavailableError } from './store-errors';
-
-export const QUEUED = 0;
-export const CLAIMED = 1;
-export const DONE = 2;
-/** A URL of the previous crawl that a recrawl never reached (`recordGone`): a record, never fetched. */
-export const GONE = 3;
+import { CLAIMED, DONE, QUEUED } from './url-states';
 
 /**
  * Schema versions, applied in order; each runs once per database. Never edit an applied one:

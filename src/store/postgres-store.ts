@@ -17,7 +17,6 @@
  * CTEs; each CTE feeds the next, which fixes the order in which their locks are taken.
  */
 import {
-  HOST_PAGE_CAP,
   type BatchTotals,
   type ClaimBounds,
   type ClaimedUrl,
@@ -38,13 +37,18 @@ import {
   type RequestStart,
   type StoredConfig,
 } from './frontier-store';
-import { CLAIMED, DONE, GONE, QUEUED, type PostgresDatabase } from './postgres-database';
+import type { PostgresDatabase } from './postgres-database';
 import type { PoolClient } from 'pg';
-import { toClaimed, type ClaimRow } from './store-rows';
+import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages, ROBOTS_COLUMNS, toClaimed, toTotals, type ClaimRow, type CountDialect, type TotalsRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
+import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
+import { firstReadyClaim, planClaim, type ClaimPlan, type ClaimRequest } from './claim-rules';
 
 /** Records read per round trip by `records()`. */
 const RECORDS_PAGE = 1_000;
+
+/** Counts as int and byte sums as bigint (sum of a bigint is numeric, which pg reads as text). */
+const PG_COUNTS: CountDialect = { count: (condition) => `(count(*) FILTER (WHERE ${condition}))::int`, sum: (column) => `coalesce(sum(${column}), 0)::bigint` };
 
 /** Selects one URL of crawl $1 by its text in $n, through the unique hash index. */
 const byUrl = (n: number) => `url_hash = md5($${n})::uuid AND url = $${n}`;
@@ -171,21 +175,27 @@ const CLAIM_QUEUED = `
   bumped AS (${bumpShardsAfter('counted', '1')})
   SELECT id, url, depth, attempts, skipped, priority FROM claimed ORDER BY priority DESC, id`;
 
-/** The host's row, locked for a claim, with its page-cap count and the batches other than $3 holding it. */
-const LOCK_HOST = `SELECT taken, (SELECT count(DISTINCT batch_id) FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND state = ${CLAIMED} AND batch_id <> $3)::int AS holders
-  FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE`;
+/** Batches other than $3 holding claimed URLs of host $2. */
+const HOLDERS = `(SELECT count(DISTINCT batch_id) FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND state = ${CLAIMED} AND batch_id <> $3)::int AS holders`;
+
+/** The host's row, locked for a claim, with its page-cap count and its other holders. */
+const LOCK_HOST = `SELECT taken, ${HOLDERS} FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE`;
+
+/**
+ * The row of a key the batch holds no claimed URL of, locked for a ready claim unless another
+ * worker has it locked, with the batch's share of the key too (all of it finished).
+ */
+const LOCK_FREE_HOST = `SELECT taken, ${HOLDERS}, (SELECT count(*) FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $3 AND host = $2)::int AS share
+  FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE SKIP LOCKED`;
 
 /** Keys a ready claim tries in one transaction (see sqlite-store.ts). */
 const READY_CANDIDATES = 8;
 
 /** One claim's arguments, as `claim` takes them. */
-interface ClaimRequest {
+interface KeyClaim extends ClaimRequest {
   batchId: string;
   host: string;
-  limit: number;
-  maxPagesPerHost: number;
   render: boolean;
-  bounds: ClaimBounds;
 }
 
 /**
@@ -212,7 +222,7 @@ const TAKE_REQUEST_START = `
   WHERE crawl = $1 AND host = $2 AND next_request_at <= $3::bigint
   RETURNING 1`;
 
-const SELECT_PACING = 'SELECT error_streak AS "errorStreak", throttle_delay_ms AS "throttleDelayMs" FROM crawlflow.hosts';
+const SELECT_PACING = `SELECT ${PACING_COLUMNS} FROM crawlflow.hosts`;
 
 /**
  * The view of the crawl, or with `shard` ('AND shard = $3') of one shard: version and totals
@@ -293,49 +303,54 @@ export class PostgresFrontierStore implements FrontierStore {
         query.freeBy,
         READY_CANDIDATES,
       ]);
-      const room = query.batchLimit - (await this.batchRows(client, crawl, batchId));
-      for (const { host, held } of rows) {
+      const batchRows = await this.batchRows(client, crawl, batchId);
+      const held = rows.filter((row) => row.held).map((row) => row.host);
+      const ready = () => rows.filter((row) => !row.held).map((row) => row.host);
+      return firstReadyClaim(held, ready, (host, holding) => {
         const bounds = { holders: query.holdersOf(host), batchLimit: query.batchLimit };
-        const request = { batchId, host, limit: query.batchLimit, maxPagesPerHost: query.maxPagesPerHost, render: query.render, bounds };
-        const urls = held ? await this.claimWith(client, crawl, request) : await this.claimFree(client, crawl, request, room);
-        if (urls.length > 0) return { key: host, urls };
-      }
-      return null;
+        const claim = { batchId, host, limit: query.batchLimit, maxPagesPerHost: query.maxPagesPerHost, render: query.render, bounds };
+        return holding ? this.claimWith(client, crawl, claim) : this.claimFree(client, crawl, claim, batchRows);
+      });
     });
   }
 
   /**
-   * A ready claim of a key the batch does not hold, `room` URLs at most. A key whose row
-   * another worker has locked is being claimed right now: it is skipped, not waited for, so
-   * the filling batches of a crawl never queue up behind its biggest backlog.
+   * A ready claim of a key the batch does not hold. A key whose row another worker has locked
+   * is being claimed right now: it is skipped, not waited for, so the filling batches of a
+   * crawl never queue up behind its biggest backlog.
    */
-  private async claimFree(client: PoolClient, crawl: number, { batchId, host, maxPagesPerHost, render, bounds }: ClaimRequest, room: number): Promise<ClaimedUrl[]> {
-    if (room <= 0) return [];
-    const { rows } = await client.query<{ taken: number; holders: number }>(`${LOCK_HOST} SKIP LOCKED`, [crawl, host, batchId]);
-    if (rows.length === 0 || (bounds.holders !== undefined && rows[0].holders >= bounds.holders)) return [];
-    const fresh = await client.query<ClaimRow>(CLAIM_QUEUED, [crawl, host, batchId, room, Math.max(0, maxPagesPerHost - rows[0].taken), render]);
-    return fresh.rows.map(toClaimed);
+  private async claimFree(client: PoolClient, crawl: number, claim: KeyClaim, batchRows: number): Promise<ClaimedUrl[]> {
+    const { rows } = await client.query<{ taken: number; holders: number; share: number }>(LOCK_FREE_HOST, [crawl, claim.host, claim.batchId]);
+    if (rows.length === 0) return [];
+    const { share, holders, taken } = rows[0];
+    const plan = planClaim(claim, { share, batchRows, holding: false, otherHolders: holders, taken });
+    return plan === null ? [] : (await this.claimQueued(client, crawl, claim, plan)).map(toClaimed);
   }
 
   /** One claim, in `client`'s transaction (see `claim`). */
-  private async claimWith(client: PoolClient, crawl: number, { batchId, host, limit, maxPagesPerHost, render, bounds }: ClaimRequest): Promise<ClaimedUrl[]> {
-    const { holders, batchLimit } = bounds;
+  private async claimWith(client: PoolClient, crawl: number, claim: KeyClaim): Promise<ClaimedUrl[]> {
+    const { batchId, host, bounds } = claim;
     // The host's row lock serializes claims of this host across workers, of both kinds: the
     // cap and the holders are counted under it.
-    const host_ = await client.query<{ taken: number; holders: number }>(LOCK_HOST, [crawl, host, batchId]);
+    const locked = await client.query<{ taken: number; holders: number }>(LOCK_HOST, [crawl, host, batchId]);
     const mine = await client.query<ClaimRow & { state: number }>(
       'SELECT url, depth, attempts, skipped, priority, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND host = $3 ORDER BY priority DESC, id',
       [crawl, batchId, host],
     );
     const own = mine.rows.filter((row) => row.state === CLAIMED);
-    let room = limit - mine.rows.length;
-    if (batchLimit !== undefined) room = Math.min(room, batchLimit - (await this.batchRows(client, crawl, batchId)));
-    // Topping up adds no holder of the key.
-    const tooMany = own.length === 0 && holders !== undefined && host_.rows[0]?.holders >= holders;
-    if (room <= 0 || host_.rows.length === 0 || tooMany) return own.map(toClaimed);
-    const capRoom = Math.max(0, maxPagesPerHost - host_.rows[0].taken);
-    const fresh = await client.query<ClaimRow>(CLAIM_QUEUED, [crawl, host, batchId, room, capRoom, render]);
-    return [...own, ...fresh.rows].map(toClaimed);
+    // No row: no URL of the key was ever queued.
+    if (locked.rows.length === 0) return own.map(toClaimed);
+    // The batch's lock is taken only when the batch limit asks for its rows.
+    const batchRows = bounds.batchLimit === undefined ? 0 : await this.batchRows(client, crawl, batchId);
+    const { holders, taken } = locked.rows[0];
+    const plan = planClaim(claim, { share: mine.rows.length, batchRows, holding: own.length > 0, otherHolders: holders, taken });
+    if (plan === null) return own.map(toClaimed);
+    return [...own, ...(await this.claimQueued(client, crawl, claim, plan))].map(toClaimed);
+  }
+
+  /** Claims what `plan` says of the key's queue, its host row locked. */
+  private async claimQueued(client: PoolClient, crawl: number, { host, batchId, render }: KeyClaim, { fresh, capped }: ClaimPlan): Promise<ClaimRow[]> {
+    return (await client.query<ClaimRow>(CLAIM_QUEUED, [crawl, host, batchId, fresh + capped, fresh, render])).rows;
   }
 
   /**
@@ -421,12 +436,8 @@ export class PostgresFrontierStore implements FrontierStore {
   }
 
   async robots(host: string): Promise<RobotsRecord | undefined> {
-    const { rows } = await this.run<{ robots_status: number | null; robots_body: string | null; robots_fetched_at: number; robots_error: string | null }>(
-      'SELECT robots_status, robots_body, robots_fetched_at, robots_error FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 AND robots_fetched_at IS NOT NULL',
-      [host],
-    );
-    const row = rows[0];
-    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at, error: row.robots_error };
+    const { rows } = await this.run<RobotsRecord>(`SELECT ${ROBOTS_COLUMNS} FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 AND robots_fetched_at IS NOT NULL`, [host]);
+    return rows[0];
   }
 
   async saveRobots(host: string, record: RobotsRecord): Promise<void> {
@@ -492,46 +503,19 @@ export class PostgresFrontierStore implements FrontierStore {
   }
 
   async batchTotals(batchId: string): Promise<BatchTotals> {
-    const { rows } = await this.run<BatchTotals>(
-      `SELECT count(*)::int AS processed, count(status)::int AS fetched, count(error)::int AS errors, count(skipped)::int AS skipped,
-         coalesce(sum(bytes), 0)::bigint AS bytes
-       FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND state = ${DONE}`,
-      [batchId],
-    );
+    const { rows } = await this.run<BatchTotals>(`SELECT ${batchTotalsColumns(PG_COUNTS)} FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND state = ${DONE}`, [batchId]);
     return rows[0];
   }
 
   async totals(): Promise<CrawlTotals> {
-    const { rows } = await this.run<CrawlTotals>(
-      `SELECT (count(*) FILTER (WHERE state = ${DONE}))::int AS processed,
-         (count(status) FILTER (WHERE state = ${DONE}))::int AS fetched,
-         (count(error) FILTER (WHERE state = ${DONE}))::int AS errors,
-         (count(skipped) FILTER (WHERE state = ${DONE}))::int AS skipped,
-         coalesce(sum(bytes), 0)::bigint AS bytes,
-         (count(*) FILTER (WHERE state = ${QUEUED}))::int AS queued,
-         (count(*) FILTER (WHERE state <> ${GONE}))::int AS discovered,
-         json_build_object(
-           'new', count(*) FILTER (WHERE change = 'new'),
-           'changed', count(*) FILTER (WHERE change = 'changed'),
-           'unchanged', count(*) FILTER (WHERE change = 'unchanged'),
-           'gone', count(*) FILTER (WHERE change = 'gone')) AS changes
-       FROM crawlflow.urls WHERE crawl = $1`,
-      [],
-    );
-    return rows[0];
+    const { rows } = await this.run<TotalsRow>(`SELECT ${crawlTotalsColumns(PG_COUNTS)} FROM crawlflow.urls WHERE crawl = $1`, []);
+    return toTotals(rows[0]);
   }
 
-  /** Keyset pages over the primary key: flat memory, and no transaction held open while the caller writes. */
-  async *records(): AsyncGenerator<PageRecord> {
-    for (let after = 0; ; ) {
-      const { rows } = await this.run<RecordRow & { id: number }>(
-        `SELECT id, ${RECORD_COLUMNS} FROM crawlflow.urls WHERE crawl = $1 AND state IN (${DONE}, ${GONE}) AND id > $2 ORDER BY id LIMIT ${RECORDS_PAGE}`,
-        [after],
-      );
-      for (const row of rows) yield toRecord(row);
-      if (rows.length < RECORDS_PAGE) return;
-      after = rows[rows.length - 1].id;
-    }
+  /** In pages (see `recordsInPages`) over the primary key. */
+  records(): AsyncGenerator<PageRecord> {
+    const page = `SELECT id, ${RECORD_COLUMNS} FROM crawlflow.urls WHERE crawl = $1 AND state IN (${DONE}, ${GONE}) AND id > $2 ORDER BY id LIMIT $3`;
+    return recordsInPages(async (after, size) => (await this.run<RecordRow & { id: number }>(page, [after, size])).rows, RECORDS_PAGE);
   }
 
   async record(url: string): Promise<PageRecord | undefined> {

@@ -8,7 +8,6 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
-  HOST_PAGE_CAP,
   type BatchTotals,
   type ClaimBounds,
   type ClaimedUrl,
@@ -31,16 +30,28 @@ import {
   finishedTotals,
   type StoredConfig,
 } from './frontier-store';
-import { toClaimed, type ClaimRow } from './store-rows';
+import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages, ROBOTS_COLUMNS, toClaimed, toTotals, type ClaimRow, type CountDialect, type TotalsRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { GroupCommit, savepointEach } from './group-commit';
+import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
+import { firstReadyClaim, planClaim } from './claim-rules';
 
-const QUEUED = 0;
-const CLAIMED = 1;
-const DONE = 2;
-/** A URL of the previous crawl that a recrawl never reached (`recordGone`): a record, never fetched. */
-const GONE = 3;
+/**
+ * Per shard of the crawl (see src/scheduling/shards.ts): its version, its running totals
+ * (kept in the transactions that finish URLs, so a view never scans the queue), whether it
+ * has ended, and the run whose batches are to hand over.
+ */
+const SHARDS_TABLE = `CREATE TABLE IF NOT EXISTS shards (shard INTEGER PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0,
+  processed INTEGER NOT NULL DEFAULT 0, fetched INTEGER NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0,
+  skipped INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT 0, ended INTEGER NOT NULL DEFAULT 0, handover TEXT);`;
 
+/**
+ * Today's schema: a new file is made from it whole. After an older file's migrations it adds
+ * what the file still lacks: tables and indexes a migration need not make (IF NOT EXISTS).
+ * Claims select a host's queued URLs by kind, most important first (`urls_queue`): fetch
+ * batches must not step over a host's render backlog; queued URLs only, so a claim takes a URL
+ * out of the index and its completion has nothing to write there.
+ */
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS urls (
     id INTEGER PRIMARY KEY,
@@ -88,18 +99,14 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS hosts_with_backlog ON hosts (queued) WHERE queued > 0;
   CREATE TABLE IF NOT EXISTS configs (version INTEGER PRIMARY KEY, config TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS seed_scope (key TEXT PRIMARY KEY) WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS urls_queue ON urls (host, render, priority DESC, id) WHERE state = ${QUEUED};
+  CREATE INDEX IF NOT EXISTS hosts_shard_backlog ON hosts (shard, queued) WHERE queued > 0;
+  CREATE INDEX IF NOT EXISTS urls_claimed ON urls (host) WHERE state = ${CLAIMED};
+  ${SHARDS_TABLE}
 `;
 
-/**
- * Per shard of the crawl (see src/scheduling/shards.ts): its version, its running totals
- * (kept in the transactions that finish URLs, so a view never scans the queue), whether it
- * has ended, and the run whose batches are to hand over. A file written before shards gets
- * shard 0's row from its version and counted from its records.
- */
-const shardsSchema = (version: number) => `
-  CREATE TABLE shards (shard INTEGER PRIMARY KEY, version INTEGER NOT NULL DEFAULT 0, processed INTEGER NOT NULL DEFAULT 0,
-    fetched INTEGER NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0, skipped INTEGER NOT NULL DEFAULT 0,
-    bytes INTEGER NOT NULL DEFAULT 0, ended INTEGER NOT NULL DEFAULT 0, handover TEXT);
+/** Shard 0's row of a file written before shards: its version, and totals counted from its records. */
+const shardZero = (version: number) => `
   INSERT INTO shards (shard, version, processed, fetched, errors, skipped, bytes)
     SELECT 0, ${version}, count(*), coalesce(sum(status IS NOT NULL), 0), coalesce(sum(error IS NOT NULL), 0),
       coalesce(sum(skipped IS NOT NULL), 0), coalesce(sum(bytes), 0) FROM urls WHERE state = ${DONE};`;
@@ -108,21 +115,22 @@ const shardsSchema = (version: number) => `
 const SHARD_STATE = `SELECT coalesce(sum(version), 0) AS version, coalesce(sum(processed), 0) AS processed, coalesce(sum(fetched), 0) AS fetched,
   coalesce(sum(errors), 0) AS errors, coalesce(sum(skipped), 0) AS skipped, coalesce(sum(bytes), 0) AS bytes FROM shards`;
 
-/**
- * Brings a file written by an older version up to date: runs `migration` when `table` lacks
- * `column`. In an immediate transaction, so two workers opening one old file migrate it once.
- */
+/** Runs `migration` when `table` lacks `column`: a file from before the numbering may have any of them. */
 function addMissingColumn(db: Database.Database, table: string, column: string, migration: string): void {
-  db.transaction(() => {
-    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(table);
-    if (!columns.includes(column)) db.exec(migration);
-  }).immediate();
+  const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(table);
+  if (!columns.includes(column)) db.exec(migration);
 }
 
 /** Columns added for extraction, recrawl and stored bodies, all nullable TEXT. */
 const CONTENT_COLUMNS = ['fields', 'etag', 'last_modified', 'content_hash', 'change', 'body_ref'];
 
-function migrate(db: Database.Database): void {
+const hasTable = (db: Database.Database, name: string): boolean => db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
+
+/**
+ * Brings a file from before the numbering (user_version 0), written by any earlier release,
+ * up to date: each part checks what the file lacks.
+ */
+function catchUp(db: Database.Database): void {
   // Files written before the per-host cap lack `hosts.taken`: add it, counted from the rows.
   addMissingColumn(
     db,
@@ -143,20 +151,14 @@ function migrate(db: Database.Database): void {
   for (const column of CONTENT_COLUMNS) addMissingColumn(db, 'urls', column, `ALTER TABLE urls ADD COLUMN ${column} TEXT`);
   // Files written before the frontier had an order: every URL in them is as important as a seed.
   addMissingColumn(db, 'urls', 'priority', 'ALTER TABLE urls ADD COLUMN priority REAL NOT NULL DEFAULT 1');
-  // Claims select a host's queued URLs by kind, most important first: fetch batches must not
-  // step over a host's render backlog. Queued URLs only, so a claim takes a URL out of the
-  // index and its completion has nothing to write there; older files had the same index over
-  // every state, and a second one by (host, state).
-  db.exec(`CREATE INDEX IF NOT EXISTS urls_queue ON urls (host, render, priority DESC, id) WHERE state = ${QUEUED};
-    DROP INDEX IF EXISTS urls_by_host_kind_priority;
+  // Indexes the queue index of SCHEMA (urls_queue) replaces: over every state, and by (host, state).
+  db.exec(`DROP INDEX IF EXISTS urls_by_host_kind_priority;
     DROP INDEX IF EXISTS urls_by_host_kind_state;
     DROP INDEX IF EXISTS urls_by_host_state;`);
-  db.transaction(() => {
-    if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'shards'").get() !== undefined) return;
-    const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'meta'").get() !== undefined;
-    const version = hasMeta ? ((db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as number | undefined) ?? 0) : 0;
-    db.exec(shardsSchema(version));
-  }).immediate();
+  if (!hasTable(db, 'shards')) {
+    const version = hasTable(db, 'meta') ? ((db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as number | undefined) ?? 0) : 0;
+    db.exec(`${SHARDS_TABLE} ${shardZero(version)}`);
+  }
   // Files written before per-host backoff and AutoThrottle: every host starts with a clean slate.
   addMissingColumn(
     db,
@@ -170,8 +172,34 @@ function migrate(db: Database.Database): void {
   // Files written before shards: every key is shard 0's. A shard's view reads its keys'
   // backlog, and an idle shard asks whether any live shard has URLs claimed.
   addMissingColumn(db, 'hosts', 'shard', 'ALTER TABLE hosts ADD COLUMN shard INTEGER NOT NULL DEFAULT 0');
-  db.exec(`CREATE INDEX IF NOT EXISTS hosts_shard_backlog ON hosts (shard, queued) WHERE queued > 0;
-    CREATE INDEX IF NOT EXISTS urls_claimed ON urls (host) WHERE state = ${CLAIMED};`);
+}
+
+/**
+ * Schema versions of a store file, applied in order to a file made by an older version;
+ * `PRAGMA user_version` counts those the file has, so each runs once per file. Never edit an
+ * applied one: add the next, and its change to SCHEMA for new files.
+ */
+const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [catchUp];
+
+/** The schema version a migrated file is at. */
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
+
+const userVersion = (db: Database.Database): number => db.pragma('user_version', { simple: true }) as number;
+
+/**
+ * In one immediate transaction, so two workers opening one old file migrate it once; a file
+ * at the current version opens without the write lock.
+ */
+function migrate(db: Database.Database): void {
+  if (userVersion(db) >= MIGRATIONS.length) return;
+  db.transaction(() => {
+    // Read again under the lock: another worker may have migrated the file meanwhile.
+    const applied = userVersion(db);
+    if (applied >= MIGRATIONS.length) return;
+    if (hasTable(db, 'urls')) for (const migration of MIGRATIONS.slice(applied)) migration(db);
+    db.exec(SCHEMA);
+    db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
 }
 
 /** Queued URLs added (or, negative, taken away) per host: all of them, and those to render; new keys get `shard`. */
@@ -187,9 +215,12 @@ interface Completion {
 /** Most important first, then in discovery order: the order claims hand URLs out in (RETURNING keeps none). */
 const inClaimOrder = (a: ClaimRow & { id: number }, b: ClaimRow & { id: number }): number => b.priority - a.priority || a.id - b.id;
 
+/** Records `records()` reads per page; each page is a synchronous read that blocks the event loop. */
 const RECORDS_PAGE = 500;
 /** SQLite has no boolean: flags are 1 or 0. */
 const sqliteFlag = (value: boolean): number => (value ? 1 : 0);
+/** A comparison is 1 or 0, so summing a condition counts the rows it picks. */
+const SQLITE_COUNTS: CountDialect = { count: (condition) => `coalesce(sum(${condition}), 0)`, sum: (column) => `coalesce(sum(${column}), 0)` };
 const BUSY_TIMEOUT_MS = 250;
 /**
  * Keys a ready claim tries in one transaction: the query's holder bound is the largest any key
@@ -231,7 +262,6 @@ export class SqliteFrontierStore implements FrontierStore {
     // heartbeat timeout; a lock held longer surfaces as SQLITE_BUSY, which batches wait out
     // without blocking (see store-errors.ts).
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    this.db.exec(SCHEMA);
     migrate(this.db);
     const db = this.db;
     const s = {
@@ -312,13 +342,13 @@ export class SqliteFrontierStore implements FrontierStore {
       setNextRequestAt: db.prepare(
         'INSERT INTO hosts (host, next_request_at) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET next_request_at = excluded.next_request_at',
       ),
-      pacing: db.prepare('SELECT error_streak AS errorStreak, throttle_delay_ms AS throttleDelayMs FROM hosts WHERE host = ?'),
+      pacing: db.prepare(`SELECT ${PACING_COLUMNS} FROM hosts WHERE host = ?`),
       setPacing: db.prepare(
         `INSERT INTO hosts (host, error_streak, throttle_delay_ms, next_request_at) VALUES (@host, @errorStreak, @throttleDelayMs, @notBefore)
          ON CONFLICT (host) DO UPDATE SET error_streak = excluded.error_streak, throttle_delay_ms = excluded.throttle_delay_ms,
            next_request_at = max(next_request_at, excluded.next_request_at)`,
       ),
-      robots: db.prepare('SELECT robots_status, robots_body, robots_fetched_at, robots_error FROM hosts WHERE host = ? AND robots_fetched_at IS NOT NULL'),
+      robots: db.prepare(`SELECT ${ROBOTS_COLUMNS} FROM hosts WHERE host = ? AND robots_fetched_at IS NOT NULL`),
       saveRobots: db.prepare(
         `INSERT INTO hosts (host, robots_status, robots_body, robots_fetched_at, robots_error) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (host) DO UPDATE SET robots_status = excluded.robots_status, robots_body = excluded.robots_body,
@@ -328,28 +358,8 @@ export class SqliteFrontierStore implements FrontierStore {
       totalQueued: db.prepare('SELECT coalesce(sum(queued), 0) FROM hosts WHERE queued > 0').pluck(),
       shardBacklog: db.prepare('SELECT host, queued, render_queued AS rendering FROM hosts WHERE shard = ? AND queued > 0 ORDER BY queued DESC, host LIMIT ?'),
       shardQueued: db.prepare('SELECT coalesce(sum(queued), 0) FROM hosts WHERE shard = ? AND queued > 0').pluck(),
-      batchTotals: db.prepare(
-        `SELECT count(*) AS processed,
-           coalesce(sum(status IS NOT NULL), 0) AS fetched,
-           coalesce(sum(error IS NOT NULL), 0) AS errors,
-           coalesce(sum(skipped IS NOT NULL), 0) AS skipped,
-           coalesce(sum(bytes), 0) AS bytes
-         FROM urls WHERE batch_id = ? AND state = ${DONE}`,
-      ),
-      totals: db.prepare(
-        `SELECT coalesce(sum(state = ${DONE}), 0) AS processed,
-           coalesce(sum(state = ${DONE} AND status IS NOT NULL), 0) AS fetched,
-           coalesce(sum(state = ${DONE} AND error IS NOT NULL), 0) AS errors,
-           coalesce(sum(state = ${DONE} AND skipped IS NOT NULL), 0) AS skipped,
-           coalesce(sum(bytes), 0) AS bytes,
-           coalesce(sum(state = ${QUEUED}), 0) AS queued,
-           coalesce(sum(state <> ${GONE}), 0) AS discovered,
-           coalesce(sum(change = 'new'), 0) AS new,
-           coalesce(sum(change = 'changed'), 0) AS changed,
-           coalesce(sum(change = 'unchanged'), 0) AS unchanged,
-           coalesce(sum(change = 'gone'), 0) AS gone
-         FROM urls`,
-      ),
+      batchTotals: db.prepare(`SELECT ${batchTotalsColumns(SQLITE_COUNTS)} FROM urls WHERE batch_id = ? AND state = ${DONE}`),
+      totals: db.prepare(`SELECT ${crawlTotalsColumns(SQLITE_COUNTS)} FROM urls`),
       recordsPage: db.prepare(`SELECT id, ${recordColumns()} FROM urls WHERE id > ? AND state IN (${DONE}, ${GONE}) ORDER BY id LIMIT ?`),
       record: db.prepare(`SELECT ${recordColumns()} FROM urls WHERE url = ? AND state = ${DONE}`),
       insertGone: db.prepare(
@@ -393,25 +403,31 @@ export class SqliteFrontierStore implements FrontierStore {
     };
 
     this.enqueueTx = db.transaction(insertEntries);
-    /**
-     * URLs the batch may still claim of `host`: its share's room, within its own limit; none
-     * when it would become one holder of the key too many (topping up adds no holder).
-     */
-    const claimRoom = (batchId: string, host: string, limit: number, holding: boolean, { holders, batchLimit }: ClaimBounds): number => {
-      let room = limit - (s.batchShare.get(batchId, host) as number);
-      if (batchLimit !== undefined) room = Math.min(room, batchLimit - (s.batchRows.get(batchId) as number));
-      if (room > 0 && !holding && holders !== undefined && (s.otherHolders.get(host, batchId) as number) >= holders) return 0;
-      return room;
-    };
     const claimNow = (batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1, bounds: ClaimBounds): ClaimedUrl[] => {
       const claimQueued = (n: number, skipped: string | null): ClaimRow[] =>
         n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, render, n) as Array<ClaimRow & { id: number }>).sort(inClaimOrder);
       const own = s.ownClaims.all(batchId, host, CLAIMED) as ClaimRow[];
-      const room = claimRoom(batchId, host, limit, own.length > 0, bounds);
-      if (room <= 0) return own.map(toClaimed);
-      const capRoom = Math.max(0, maxPagesPerHost - ((s.taken.get(host) as number | undefined) ?? 0));
-      const fresh = claimQueued(Math.min(room, capRoom), null);
-      const capped = fresh.length === capRoom ? claimQueued(room - fresh.length, HOST_PAGE_CAP) : [];
+      // The write lock of the immediate transaction serializes claims; each count is read only if the rule asks.
+      const plan = planClaim(
+        { limit, maxPagesPerHost, bounds },
+        {
+          share: s.batchShare.get(batchId, host) as number,
+          get batchRows() {
+            return s.batchRows.get(batchId) as number;
+          },
+          holding: own.length > 0,
+          get otherHolders() {
+            return s.otherHolders.get(host, batchId) as number;
+          },
+          get taken() {
+            return (s.taken.get(host) as number | undefined) ?? 0;
+          },
+        },
+      );
+      if (plan === null) return own.map(toClaimed);
+      const fresh = claimQueued(plan.fresh, null);
+      // Fewer fresh URLs than planned: the queue ran out, and there is nothing left to skip.
+      const capped = fresh.length === plan.fresh ? claimQueued(plan.capped, HOST_PAGE_CAP) : [];
       if (fresh.length > 0) s.addTaken.run(fresh.length, host);
       const n = fresh.length + capped.length;
       if (n > 0) changeQueuedByHost(new Map([[host, { n: -n, render: -n * render }]]));
@@ -420,20 +436,10 @@ export class SqliteFrontierStore implements FrontierStore {
     this.claimTx = db.transaction(claimNow);
     this.claimReadyTx = db.transaction((batchId: string, query: ReadyQuery): ReadyClaim | null => {
       const render = query.render ? 1 : 0;
-      const claimOf = (key: string): ReadyClaim | null => {
-        const urls = claimNow(batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit });
-        return urls.length === 0 ? null : { key, urls };
-      };
-      const firstClaim = (keys: string[]): ReadyClaim | null => {
-        for (const key of keys) {
-          const claimed = claimOf(key);
-          if (claimed) return claimed;
-        }
-        return null;
-      };
-      // The ready keys are looked up only when none the batch holds had anything left.
       const readyKeys = () => s.readyKeys.all({ batchId, render, shard: query.shard ?? null, maxHolders: query.maxHolders, freeBy: query.freeBy, limit: READY_CANDIDATES }) as string[];
-      return firstClaim(s.heldKeys.all(batchId) as string[]) ?? firstClaim(readyKeys());
+      return firstReadyClaim(s.heldKeys.all(batchId) as string[], readyKeys, (key) =>
+        claimNow(batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit }),
+      );
     });
     const completeOne = ({ batchId, record, discovered }: Completion): number => {
       const written = s.complete.run(...completedValues(record, sqliteFlag), record.url, batchId).changes;
@@ -533,10 +539,7 @@ export class SqliteFrontierStore implements FrontierStore {
   }
 
   async robots(host: string): Promise<RobotsRecord | undefined> {
-    const row = this.statements.robots.get(host) as
-      | { robots_status: number | null; robots_body: string | null; robots_fetched_at: number; robots_error: string | null }
-      | undefined;
-    return row && { status: row.robots_status, body: row.robots_body ?? '', fetchedAt: row.robots_fetched_at, error: row.robots_error };
+    return this.statements.robots.get(host) as RobotsRecord | undefined;
   }
 
   async saveRobots(host: string, record: RobotsRecord): Promise<void> {
@@ -608,21 +611,12 @@ export class SqliteFrontierStore implements FrontierStore {
   }
 
   async totals(): Promise<CrawlTotals> {
-    const { new: added, changed, unchanged, gone, ...totals } = this.statements.totals.get() as Omit<CrawlTotals, 'changes'> & CrawlTotals['changes'];
-    return { ...totals, changes: { new: added, changed, unchanged, gone } };
+    return toTotals(this.statements.totals.get() as TotalsRow);
   }
 
-  /**
-   * Read in pages by id rather than with one open cursor: a cursor would keep the connection
-   * busy between yields, and a worker shares one connection per crawl between activities.
-   */
-  async *records(): AsyncGenerator<PageRecord> {
-    for (let after = 0; ; ) {
-      const rows = this.statements.recordsPage.all(after, RECORDS_PAGE) as Array<RecordRow & { id: number }>;
-      for (const row of rows) yield toRecord(row);
-      if (rows.length < RECORDS_PAGE) return;
-      after = rows[rows.length - 1].id;
-    }
+  /** In pages (see `recordsInPages`): an open cursor would keep the connection, which a worker's activities share, busy between yields. */
+  records(): AsyncGenerator<PageRecord> {
+    return recordsInPages((after, size) => this.statements.recordsPage.all(after, size) as Array<RecordRow & { id: number }>, RECORDS_PAGE);
   }
 
   async record(url: string): Promise<PageRecord | undefined> {

@@ -1,9 +1,13 @@
 /**
- * Claimed URLs as both frontier stores read them back, and their conversion to the interface's
- * shape (records have theirs in record-fields.ts): one mapping, so the SQLite file and the
- * server database hand out identical claims.
+ * What both frontier stores read back, and how: the columns their SELECTs alias to the
+ * interface's names (in double quotes, which both dialects keep as written), the conversions
+ * of rows to the interface's shapes (records have theirs in record-fields.ts), and the keyset
+ * paging of records. One reading, so the SQLite file and the server database hand out
+ * identical claims, totals, robots.txt and pacing state.
  */
-import type { ClaimedUrl } from './frontier-store';
+import { CHANGE_KINDS, type ChangeTotals, type ClaimedUrl, type CrawlTotals, type PageRecord } from './frontier-store';
+import { toRecord, type RecordRow } from './record-fields';
+import { DONE, GONE, QUEUED } from './url-states';
 
 export interface ClaimRow {
   url: string;
@@ -15,4 +19,64 @@ export interface ClaimRow {
 
 export function toClaimed({ url, depth, attempts, skipped, priority }: ClaimRow): ClaimedUrl {
   return skipped === null ? { url, depth, attempts, priority } : { url, depth, attempts, priority, skipped };
+}
+
+/** A host row's robots.txt as a `RobotsRecord`. */
+export const ROBOTS_COLUMNS = `robots_status AS "status", coalesce(robots_body, '') AS "body", robots_fetched_at AS "fetchedAt", robots_error AS "error"`;
+
+/** A host row's pacing state as a `HostPacing`. */
+export const PACING_COLUMNS = 'error_streak AS "errorStreak", throttle_delay_ms AS "throttleDelayMs"';
+
+/** How a dialect counts the rows a condition picks, and sums a column, each as a number (0 over no rows). */
+export interface CountDialect {
+  count(condition: string): string;
+  sum(column: string): string;
+}
+
+/** What `BatchTotals` counts of a set of URL rows. */
+const FINISHED: ReadonlyArray<readonly [string, string]> = [
+  ['processed', `state = ${DONE}`],
+  ['fetched', `state = ${DONE} AND status IS NOT NULL`],
+  ['errors', `state = ${DONE} AND error IS NOT NULL`],
+  ['skipped', `state = ${DONE} AND skipped IS NOT NULL`],
+];
+
+function countColumns(dialect: CountDialect, counts: ReadonlyArray<readonly [string, string]>): string {
+  return [...counts.map(([alias, condition]) => `${dialect.count(condition)} AS "${alias}"`), `${dialect.sum('bytes')} AS "bytes"`].join(', ');
+}
+
+/** The columns of a `BatchTotals` over the URL rows a statement picks. */
+export function batchTotalsColumns(dialect: CountDialect): string {
+  return countColumns(dialect, FINISHED);
+}
+
+/** The columns `toTotals` reads, over every URL row of the crawl. */
+export function crawlTotalsColumns(dialect: CountDialect): string {
+  const changes = CHANGE_KINDS.map((kind) => [kind, `change = '${kind}'`] as const);
+  return countColumns(dialect, [...FINISHED, ['queued', `state = ${QUEUED}`], ['discovered', `state <> ${GONE}`], ...changes]);
+}
+
+/** A row of `crawlTotalsColumns`: the totals, with the change counts alongside. */
+export type TotalsRow = Omit<CrawlTotals, 'changes'> & ChangeTotals;
+
+export function toTotals(row: TotalsRow): CrawlTotals {
+  const { new: added, changed, unchanged, gone, ...totals } = row;
+  return { ...totals, changes: { new: added, changed, unchanged, gone } };
+}
+
+/**
+ * Every record, read in keyset pages of `size` by `pageAfter` (the rows after an id, in id
+ * order): memory stays flat, and no cursor or transaction is held open between pages while the
+ * caller writes on the same connection.
+ */
+export async function* recordsInPages(
+  pageAfter: (id: number, size: number) => Array<RecordRow & { id: number }> | Promise<Array<RecordRow & { id: number }>>,
+  size: number,
+): AsyncGenerator<PageRecord> {
+  for (let after = 0; ; ) {
+    const rows = await pageAfter(after, size);
+    for (const row of rows) yield toRecord(row);
+    if (rows.length < size) return;
+    after = rows[rows.length - 1].id;
+  }
 }
