@@ -769,6 +769,35 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       }
     });
 
+    it('release and releaseAll give back the queue, the render backlog and the places of fetched URLs only', async () => {
+      const store = await impl.fresh();
+      const backlog = async () => (await store.snapshot(10)).hosts;
+      const fetchOf = (claimed: ReadonlyArray<{ skipped?: string }>) => claimed.map((item) => item.skipped ?? 'fetch');
+      try {
+        await store.enqueue([
+          ...['f0', 'f1', 'f2', 'f3'].map((name) => entry(urlOf(name))),
+          ...['r0', 'r1'].map((name) => ({ ...entry(urlOf(name)), render: true })),
+          ...[0, 1, 2].map((n) => entry(urlB(n))),
+        ]);
+        assert.deepEqual(fetchOf(await store.claim('f', A, 10, 3)), ['fetch', 'fetch', 'fetch', HOST_PAGE_CAP]);
+        assert.equal(await store.release('f'), 4);
+        assert.deepEqual(await backlog(), [{ host: A, queued: 6, rendering: 2 }, { host: B, queued: 3 }]);
+        assert.deepEqual(fetchOf(await store.claim('f2', A, 10, 3)), ['fetch', 'fetch', 'fetch', HOST_PAGE_CAP], 'the three fetched gave their places back, the skip had none');
+
+        assert.deepEqual(fetchOf(await store.claim('r', A, 10, 4, true)), ['fetch', HOST_PAGE_CAP]);
+        assert.deepEqual(fetchOf(await store.claim('b', B, 2, 1)), ['fetch', HOST_PAGE_CAP]);
+        assert.deepEqual(await backlog(), [{ host: B, queued: 1 }]);
+        assert.equal(await store.releaseAll(), 8);
+        assert.deepEqual(await backlog(), [{ host: A, queued: 6, rendering: 2 }, { host: B, queued: 3 }]);
+        assert.deepEqual(fetchOf(await store.claim('again', A, 10, 4)), ['fetch', 'fetch', 'fetch', 'fetch'], 'no place of A is left taken');
+        assert.deepEqual(fetchOf(await store.claim('again-r', A, 10, 4, true)), [HOST_PAGE_CAP, HOST_PAGE_CAP]);
+        assert.deepEqual(fetchOf(await store.claim('again-b', B, 10, 3)), ['fetch', 'fetch', 'fetch'], 'nor of B');
+        assert.equal((await store.totals()).queued, 0);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('counts done and claimed URLs, not released ones; abandoning keeps the skip', async () => {
       const store = await seeded(6);
       try {

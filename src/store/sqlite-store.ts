@@ -35,6 +35,7 @@ import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type Record
 import { GroupCommit, savepointEach } from './group-commit';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { firstReadyClaim, planClaim } from './claim-rules';
+import { requeuedUrl, requeueHostCounts } from './requeue-rules';
 
 /**
  * Per shard of the crawl (see src/scheduling/shards.ts): its version, its running totals
@@ -324,19 +325,15 @@ export class SqliteFrontierStore implements FrontierStore {
            AND NOT EXISTS (SELECT 1 FROM urls JOIN hosts ON hosts.host = urls.host
              WHERE urls.state = ${CLAIMED} AND hosts.shard NOT IN (SELECT shard FROM shards WHERE ended = 1))`,
       ).pluck(),
-      unfinishedByHost: db.prepare(
-        `SELECT host, count(*) AS n, sum(render) AS render, sum(skipped IS NULL) AS taken FROM urls WHERE batch_id = ? AND state = ${CLAIMED} GROUP BY host`,
-      ),
-      setAttempts: db.prepare(`UPDATE urls SET attempts = ? WHERE url = ? AND batch_id = ? AND state = ${CLAIMED}`),
-      releaseBatch: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL, skipped = NULL WHERE batch_id = ? AND state = ${CLAIMED}`),
+      // The host counts read the batch's claimed rows before `releaseBatch` queues them again.
+      releaseBatchCounts: db.prepare(requeueHostCounts(SQLITE_COUNTS, { hosts: 'hosts', rows: `urls WHERE batch_id = ? AND state = ${CLAIMED}` })).pluck(),
+      releaseBatch: db.prepare(`UPDATE urls SET ${requeuedUrl('@url', '@attempts')} WHERE batch_id = @batchId AND state = ${CLAIMED}`),
       // A URL claimed only to be skipped keeps that record: it was never going to be fetched.
       abandonBatch: db.prepare(
         `UPDATE urls SET state = ${DONE}, error = iif(skipped IS NULL, ?, NULL), fetched_at = ? WHERE batch_id = ? AND state = ${CLAIMED}`,
       ),
-      claimedByHost: db.prepare(
-        `SELECT host, count(*) AS n, sum(render) AS render, sum(skipped IS NULL) AS taken FROM urls WHERE state = ${CLAIMED} GROUP BY host`,
-      ),
-      releaseAll: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL, skipped = NULL WHERE state = ${CLAIMED}`),
+      releaseAllCounts: db.prepare(requeueHostCounts(SQLITE_COUNTS, { hosts: 'hosts', rows: `urls WHERE state = ${CLAIMED}` })).pluck(),
+      releaseAll: db.prepare(`UPDATE urls SET ${requeuedUrl('NULL', 'attempts')} WHERE state = ${CLAIMED}`),
       nextRequestAt: db.prepare('SELECT next_request_at FROM hosts WHERE host = ?').pluck(),
       holdHost: db.prepare('UPDATE hosts SET next_request_at = max(next_request_at, @until) WHERE host = @host'),
       setNextRequestAt: db.prepare(
@@ -377,11 +374,13 @@ export class SqliteFrontierStore implements FrontierStore {
       }
       for (const shard of shards) s.bumpVersion.run(shard);
     };
-    /** Queued URLs of existing keys changed (claimed, given back); their shards move their versions on. */
+    /** Each shard of the keys a claim or requeue changed (one per key, repeats and all) moves its version on once. */
+    const bumpShards = (shards: readonly number[]): void => {
+      for (const shard of new Set(shards)) s.bumpVersion.run(shard);
+    };
+    /** Queued URLs of existing keys claimed; their shards move their versions on. */
     const changeQueuedByHost = (counts: Map<string, QueuedChange>): void => {
-      const shards = new Set<number>();
-      for (const [host, { n, render }] of counts) shards.add(s.changeQueued.get(n, render, host) as number);
-      for (const shard of shards) s.bumpVersion.run(shard);
+      bumpShards([...counts].map(([host, { n, render }]) => s.changeQueued.get(n, render, host) as number));
     };
     const insertEntries = (entries: readonly FrontierEntry[]): number => {
       const added = new Map<string, QueuedChange>();
@@ -396,10 +395,6 @@ export class SqliteFrontierStore implements FrontierStore {
       }
       addQueuedByHost(added);
       return total;
-    };
-    const requeueUnfinished = (rows: Array<{ host: string; n: number; render: number; taken: number }>): void => {
-      changeQueuedByHost(new Map(rows.map((row) => [row.host, { n: row.n, render: row.render }])));
-      for (const row of rows) s.addTaken.run(-row.taken, row.host);
     };
 
     this.enqueueTx = db.transaction(insertEntries);
@@ -450,9 +445,8 @@ export class SqliteFrontierStore implements FrontierStore {
     };
     this.completions = new GroupCommit(savepointEach(db, completeOne));
     this.releaseTx = db.transaction((batchId: string, retried?: { url: string; attempts: number }) => {
-      if (retried) s.setAttempts.run(retried.attempts, retried.url, batchId);
-      requeueUnfinished(s.unfinishedByHost.all(batchId) as Array<{ host: string; n: number; render: number; taken: number }>);
-      return s.releaseBatch.run(batchId).changes;
+      bumpShards(s.releaseBatchCounts.all(batchId) as number[]);
+      return s.releaseBatch.run({ batchId, url: retried?.url ?? null, attempts: retried?.attempts ?? 0 }).changes;
     });
     this.abandonTx = db.transaction((batchId: string, error: string, at: string) => {
       // A batch claims the keys of one shard only.
@@ -461,7 +455,7 @@ export class SqliteFrontierStore implements FrontierStore {
       return s.abandonBatch.run(error, at, batchId).changes;
     });
     this.releaseAllTx = db.transaction(() => {
-      requeueUnfinished(s.claimedByHost.all() as Array<{ host: string; n: number; render: number; taken: number }>);
+      bumpShards(s.releaseAllCounts.all() as number[]);
       return s.releaseAll.run().changes;
     });
     this.goneTx = db.transaction((entries: readonly FrontierEntry[], at: string) => {
