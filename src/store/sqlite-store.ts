@@ -31,7 +31,7 @@ import {
   type StoredConfig,
 } from './frontier-store';
 import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages, ROBOTS_COLUMNS, toClaimed, toTotals, type ClaimRow, type CountDialect, type TotalsRow } from './store-rows';
-import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
+import { COMPLETED_FIELDS, completedValues, RECORD_FIELDS, recordColumns, toRecord, type RecordRow, type Storage } from './record-fields';
 import { GroupCommit, savepointEach } from './group-commit';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { firstReadyClaim, planClaim } from './claim-rules';
@@ -46,9 +46,28 @@ const SHARDS_TABLE = `CREATE TABLE IF NOT EXISTS shards (shard INTEGER PRIMARY K
   processed INTEGER NOT NULL DEFAULT 0, fetched INTEGER NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0,
   skipped INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT 0, ended INTEGER NOT NULL DEFAULT 0, handover TEXT);`;
 
+/** SQLite has no boolean: flags are 1 or 0. */
+const sqliteFlag = (value: boolean): number => (value ? 1 : 0);
+
+/** The SQLite type a storage kind keeps its values in. */
+const SQLITE_TYPES: Readonly<Record<Storage, string>> = { text: 'TEXT', integer: 'INTEGER', flag: 'INTEGER', 'json-list': 'TEXT', 'json-object': 'TEXT' };
+
+/**
+ * The definitions of the record's columns of `urls`, as record-fields.ts declares them: a field
+ * the URL is queued with is never null, and one with a default holds it until its completion.
+ */
+function recordColumnDefinitions(): string[] {
+  return RECORD_FIELDS.map(({ column, storage, queued, default: initial }) => {
+    const type = `${column} ${SQLITE_TYPES[storage]}`;
+    if (initial !== undefined) return `${type} NOT NULL DEFAULT ${typeof initial === 'boolean' ? sqliteFlag(initial) : initial}`;
+    return queued ? `${type} NOT NULL` : type;
+  });
+}
+
 /**
  * Today's schema: a new file is made from it whole. After an older file's migrations it adds
  * what the file still lacks: tables and indexes a migration need not make (IF NOT EXISTS).
+ * A URL's row has the queue's columns, then the record's; the unique `url` is the seen-set.
  * Claims select a host's queued URLs by kind, most important first (`urls_queue`): fetch
  * batches must not step over a host's render backlog; queued URLs only, so a claim takes a URL
  * out of the index and its completion has nothing to write there.
@@ -56,31 +75,14 @@ const SHARDS_TABLE = `CREATE TABLE IF NOT EXISTS shards (shard INTEGER PRIMARY K
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS urls (
     id INTEGER PRIMARY KEY,
-    url TEXT NOT NULL UNIQUE,
     host TEXT NOT NULL,
-    depth INTEGER NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
     state INTEGER NOT NULL DEFAULT ${QUEUED},
     batch_id TEXT,
-    status INTEGER,
-    error TEXT,
-    skipped TEXT,
-    title TEXT,
-    links TEXT,
-    fetched_at TEXT,
-    final_url TEXT,
-    content_type TEXT,
-    bytes INTEGER NOT NULL DEFAULT 0,
-    canonical TEXT,
-    noindex INTEGER NOT NULL DEFAULT 0,
-    fields TEXT,
-    etag TEXT,
-    last_modified TEXT,
-    content_hash TEXT,
-    change TEXT,
-    body_ref TEXT,
     render INTEGER NOT NULL DEFAULT 0,
-    priority REAL NOT NULL DEFAULT 1
+    priority REAL NOT NULL DEFAULT 1,
+    ${recordColumnDefinitions().join(',\n    ')},
+    UNIQUE (url)
   );
   CREATE INDEX IF NOT EXISTS urls_by_batch ON urls (batch_id) WHERE batch_id IS NOT NULL;
   CREATE TABLE IF NOT EXISTS hosts (
@@ -218,8 +220,6 @@ const inClaimOrder = (a: ClaimRow & { id: number }, b: ClaimRow & { id: number }
 
 /** Records `records()` reads per page; each page is a synchronous read that blocks the event loop. */
 const RECORDS_PAGE = 500;
-/** SQLite has no boolean: flags are 1 or 0. */
-const sqliteFlag = (value: boolean): number => (value ? 1 : 0);
 /** A comparison is 1 or 0, so summing a condition counts the rows it picks. */
 const SQLITE_COUNTS: CountDialect = { count: (condition) => `coalesce(sum(${condition}), 0)`, sum: (column) => `coalesce(sum(${column}), 0)` };
 const BUSY_TIMEOUT_MS = 250;
