@@ -4,8 +4,9 @@
  * politeness slots, snapshots and totals; and two connections (two worker processes on one
  * file, or two machines on one database) racing, never claiming the same URL or passing the
  * cap; record(url) and recordGone (a recrawl's reads and its gone URLs, counted apart); claims
- * by kind (fetch or render) and the render backlog. Then what only one implementation has:
- * SQLite's group commit of concurrent completions (one transaction, a savepoint each, a locked
+ * by kind (fetch or render) and the render backlog; a column for every record field in a new
+ * SQLite file, a migrated one and a migrated PostgreSQL database. Then what only one
+ * implementation has: SQLite's group commit of concurrent completions (one transaction, a savepoint each, a locked
  * file), migration of SQLite files made by the 0.1.0 and 0.2.0 releases and of older PostgreSQL
  * schemas, PostgreSQL's crawls sharing one database, concurrent schema set-up and store URL
  * handling.
@@ -32,6 +33,7 @@ import { drainHost, type RaceSide } from './helpers/store-race';
 import { PASSWORD, postgresBinary, startTestPostgres, type TestPostgres } from './helpers/postgres';
 import { FIXTURE_DIR, POSTGRES_DUMP } from './tools/make-release-stores';
 import { RELEASES } from './helpers/releases';
+import { RECORD_FIELDS } from '../src/store/record-fields';
 
 const tempDirs: string[] = [];
 after(() => {
@@ -49,6 +51,41 @@ function tempStoreFile(): string {
   tempDirs.push(dir);
   return join(dir, 'nested', 'crawl.sqlite'); // the store creates missing directories
 }
+
+/** A column of a store's `urls` table: whether it may be null, and its default as the database spells it. */
+interface UrlsColumn {
+  name: string;
+  notNull: boolean;
+  default: string | null;
+}
+
+/** The columns of a SQLite store file's `urls` table. */
+function sqliteUrlsColumns(file: string): UrlsColumn[] {
+  const raw = new Database(file, { readonly: true });
+  try {
+    const rows = raw.prepare('SELECT name, "notnull", dflt_value FROM pragma_table_info(?)').all('urls') as Array<{ name: string; notnull: number; dflt_value: string | null }>;
+    return rows.map((row) => ({ name: row.name, notNull: row.notnull === 1, default: row.dflt_value }));
+  } finally {
+    raw.close();
+  }
+}
+
+/**
+ * What record-fields.ts declares of each record column: a field the URL is queued with is never
+ * null, and one with a default is NOT NULL and has it (`literal`: the dialect's spelling).
+ */
+function assertRecordColumns(columns: readonly UrlsColumn[], literal: (value: number | boolean) => string): void {
+  const byName = new Map(columns.map((column) => [column.name, column]));
+  assert.deepEqual(RECORD_FIELDS.filter((field) => !byName.has(field.column)).map((field) => field.column), [], 'every record field has a column');
+  for (const field of RECORD_FIELDS) {
+    const column = byName.get(field.column)!;
+    if (field.default !== undefined) assert.deepEqual(column, { name: field.column, notNull: true, default: literal(field.default) }, field.column);
+    else assert.equal(column.notNull, field.queued === true, `${field.column} is NOT NULL only if queued with the URL`);
+  }
+}
+
+/** SQLite spells a default as written in its DDL, flags as 1 or 0. */
+const sqliteLiteral = (value: number | boolean): string => String(Number(value));
 
 function entry(url: string, depth = 0): FrontierEntry {
   return { url, host: hostKey(url), depth };
@@ -769,6 +806,35 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       }
     });
 
+    it('release and releaseAll give back the queue, the render backlog and the places of fetched URLs only', async () => {
+      const store = await impl.fresh();
+      const backlog = async () => (await store.snapshot(10)).hosts;
+      const fetchOf = (claimed: ReadonlyArray<{ skipped?: string }>) => claimed.map((item) => item.skipped ?? 'fetch');
+      try {
+        await store.enqueue([
+          ...['f0', 'f1', 'f2', 'f3'].map((name) => entry(urlOf(name))),
+          ...['r0', 'r1'].map((name) => ({ ...entry(urlOf(name)), render: true })),
+          ...[0, 1, 2].map((n) => entry(urlB(n))),
+        ]);
+        assert.deepEqual(fetchOf(await store.claim('f', A, 10, 3)), ['fetch', 'fetch', 'fetch', HOST_PAGE_CAP]);
+        assert.equal(await store.release('f'), 4);
+        assert.deepEqual(await backlog(), [{ host: A, queued: 6, rendering: 2 }, { host: B, queued: 3 }]);
+        assert.deepEqual(fetchOf(await store.claim('f2', A, 10, 3)), ['fetch', 'fetch', 'fetch', HOST_PAGE_CAP], 'the three fetched gave their places back, the skip had none');
+
+        assert.deepEqual(fetchOf(await store.claim('r', A, 10, 4, true)), ['fetch', HOST_PAGE_CAP]);
+        assert.deepEqual(fetchOf(await store.claim('b', B, 2, 1)), ['fetch', HOST_PAGE_CAP]);
+        assert.deepEqual(await backlog(), [{ host: B, queued: 1 }]);
+        assert.equal(await store.releaseAll(), 8);
+        assert.deepEqual(await backlog(), [{ host: A, queued: 6, rendering: 2 }, { host: B, queued: 3 }]);
+        assert.deepEqual(fetchOf(await store.claim('again', A, 10, 4)), ['fetch', 'fetch', 'fetch', 'fetch'], 'no place of A is left taken');
+        assert.deepEqual(fetchOf(await store.claim('again-r', A, 10, 4, true)), [HOST_PAGE_CAP, HOST_PAGE_CAP]);
+        assert.deepEqual(fetchOf(await store.claim('again-b', B, 10, 3)), ['fetch', 'fetch', 'fetch'], 'nor of B');
+        assert.equal((await store.totals()).queued, 0);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('counts done and claimed URLs, not released ones; abandoning keeps the skip', async () => {
       const store = await seeded(6);
       try {
@@ -916,6 +982,13 @@ for (const { version } of RELEASES) {
       });
     });
 
+    it('has a column for every record field once migrated', async () => {
+      await withCopy(async (_store, file) => {
+        const names = new Set(sqliteUrlsColumns(file).map((column) => column.name));
+        assert.deepEqual(RECORD_FIELDS.filter((field) => !names.has(field.column)).map((field) => field.column), []);
+      });
+    });
+
     it("counts the release's pages toward the per-host cap", async () => {
       await withCopy(async (store) => {
         assert.equal(await store.enqueue([entry(`http://${host}/new/1`), entry(`http://${host}/new/2`)]), 2);
@@ -996,6 +1069,29 @@ describe('SQLite store files: the schema version is the file\'s user_version', (
       assert.ok(totals.processed > 0);
     } finally {
       await again.close();
+    }
+  });
+});
+
+describe('both stores keep every record field (src/store/record-fields.ts) in a column of urls', () => {
+  it('a new SQLite file', async () => {
+    const file = tempStoreFile();
+    await new SqliteFrontierStore(file).close();
+    assertRecordColumns(sqliteUrlsColumns(file), sqliteLiteral);
+  });
+
+  it('a PostgreSQL database migrated from empty', async () => {
+    await sharedBackend!.open(nextCrawlId()).totals(); // the schema is set up on first use
+    const client = new Client({ connectionString: postgres!.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<UrlsColumn>(
+        `SELECT column_name AS name, is_nullable = 'NO' AS "notNull", column_default AS default
+         FROM information_schema.columns WHERE table_schema = 'crawlflow' AND table_name = 'urls'`,
+      );
+      assertRecordColumns(rows, String);
+    } finally {
+      await client.end();
     }
   });
 });

@@ -43,6 +43,7 @@ import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages,
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { firstReadyClaim, planClaim, type ClaimPlan, type ClaimRequest } from './claim-rules';
+import { requeuedUrl, requeueHostCounts } from './requeue-rules';
 
 /** Records read per round trip by `records()`. */
 const RECORDS_PAGE = 1_000;
@@ -127,27 +128,19 @@ const ABANDON = `
   RETURNING (SELECT count(*) FROM failed)::int AS abandoned`;
 
 /**
- * Puts claimed URLs matching `filter` back in the queue, each of its kind (to fetch or to
- * render); $2 and $3 name a URL whose attempt count becomes $4 (a retried URL keeps its
- * count). A URL claimed to be fetched gives its place under the host cap back.
+ * Puts claimed URLs matching `filter` (of batch $2) back in the queue, as requeue-rules.ts says;
+ * $3 names a URL whose attempt count becomes $4. The update returns each row's `skipped` as it
+ * was claimed, which the host counts read.
  */
 const requeue = (filter: string) => `
   WITH old AS (
     SELECT id, skipped FROM crawlflow.urls WHERE crawl = $1 AND ${filter} AND state = ${CLAIMED} ORDER BY id FOR UPDATE),
   back AS (
-    UPDATE crawlflow.urls u SET state = ${QUEUED}, batch_id = NULL, skipped = NULL,
-      attempts = CASE WHEN u.url = $3 THEN $4 ELSE u.attempts END
+    UPDATE crawlflow.urls u SET ${requeuedUrl('$3', '$4')}
     FROM old WHERE u.crawl = $1 AND u.id = old.id
     RETURNING u.host, u.render, old.skipped),
-  per_host AS (
-    SELECT host, count(*)::int AS n, (count(*) FILTER (WHERE render))::int AS rendering,
-      (count(*) FILTER (WHERE skipped IS NULL))::int AS taken
-    FROM back GROUP BY host),
-  counted AS (
-    UPDATE crawlflow.hosts h SET queued = h.queued + p.n, render_queued = h.render_queued + p.rendering, taken = h.taken - p.taken
-    FROM (SELECT * FROM per_host ORDER BY host) p WHERE h.crawl = $1 AND h.host = p.host
-    RETURNING h.shard)
-  ${bumpShardsAfter('counted', '(SELECT sum(n) FROM per_host)::int AS released')}`;
+  counted AS (${requeueHostCounts(PG_COUNTS, { hosts: 'crawlflow.hosts', crawl: 'h.crawl = $1', rows: 'back' })})
+  ${bumpShardsAfter('counted', '(SELECT count(*) FROM back)::int AS released')}`;
 
 const RELEASE = requeue('batch_id = $2');
 // $2 is unused (null), so both variants take the same parameters; batch_id IS NOT NULL lets the batch index serve.

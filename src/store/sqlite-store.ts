@@ -31,10 +31,11 @@ import {
   type StoredConfig,
 } from './frontier-store';
 import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages, ROBOTS_COLUMNS, toClaimed, toTotals, type ClaimRow, type CountDialect, type TotalsRow } from './store-rows';
-import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
+import { COMPLETED_FIELDS, completedValues, RECORD_FIELDS, recordColumns, toRecord, type RecordRow, type Storage } from './record-fields';
 import { GroupCommit, savepointEach } from './group-commit';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { firstReadyClaim, planClaim } from './claim-rules';
+import { requeuedUrl, requeueHostCounts } from './requeue-rules';
 
 /**
  * Per shard of the crawl (see src/scheduling/shards.ts): its version, its running totals
@@ -45,9 +46,28 @@ const SHARDS_TABLE = `CREATE TABLE IF NOT EXISTS shards (shard INTEGER PRIMARY K
   processed INTEGER NOT NULL DEFAULT 0, fetched INTEGER NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0,
   skipped INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT 0, ended INTEGER NOT NULL DEFAULT 0, handover TEXT);`;
 
+/** SQLite has no boolean: flags are 1 or 0. */
+const sqliteFlag = (value: boolean): number => (value ? 1 : 0);
+
+/** The SQLite type a storage kind keeps its values in. */
+const SQLITE_TYPES: Readonly<Record<Storage, string>> = { text: 'TEXT', integer: 'INTEGER', flag: 'INTEGER', 'json-list': 'TEXT', 'json-object': 'TEXT' };
+
+/**
+ * The definitions of the record's columns of `urls`, as record-fields.ts declares them: a field
+ * the URL is queued with is never null, and one with a default holds it until its completion.
+ */
+function recordColumnDefinitions(): string[] {
+  return RECORD_FIELDS.map(({ column, storage, queued, default: initial }) => {
+    const type = `${column} ${SQLITE_TYPES[storage]}`;
+    if (initial !== undefined) return `${type} NOT NULL DEFAULT ${typeof initial === 'boolean' ? sqliteFlag(initial) : initial}`;
+    return queued ? `${type} NOT NULL` : type;
+  });
+}
+
 /**
  * Today's schema: a new file is made from it whole. After an older file's migrations it adds
  * what the file still lacks: tables and indexes a migration need not make (IF NOT EXISTS).
+ * A URL's row has the queue's columns, then the record's; the unique `url` is the seen-set.
  * Claims select a host's queued URLs by kind, most important first (`urls_queue`): fetch
  * batches must not step over a host's render backlog; queued URLs only, so a claim takes a URL
  * out of the index and its completion has nothing to write there.
@@ -55,31 +75,14 @@ const SHARDS_TABLE = `CREATE TABLE IF NOT EXISTS shards (shard INTEGER PRIMARY K
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS urls (
     id INTEGER PRIMARY KEY,
-    url TEXT NOT NULL UNIQUE,
     host TEXT NOT NULL,
-    depth INTEGER NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
     state INTEGER NOT NULL DEFAULT ${QUEUED},
     batch_id TEXT,
-    status INTEGER,
-    error TEXT,
-    skipped TEXT,
-    title TEXT,
-    links TEXT,
-    fetched_at TEXT,
-    final_url TEXT,
-    content_type TEXT,
-    bytes INTEGER NOT NULL DEFAULT 0,
-    canonical TEXT,
-    noindex INTEGER NOT NULL DEFAULT 0,
-    fields TEXT,
-    etag TEXT,
-    last_modified TEXT,
-    content_hash TEXT,
-    change TEXT,
-    body_ref TEXT,
     render INTEGER NOT NULL DEFAULT 0,
-    priority REAL NOT NULL DEFAULT 1
+    priority REAL NOT NULL DEFAULT 1,
+    ${recordColumnDefinitions().join(',\n    ')},
+    UNIQUE (url)
   );
   CREATE INDEX IF NOT EXISTS urls_by_batch ON urls (batch_id) WHERE batch_id IS NOT NULL;
   CREATE TABLE IF NOT EXISTS hosts (
@@ -217,8 +220,6 @@ const inClaimOrder = (a: ClaimRow & { id: number }, b: ClaimRow & { id: number }
 
 /** Records `records()` reads per page; each page is a synchronous read that blocks the event loop. */
 const RECORDS_PAGE = 500;
-/** SQLite has no boolean: flags are 1 or 0. */
-const sqliteFlag = (value: boolean): number => (value ? 1 : 0);
 /** A comparison is 1 or 0, so summing a condition counts the rows it picks. */
 const SQLITE_COUNTS: CountDialect = { count: (condition) => `coalesce(sum(${condition}), 0)`, sum: (column) => `coalesce(sum(${column}), 0)` };
 const BUSY_TIMEOUT_MS = 250;
@@ -324,19 +325,15 @@ export class SqliteFrontierStore implements FrontierStore {
            AND NOT EXISTS (SELECT 1 FROM urls JOIN hosts ON hosts.host = urls.host
              WHERE urls.state = ${CLAIMED} AND hosts.shard NOT IN (SELECT shard FROM shards WHERE ended = 1))`,
       ).pluck(),
-      unfinishedByHost: db.prepare(
-        `SELECT host, count(*) AS n, sum(render) AS render, sum(skipped IS NULL) AS taken FROM urls WHERE batch_id = ? AND state = ${CLAIMED} GROUP BY host`,
-      ),
-      setAttempts: db.prepare(`UPDATE urls SET attempts = ? WHERE url = ? AND batch_id = ? AND state = ${CLAIMED}`),
-      releaseBatch: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL, skipped = NULL WHERE batch_id = ? AND state = ${CLAIMED}`),
+      // The host counts read the batch's claimed rows before `releaseBatch` queues them again.
+      releaseBatchCounts: db.prepare(requeueHostCounts(SQLITE_COUNTS, { hosts: 'hosts', rows: `urls WHERE batch_id = ? AND state = ${CLAIMED}` })).pluck(),
+      releaseBatch: db.prepare(`UPDATE urls SET ${requeuedUrl('@url', '@attempts')} WHERE batch_id = @batchId AND state = ${CLAIMED}`),
       // A URL claimed only to be skipped keeps that record: it was never going to be fetched.
       abandonBatch: db.prepare(
         `UPDATE urls SET state = ${DONE}, error = iif(skipped IS NULL, ?, NULL), fetched_at = ? WHERE batch_id = ? AND state = ${CLAIMED}`,
       ),
-      claimedByHost: db.prepare(
-        `SELECT host, count(*) AS n, sum(render) AS render, sum(skipped IS NULL) AS taken FROM urls WHERE state = ${CLAIMED} GROUP BY host`,
-      ),
-      releaseAll: db.prepare(`UPDATE urls SET state = ${QUEUED}, batch_id = NULL, skipped = NULL WHERE state = ${CLAIMED}`),
+      releaseAllCounts: db.prepare(requeueHostCounts(SQLITE_COUNTS, { hosts: 'hosts', rows: `urls WHERE state = ${CLAIMED}` })).pluck(),
+      releaseAll: db.prepare(`UPDATE urls SET ${requeuedUrl('NULL', 'attempts')} WHERE state = ${CLAIMED}`),
       nextRequestAt: db.prepare('SELECT next_request_at FROM hosts WHERE host = ?').pluck(),
       holdHost: db.prepare('UPDATE hosts SET next_request_at = max(next_request_at, @until) WHERE host = @host'),
       setNextRequestAt: db.prepare(
@@ -377,11 +374,13 @@ export class SqliteFrontierStore implements FrontierStore {
       }
       for (const shard of shards) s.bumpVersion.run(shard);
     };
-    /** Queued URLs of existing keys changed (claimed, given back); their shards move their versions on. */
+    /** Each shard of the keys a claim or requeue changed (one per key, repeats and all) moves its version on once. */
+    const bumpShards = (shards: readonly number[]): void => {
+      for (const shard of new Set(shards)) s.bumpVersion.run(shard);
+    };
+    /** Queued URLs of existing keys claimed; their shards move their versions on. */
     const changeQueuedByHost = (counts: Map<string, QueuedChange>): void => {
-      const shards = new Set<number>();
-      for (const [host, { n, render }] of counts) shards.add(s.changeQueued.get(n, render, host) as number);
-      for (const shard of shards) s.bumpVersion.run(shard);
+      bumpShards([...counts].map(([host, { n, render }]) => s.changeQueued.get(n, render, host) as number));
     };
     const insertEntries = (entries: readonly FrontierEntry[]): number => {
       const added = new Map<string, QueuedChange>();
@@ -396,10 +395,6 @@ export class SqliteFrontierStore implements FrontierStore {
       }
       addQueuedByHost(added);
       return total;
-    };
-    const requeueUnfinished = (rows: Array<{ host: string; n: number; render: number; taken: number }>): void => {
-      changeQueuedByHost(new Map(rows.map((row) => [row.host, { n: row.n, render: row.render }])));
-      for (const row of rows) s.addTaken.run(-row.taken, row.host);
     };
 
     this.enqueueTx = db.transaction(insertEntries);
@@ -450,9 +445,8 @@ export class SqliteFrontierStore implements FrontierStore {
     };
     this.completions = new GroupCommit(savepointEach(db, completeOne));
     this.releaseTx = db.transaction((batchId: string, retried?: { url: string; attempts: number }) => {
-      if (retried) s.setAttempts.run(retried.attempts, retried.url, batchId);
-      requeueUnfinished(s.unfinishedByHost.all(batchId) as Array<{ host: string; n: number; render: number; taken: number }>);
-      return s.releaseBatch.run(batchId).changes;
+      bumpShards(s.releaseBatchCounts.all(batchId) as number[]);
+      return s.releaseBatch.run({ batchId, url: retried?.url ?? null, attempts: retried?.attempts ?? 0 }).changes;
     });
     this.abandonTx = db.transaction((batchId: string, error: string, at: string) => {
       // A batch claims the keys of one shard only.
@@ -461,7 +455,7 @@ export class SqliteFrontierStore implements FrontierStore {
       return s.abandonBatch.run(error, at, batchId).changes;
     });
     this.releaseAllTx = db.transaction(() => {
-      requeueUnfinished(s.claimedByHost.all() as Array<{ host: string; n: number; render: number; taken: number }>);
+      bumpShards(s.releaseAllCounts.all() as number[]);
       return s.releaseAll.run().changes;
     });
     this.goneTx = db.transaction((entries: readonly FrontierEntry[], at: string) => {
