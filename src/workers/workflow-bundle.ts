@@ -29,7 +29,13 @@ async function writeWorkflowBundle(): Promise<void> {
     // memory for the worker's life; with every module's source embedded (the bundler's
     // default) the map was 4.5 MB of a 7.2 MB bundle and cost a worker about 100 MB of peak
     // RSS. Line mappings without the sources still point workflow stack traces at dist/.
-    webpackConfigHook: (config) => ({ ...config, devtool: 'inline-nosources-cheap-source-map' }),
+    webpackConfigHook: (config) => ({
+      ...config,
+      devtool: 'inline-nosources-cheap-source-map',
+      // zod exports every locale (0.4 MB) next to the English one it uses; workflows only
+      // validate, so the bundle takes the module as empty.
+      resolve: { ...config.resolve, alias: { ...config.resolve?.alias, [require.resolve('zod/v4/locales/index.cjs')]: false } },
+    }),
   });
   writeFileSync(BUNDLE_PATH, code);
 }
