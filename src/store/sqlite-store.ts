@@ -1,8 +1,8 @@
 /**
  * The embedded frontier store: one SQLite file per crawl, in WAL mode so several worker
- * processes on one machine share it. The unique key on `urls.url` is the seen-set; a host's
- * `queued` counter is kept in the same transactions as the rows, so snapshots never scan the
- * queue.
+ * processes on one machine share it. The unique key on `urls.url` is the seen-set, with this
+ * instance's cache of URLs known to be in it in front (known-urls.ts); a host's `queued`
+ * counter is kept in the same transactions as the rows, so snapshots never scan the queue.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -36,6 +36,7 @@ import { GroupCommit, savepointEach } from './group-commit';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { firstReadyClaim, planClaim } from './claim-rules';
 import { requeuedUrl, requeueHostCounts } from './requeue-rules';
+import { KnownUrls } from './known-urls';
 
 /**
  * Per shard of the crawl (see src/scheduling/shards.ts): its version, its running totals
@@ -208,7 +209,7 @@ function migrate(db: Database.Database): void {
 /** Queued URLs added (or, negative, taken away) per host: all of them, and those to render; new keys get `shard`. */
 type QueuedChange = { n: number; render: number; shard?: number };
 
-/** A finished page of a batch and the links found on it, as `complete` is given them. */
+/** A finished page of a batch and the links found on it not known to be seen (see `complete`). */
 interface Completion {
   batchId: string;
   record: PageRecord;
@@ -241,8 +242,10 @@ export class SqliteFrontierStore implements FrontierStore {
   private readonly enqueueTx;
   private readonly claimTx;
   private readonly claimReadyTx;
-  /** Page completions of concurrent batches, committed together (see group-commit.ts). */
-  private readonly completions: GroupCommit<Completion, number>;
+  /** Page completions of concurrent batches, committed together (see group-commit.ts): links added, or null when the record was not written. */
+  private readonly completions: GroupCommit<Completion, number | null>;
+  /** URLs known to be in the seen-set, left out of writes (see known-urls.ts). */
+  private readonly known = new KnownUrls();
   private readonly releaseTx;
   private readonly abandonTx;
   private readonly releaseAllTx;
@@ -436,10 +439,10 @@ export class SqliteFrontierStore implements FrontierStore {
         claimNow(batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit }),
       );
     });
-    const completeOne = ({ batchId, record, discovered }: Completion): number => {
+    const completeOne = ({ batchId, record, discovered }: Completion): number | null => {
       const written = s.complete.run(...completedValues(record, sqliteFlag), record.url, batchId).changes;
       // A URL completed twice (a zombie attempt racing its retry) keeps its first record.
-      if (written !== 1) return 0;
+      if (written !== 1) return null;
       s.countFinished.run({ ...finishedTotals(record), shard: s.shardOfUrl.get(record.url) });
       return insertEntries(discovered);
     };
@@ -478,7 +481,11 @@ export class SqliteFrontierStore implements FrontierStore {
   }
 
   async enqueue(entries: readonly FrontierEntry[]): Promise<number> {
-    return this.enqueueTx.immediate(entries);
+    const unknown = this.known.unknown(entries);
+    if (unknown.length === 0) return 0;
+    const added = this.enqueueTx.immediate(unknown);
+    this.known.add(unknown);
+    return added;
   }
 
   async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false, bounds: ClaimBounds = {}): Promise<ClaimedUrl[]> {
@@ -489,8 +496,17 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.claimReadyTx.immediate(batchId, query);
   }
 
+  /**
+   * Links known to be seen are left out of the write. The others are known once the group's
+   * transaction has committed (the write settles after its COMMIT), and only if the record was
+   * written: a zombie attempt's completion looks at none of its links.
+   */
   async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {
-    return this.completions.write({ batchId, record, discovered });
+    const unknown = this.known.unknown(discovered);
+    const added = await this.completions.write({ batchId, record, discovered: unknown });
+    if (added === null) return 0;
+    this.known.add(unknown);
+    return added;
   }
 
   async release(batchId: string, retried?: { url: string; attempts: number }): Promise<number> {
