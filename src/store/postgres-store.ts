@@ -44,7 +44,7 @@ import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages,
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { firstReadyClaim, planClaim, type ClaimPlan, type ClaimRequest } from './claim-rules';
-import { requeuedUrl, requeueHostCounts } from './requeue-rules';
+import { claimHostCounts, requeuedUrl, requeueHostCounts } from './requeue-rules';
 import { KnownUrls } from './known-urls';
 
 /** Records read per round trip by `records()`. */
@@ -150,7 +150,8 @@ const RELEASE_ALL = requeue('batch_id IS NOT NULL AND $2::text IS NULL');
 
 /**
  * Claims up to $4 queued URLs of host $2 of one kind ($6: to render, or to fetch), the first
- * $5 of them within the host cap and the rest marked to be skipped.
+ * $5 of them within the host cap and the rest marked to be skipped; the host's counters move
+ * by the rows claimed, as requeue-rules.ts says.
  */
 const CLAIM_QUEUED = `
   WITH picked AS (
@@ -160,13 +161,8 @@ const CLAIM_QUEUED = `
   claimed AS (
     UPDATE crawlflow.urls u SET state = ${CLAIMED}, batch_id = $3, skipped = CASE WHEN picked.n <= $5 THEN NULL ELSE '${HOST_PAGE_CAP}' END
     FROM picked WHERE u.crawl = $1 AND u.id = picked.id
-    RETURNING u.id, u.url, u.depth, u.attempts, u.skipped, u.render, u.priority),
-  counted AS (
-    UPDATE crawlflow.hosts SET queued = queued - (SELECT count(*) FROM claimed),
-      render_queued = render_queued - (SELECT count(*) FROM claimed WHERE render),
-      taken = taken + (SELECT count(*) FROM claimed WHERE skipped IS NULL)
-    WHERE crawl = $1 AND host = $2 AND EXISTS (SELECT 1 FROM claimed)
-    RETURNING shard),
+    RETURNING u.id, u.url, u.host, u.depth, u.attempts, u.skipped, u.render, u.priority),
+  counted AS (${claimHostCounts(PG_COUNTS, { hosts: 'crawlflow.hosts', crawl: 'h.crawl = $1', rows: 'claimed' })}),
   bumped AS (${bumpShardsAfter('counted', '1')})
   SELECT id, url, depth, attempts, skipped, priority FROM claimed ORDER BY priority DESC, id`;
 

@@ -35,7 +35,7 @@ import { COMPLETED_FIELDS, completedValues, RECORD_FIELDS, recordColumns, toReco
 import { GroupCommit, savepointEach } from './group-commit';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { firstReadyClaim, planClaim } from './claim-rules';
-import { requeuedUrl, requeueHostCounts } from './requeue-rules';
+import { claimHostCounts, requeuedUrl, requeueHostCounts } from './requeue-rules';
 import { KnownUrls } from './known-urls';
 
 /**
@@ -206,7 +206,7 @@ function migrate(db: Database.Database): void {
   }).immediate();
 }
 
-/** Queued URLs added (or, negative, taken away) per host: all of them, and those to render; new keys get `shard`. */
+/** Queued URLs added per host: all of them, and those to render; new keys get `shard`. */
 type QueuedChange = { n: number; render: number; shard?: number };
 
 /** A finished page of a batch and the links found on it not known to be seen (see `complete`). */
@@ -277,7 +277,6 @@ export class SqliteFrontierStore implements FrontierStore {
          ON CONFLICT (host) DO UPDATE SET queued = queued + excluded.queued, render_queued = render_queued + excluded.render_queued,
            shard = excluded.shard`,
       ),
-      changeQueued: db.prepare('UPDATE hosts SET queued = queued + ?, render_queued = render_queued + ? WHERE host = ? RETURNING shard').pluck(),
       bumpVersion: db.prepare('INSERT INTO shards (shard, version) VALUES (?, 1) ON CONFLICT (shard) DO UPDATE SET version = version + 1'),
       shardOfUrl: db.prepare('SELECT hosts.shard FROM urls JOIN hosts ON hosts.host = urls.host WHERE urls.url = ?').pluck(),
       shardOfBatch: db.prepare('SELECT hosts.shard FROM urls JOIN hosts ON hosts.host = urls.host WHERE urls.batch_id = ? LIMIT 1').pluck(),
@@ -299,7 +298,8 @@ export class SqliteFrontierStore implements FrontierStore {
          ORDER BY queued DESC LIMIT @limit`,
       ).pluck(),
       taken: db.prepare('SELECT taken FROM hosts WHERE host = ?').pluck(),
-      addTaken: db.prepare('UPDATE hosts SET taken = taken + ? WHERE host = ?'),
+      // The rows a claim just took, by the ids (a JSON array) its updates returned.
+      claimCounts: db.prepare(claimHostCounts(SQLITE_COUNTS, { hosts: 'hosts', rows: 'urls WHERE id IN (SELECT value FROM json_each(?))' })).pluck(),
       complete: db.prepare(
         `UPDATE urls SET state = ${DONE}, ${COMPLETED_FIELDS.map((field) => `${field.column} = ?`).join(', ')}
          WHERE url = ? AND batch_id = ? AND state = ${CLAIMED}`,
@@ -381,10 +381,6 @@ export class SqliteFrontierStore implements FrontierStore {
     const bumpShards = (shards: readonly number[]): void => {
       for (const shard of new Set(shards)) s.bumpVersion.run(shard);
     };
-    /** Queued URLs of existing keys claimed; their shards move their versions on. */
-    const changeQueuedByHost = (counts: Map<string, QueuedChange>): void => {
-      bumpShards([...counts].map(([host, { n, render }]) => s.changeQueued.get(n, render, host) as number));
-    };
     const insertEntries = (entries: readonly FrontierEntry[]): number => {
       const added = new Map<string, QueuedChange>();
       let total = 0;
@@ -402,7 +398,7 @@ export class SqliteFrontierStore implements FrontierStore {
 
     this.enqueueTx = db.transaction(insertEntries);
     const claimNow = (batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1, bounds: ClaimBounds): ClaimedUrl[] => {
-      const claimQueued = (n: number, skipped: string | null): ClaimRow[] =>
+      const claimQueued = (n: number, skipped: string | null): Array<ClaimRow & { id: number }> =>
         n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, render, n) as Array<ClaimRow & { id: number }>).sort(inClaimOrder);
       const own = s.ownClaims.all(batchId, host, CLAIMED) as ClaimRow[];
       // The write lock of the immediate transaction serializes claims; each count is read only if the rule asks.
@@ -426,10 +422,9 @@ export class SqliteFrontierStore implements FrontierStore {
       const fresh = claimQueued(plan.fresh, null);
       // Fewer fresh URLs than planned: the queue ran out, and there is nothing left to skip.
       const capped = fresh.length === plan.fresh ? claimQueued(plan.capped, HOST_PAGE_CAP) : [];
-      if (fresh.length > 0) s.addTaken.run(fresh.length, host);
-      const n = fresh.length + capped.length;
-      if (n > 0) changeQueuedByHost(new Map([[host, { n: -n, render: -n * render }]]));
-      return [...own, ...fresh, ...capped].map(toClaimed);
+      const claimed = [...fresh, ...capped];
+      if (claimed.length > 0) bumpShards(s.claimCounts.all(JSON.stringify(claimed.map((row) => row.id))) as number[]);
+      return [...own, ...claimed].map(toClaimed);
     };
     this.claimTx = db.transaction(claimNow);
     this.claimReadyTx = db.transaction((batchId: string, query: ReadyQuery): ReadyClaim | null => {
