@@ -280,8 +280,9 @@ export class SqliteFrontierStore implements FrontierStore {
       bumpVersion: db.prepare('INSERT INTO shards (shard, version) VALUES (?, 1) ON CONFLICT (shard) DO UPDATE SET version = version + 1'),
       shardOfUrl: db.prepare('SELECT hosts.shard FROM urls JOIN hosts ON hosts.host = urls.host WHERE urls.url = ?').pluck(),
       shardOfBatch: db.prepare('SELECT hosts.shard FROM urls JOIN hosts ON hosts.host = urls.host WHERE urls.batch_id = ? LIMIT 1').pluck(),
-      ownClaims: db.prepare('SELECT url, depth, attempts, skipped, priority FROM urls WHERE batch_id = ? AND host = ? AND state = ? ORDER BY priority DESC, id'),
-      // `+host`: find the batch's rows by the batch index; by the host, the planner would walk every URL the host ever had.
+      // `+host`, here and below: find the batch's rows by the batch index; by the host, the planner would walk every URL
+      // the host ever had, or every one claimed by any batch.
+      ownClaims: db.prepare('SELECT url, depth, attempts, skipped, priority FROM urls WHERE batch_id = ? AND +host = ? AND state = ? ORDER BY priority DESC, id'),
       batchShare: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ? AND +host = ?').pluck(),
       claimQueued: db.prepare(
         `UPDATE urls SET state = ${CLAIMED}, batch_id = ?, skipped = ?
