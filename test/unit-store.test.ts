@@ -7,7 +7,7 @@
  * by kind (fetch or render) and the render backlog; a column for every record field in a new
  * SQLite file, a migrated one and a migrated PostgreSQL database. Then what only one
  * implementation has: SQLite's group commit of concurrent completions (one transaction, a savepoint each, a locked
- * file), migration of SQLite files made by the 0.1.0 and 0.2.0 releases and of older PostgreSQL
+ * file), URLs a SQLite store knows to be seen not written again, migration of SQLite files made by the 0.1.0 and 0.2.0 releases and of older PostgreSQL
  * schemas, PostgreSQL's crawls sharing one database, concurrent schema set-up and store URL
  * handling.
  */
@@ -504,6 +504,30 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       const totals = await store.totals();
       assert.equal(totals.discovered, 4, 'a.test/p/{0,1,50} and b.test/p/0; not 98 or 99');
       assert.equal(totals.queued, 3);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a link found on a page whose completion was not written (a zombie attempt) is queued when a page finds it later; counts stay exact', async () => {
+    const store = await seeded(3);
+    try {
+      await store.claim('batch', A, 2);
+      assert.equal(await store.complete('batch', pageRecord(urlA(0)), [entry(urlA(1), 1), entry(urlA(10), 1)]), 1, 'p/1 is known');
+      // The zombie's second completion of p/0 in the same turn as the retry's completion of p/1 (one group commit).
+      const [zombie, retry] = await Promise.all([
+        store.complete('batch', pageRecord(urlA(0)), [entry(urlA(20), 1), entry(urlA(10), 1)]),
+        store.complete('batch', pageRecord(urlA(1)), [entry(urlA(0), 1)]),
+      ]);
+      assert.deepEqual([zombie, retry], [0, 0]);
+      assert.equal((await store.totals()).discovered, 4, 'p/0, p/1, p/2 and p/10; not p/20');
+      assert.deepEqual(urlsOf(await store.claim('later', A, 10)), [urlA(2), urlA(10)]);
+      const found = [entry(urlA(20), 1), entry(urlA(10), 1), entry(urlA(0), 1), entry(urlA(21), 1)];
+      assert.equal(await store.complete('later', pageRecord(urlA(2)), found), 2, 'p/20 and p/21');
+      assert.equal(await store.enqueue([entry(urlA(20)), entry(urlA(21)), entry(urlA(22)), entry(urlA(22))]), 1, 'p/22');
+      assert.equal(await store.enqueue([entry(urlA(0)), entry(urlA(22))]), 0);
+      assert.deepEqual(urlsOf(await store.claim('last', A, 10)), [urlA(20), urlA(21), urlA(22)]);
+      assert.deepEqual(await store.totals(), { processed: 3, fetched: 3, errors: 0, skipped: 0, bytes: 300, queued: 0, discovered: 7, changes: NO_CHANGES });
     } finally {
       await store.close();
     }
@@ -1300,6 +1324,31 @@ describe('SQLite store: completions of concurrent batches commit together', () =
       assert.deepEqual(urlsOf(await readRecords(reopened)), [urlA(0), urlA(1), urlB(0)]);
     } finally {
       await reopened.close();
+    }
+  });
+});
+
+describe('SQLite store: URLs it knows to be seen are not written again', () => {
+  it('a row taken away behind its back (urls rows are never deleted) is not re-added by this store, only by another', async () => {
+    const file = tempStoreFile();
+    const store = new SqliteFrontierStore(file);
+    const other = new Database(file);
+    try {
+      assert.equal(await store.enqueue([entry(urlA(0)), entry(urlA(1)), entry(urlA(3))]), 3);
+      await store.claim('batch', A, 2);
+      assert.equal(await store.complete('batch', pageRecord(urlA(0)), [entry(urlA(2), 1)]), 1);
+      other.prepare('DELETE FROM urls WHERE url IN (?, ?)').run(urlA(2), urlA(3));
+      assert.equal(await store.enqueue([entry(urlA(3)), entry(urlA(2))]), 0, 'known: not sent');
+      assert.equal(await store.complete('batch', pageRecord(urlA(1)), [entry(urlA(2), 1), entry(urlA(3), 1)]), 0, 'known: not sent');
+      const fresh = new SqliteFrontierStore(file);
+      try {
+        assert.equal(await fresh.enqueue([entry(urlA(2)), entry(urlA(3))]), 2, 'a store that knows nothing sends them');
+      } finally {
+        await fresh.close();
+      }
+    } finally {
+      other.close();
+      await store.close();
     }
   });
 });

@@ -3,6 +3,7 @@
  * the guarantees of the SQLite store (see frontier-store.ts), kept by the database rather than
  * by a single writer:
  * - the seen-set is a unique index, and new URLs go in with INSERT ... ON CONFLICT DO NOTHING;
+ *   URLs this process knows to be in it (known-urls.ts) are not sent;
  * - a claim locks its host's row (SELECT ... FOR UPDATE), so claims of one host are serialized
  *   and the per-host cap counts exactly; the queued rows themselves are taken with
  *   FOR UPDATE SKIP LOCKED, so a claim never waits on another transaction's rows;
@@ -43,7 +44,8 @@ import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages,
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { firstReadyClaim, planClaim, type ClaimPlan, type ClaimRequest } from './claim-rules';
-import { requeuedUrl, requeueHostCounts } from './requeue-rules';
+import { claimHostCounts, requeuedUrl, requeueHostCounts } from './requeue-rules';
+import { KnownUrls } from './known-urls';
 
 /** Records read per round trip by `records()`. */
 const RECORDS_PAGE = 1_000;
@@ -148,7 +150,8 @@ const RELEASE_ALL = requeue('batch_id IS NOT NULL AND $2::text IS NULL');
 
 /**
  * Claims up to $4 queued URLs of host $2 of one kind ($6: to render, or to fetch), the first
- * $5 of them within the host cap and the rest marked to be skipped.
+ * $5 of them within the host cap and the rest marked to be skipped; the host's counters move
+ * by the rows claimed, as requeue-rules.ts says.
  */
 const CLAIM_QUEUED = `
   WITH picked AS (
@@ -158,13 +161,8 @@ const CLAIM_QUEUED = `
   claimed AS (
     UPDATE crawlflow.urls u SET state = ${CLAIMED}, batch_id = $3, skipped = CASE WHEN picked.n <= $5 THEN NULL ELSE '${HOST_PAGE_CAP}' END
     FROM picked WHERE u.crawl = $1 AND u.id = picked.id
-    RETURNING u.id, u.url, u.depth, u.attempts, u.skipped, u.render, u.priority),
-  counted AS (
-    UPDATE crawlflow.hosts SET queued = queued - (SELECT count(*) FROM claimed),
-      render_queued = render_queued - (SELECT count(*) FROM claimed WHERE render),
-      taken = taken + (SELECT count(*) FROM claimed WHERE skipped IS NULL)
-    WHERE crawl = $1 AND host = $2 AND EXISTS (SELECT 1 FROM claimed)
-    RETURNING shard),
+    RETURNING u.id, u.url, u.host, u.depth, u.attempts, u.skipped, u.render, u.priority),
+  counted AS (${claimHostCounts(PG_COUNTS, { hosts: 'crawlflow.hosts', crawl: 'h.crawl = $1', rows: 'claimed' })}),
   bumped AS (${bumpShardsAfter('counted', '1')})
   SELECT id, url, depth, attempts, skipped, priority FROM claimed ORDER BY priority DESC, id`;
 
@@ -249,6 +247,8 @@ const RECORD_COLUMNS = recordColumns((column) => `${column}::int AS ${column}`);
 
 export class PostgresFrontierStore implements FrontierStore {
   private key: Promise<number> | undefined;
+  /** URLs known to be in the crawl's seen-set, which this process need not send again. */
+  private readonly known = new KnownUrls();
 
   /** `key`: the crawl's key when it is known to exist (see PostgresDatabase.existingCrawlKey). */
   constructor(
@@ -273,9 +273,12 @@ export class PostgresFrontierStore implements FrontierStore {
     return this.db.query<R>(sql, typeof params === 'function' ? () => [crawl, ...params()] : [crawl, ...params]);
   }
 
+  /** The statement is its own transaction: once it returns, every entry it was sent is in the seen-set. */
   async enqueue(entries: readonly FrontierEntry[]): Promise<number> {
-    if (entries.length === 0) return 0;
-    const { rows } = await this.run<{ added: number }>(ENQUEUE, [...columnsOf(entries), shardsOf(entries)]);
+    const unknown = this.known.unknown(entries);
+    if (unknown.length === 0) return 0;
+    const { rows } = await this.run<{ added: number }>(ENQUEUE, [...columnsOf(unknown), shardsOf(unknown)]);
+    this.known.add(unknown);
     return rows[0]?.added ?? 0;
   }
 
@@ -356,15 +359,23 @@ export class PostgresFrontierStore implements FrontierStore {
     return rows[0].n;
   }
 
+  /**
+   * Links known to be seen are not sent. COMPLETE returns its row only when it wrote the record,
+   * and only then did it insert the links (a zombie attempt's completion looks at none), so
+   * only then are they known.
+   */
   async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {
-    const { rows } = await this.run<{ added: number }>(COMPLETE, [
-      ...columnsOf(discovered),
+    const unknown = this.known.unknown(discovered);
+    const { rows } = await this.run<{ added: number | null }>(COMPLETE, [
+      ...columnsOf(unknown),
       record.url,
       batchId,
       ...completedValues(record, (flag) => flag),
-      shardsOf(discovered),
+      shardsOf(unknown),
     ]);
-    return rows[0]?.added ?? 0;
+    if (rows.length === 0) return 0;
+    this.known.add(unknown);
+    return rows[0].added ?? 0;
   }
 
   async release(batchId: string, retried?: { url: string; attempts: number }): Promise<number> {

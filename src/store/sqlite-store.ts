@@ -1,8 +1,8 @@
 /**
  * The embedded frontier store: one SQLite file per crawl, in WAL mode so several worker
- * processes on one machine share it. The unique key on `urls.url` is the seen-set; a host's
- * `queued` counter is kept in the same transactions as the rows, so snapshots never scan the
- * queue.
+ * processes on one machine share it. The unique key on `urls.url` is the seen-set, with this
+ * instance's cache of URLs known to be in it in front (known-urls.ts); a host's `queued`
+ * counter is kept in the same transactions as the rows, so snapshots never scan the queue.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -35,7 +35,8 @@ import { COMPLETED_FIELDS, completedValues, RECORD_FIELDS, recordColumns, toReco
 import { GroupCommit, savepointEach } from './group-commit';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { firstReadyClaim, planClaim } from './claim-rules';
-import { requeuedUrl, requeueHostCounts } from './requeue-rules';
+import { claimHostCounts, requeuedUrl, requeueHostCounts } from './requeue-rules';
+import { KnownUrls } from './known-urls';
 
 /**
  * Per shard of the crawl (see src/scheduling/shards.ts): its version, its running totals
@@ -205,10 +206,10 @@ function migrate(db: Database.Database): void {
   }).immediate();
 }
 
-/** Queued URLs added (or, negative, taken away) per host: all of them, and those to render; new keys get `shard`. */
+/** Queued URLs added per host: all of them, and those to render; new keys get `shard`. */
 type QueuedChange = { n: number; render: number; shard?: number };
 
-/** A finished page of a batch and the links found on it, as `complete` is given them. */
+/** A finished page of a batch and the links found on it not known to be seen (see `complete`). */
 interface Completion {
   batchId: string;
   record: PageRecord;
@@ -241,8 +242,10 @@ export class SqliteFrontierStore implements FrontierStore {
   private readonly enqueueTx;
   private readonly claimTx;
   private readonly claimReadyTx;
-  /** Page completions of concurrent batches, committed together (see group-commit.ts). */
-  private readonly completions: GroupCommit<Completion, number>;
+  /** Page completions of concurrent batches, committed together (see group-commit.ts): links added, or null when the record was not written. */
+  private readonly completions: GroupCommit<Completion, number | null>;
+  /** URLs known to be in the seen-set, left out of writes (see known-urls.ts). */
+  private readonly known = new KnownUrls();
   private readonly releaseTx;
   private readonly abandonTx;
   private readonly releaseAllTx;
@@ -274,12 +277,12 @@ export class SqliteFrontierStore implements FrontierStore {
          ON CONFLICT (host) DO UPDATE SET queued = queued + excluded.queued, render_queued = render_queued + excluded.render_queued,
            shard = excluded.shard`,
       ),
-      changeQueued: db.prepare('UPDATE hosts SET queued = queued + ?, render_queued = render_queued + ? WHERE host = ? RETURNING shard').pluck(),
       bumpVersion: db.prepare('INSERT INTO shards (shard, version) VALUES (?, 1) ON CONFLICT (shard) DO UPDATE SET version = version + 1'),
       shardOfUrl: db.prepare('SELECT hosts.shard FROM urls JOIN hosts ON hosts.host = urls.host WHERE urls.url = ?').pluck(),
       shardOfBatch: db.prepare('SELECT hosts.shard FROM urls JOIN hosts ON hosts.host = urls.host WHERE urls.batch_id = ? LIMIT 1').pluck(),
-      ownClaims: db.prepare('SELECT url, depth, attempts, skipped, priority FROM urls WHERE batch_id = ? AND host = ? AND state = ? ORDER BY priority DESC, id'),
-      // `+host`: find the batch's rows by the batch index; by the host, the planner would walk every URL the host ever had.
+      // `+host`, here and below: find the batch's rows by the batch index; by the host, the planner would walk every URL
+      // the host ever had, or every one claimed by any batch.
+      ownClaims: db.prepare('SELECT url, depth, attempts, skipped, priority FROM urls WHERE batch_id = ? AND +host = ? AND state = ? ORDER BY priority DESC, id'),
       batchShare: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ? AND +host = ?').pluck(),
       claimQueued: db.prepare(
         `UPDATE urls SET state = ${CLAIMED}, batch_id = ?, skipped = ?
@@ -296,7 +299,8 @@ export class SqliteFrontierStore implements FrontierStore {
          ORDER BY queued DESC LIMIT @limit`,
       ).pluck(),
       taken: db.prepare('SELECT taken FROM hosts WHERE host = ?').pluck(),
-      addTaken: db.prepare('UPDATE hosts SET taken = taken + ? WHERE host = ?'),
+      // The rows a claim just took, by the ids (a JSON array) its updates returned.
+      claimCounts: db.prepare(claimHostCounts(SQLITE_COUNTS, { hosts: 'hosts', rows: 'urls WHERE id IN (SELECT value FROM json_each(?))' })).pluck(),
       complete: db.prepare(
         `UPDATE urls SET state = ${DONE}, ${COMPLETED_FIELDS.map((field) => `${field.column} = ?`).join(', ')}
          WHERE url = ? AND batch_id = ? AND state = ${CLAIMED}`,
@@ -378,10 +382,6 @@ export class SqliteFrontierStore implements FrontierStore {
     const bumpShards = (shards: readonly number[]): void => {
       for (const shard of new Set(shards)) s.bumpVersion.run(shard);
     };
-    /** Queued URLs of existing keys claimed; their shards move their versions on. */
-    const changeQueuedByHost = (counts: Map<string, QueuedChange>): void => {
-      bumpShards([...counts].map(([host, { n, render }]) => s.changeQueued.get(n, render, host) as number));
-    };
     const insertEntries = (entries: readonly FrontierEntry[]): number => {
       const added = new Map<string, QueuedChange>();
       let total = 0;
@@ -399,7 +399,7 @@ export class SqliteFrontierStore implements FrontierStore {
 
     this.enqueueTx = db.transaction(insertEntries);
     const claimNow = (batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1, bounds: ClaimBounds): ClaimedUrl[] => {
-      const claimQueued = (n: number, skipped: string | null): ClaimRow[] =>
+      const claimQueued = (n: number, skipped: string | null): Array<ClaimRow & { id: number }> =>
         n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, render, n) as Array<ClaimRow & { id: number }>).sort(inClaimOrder);
       const own = s.ownClaims.all(batchId, host, CLAIMED) as ClaimRow[];
       // The write lock of the immediate transaction serializes claims; each count is read only if the rule asks.
@@ -423,10 +423,9 @@ export class SqliteFrontierStore implements FrontierStore {
       const fresh = claimQueued(plan.fresh, null);
       // Fewer fresh URLs than planned: the queue ran out, and there is nothing left to skip.
       const capped = fresh.length === plan.fresh ? claimQueued(plan.capped, HOST_PAGE_CAP) : [];
-      if (fresh.length > 0) s.addTaken.run(fresh.length, host);
-      const n = fresh.length + capped.length;
-      if (n > 0) changeQueuedByHost(new Map([[host, { n: -n, render: -n * render }]]));
-      return [...own, ...fresh, ...capped].map(toClaimed);
+      const claimed = [...fresh, ...capped];
+      if (claimed.length > 0) bumpShards(s.claimCounts.all(JSON.stringify(claimed.map((row) => row.id))) as number[]);
+      return [...own, ...claimed].map(toClaimed);
     };
     this.claimTx = db.transaction(claimNow);
     this.claimReadyTx = db.transaction((batchId: string, query: ReadyQuery): ReadyClaim | null => {
@@ -436,10 +435,10 @@ export class SqliteFrontierStore implements FrontierStore {
         claimNow(batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit }),
       );
     });
-    const completeOne = ({ batchId, record, discovered }: Completion): number => {
+    const completeOne = ({ batchId, record, discovered }: Completion): number | null => {
       const written = s.complete.run(...completedValues(record, sqliteFlag), record.url, batchId).changes;
       // A URL completed twice (a zombie attempt racing its retry) keeps its first record.
-      if (written !== 1) return 0;
+      if (written !== 1) return null;
       s.countFinished.run({ ...finishedTotals(record), shard: s.shardOfUrl.get(record.url) });
       return insertEntries(discovered);
     };
@@ -478,7 +477,11 @@ export class SqliteFrontierStore implements FrontierStore {
   }
 
   async enqueue(entries: readonly FrontierEntry[]): Promise<number> {
-    return this.enqueueTx.immediate(entries);
+    const unknown = this.known.unknown(entries);
+    if (unknown.length === 0) return 0;
+    const added = this.enqueueTx.immediate(unknown);
+    this.known.add(unknown);
+    return added;
   }
 
   async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false, bounds: ClaimBounds = {}): Promise<ClaimedUrl[]> {
@@ -489,8 +492,17 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.claimReadyTx.immediate(batchId, query);
   }
 
+  /**
+   * Links known to be seen are left out of the write. The others are known once the group's
+   * transaction has committed (the write settles after its COMMIT), and only if the record was
+   * written: a zombie attempt's completion looks at none of its links.
+   */
   async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {
-    return this.completions.write({ batchId, record, discovered });
+    const unknown = this.known.unknown(discovered);
+    const added = await this.completions.write({ batchId, record, discovered: unknown });
+    if (added === null) return 0;
+    this.known.add(unknown);
+    return added;
   }
 
   async release(batchId: string, retried?: { url: string; attempts: number }): Promise<number> {
