@@ -14,10 +14,11 @@
  */
 
 /**
- * URLs per generation: at most twice this many are held, about 10 MB of 50-character URLs
- * (~100 bytes each with the Set's entry) per open store, whatever the size of the crawl.
+ * URLs per generation: at most twice this many are held, about 4 MB of 50-character URLs
+ * (~100 bytes each with the Set's entry) per open store, whatever the size of the crawl. A
+ * worker keeps up to 32 crawls' stores open, so the bound matters more than the hit rate.
  */
-export const KNOWN_URLS_GENERATION = 50_000;
+export const KNOWN_URLS_GENERATION = 20_000;
 
 export class KnownUrls {
   private young = new Set<string>();
