@@ -1,10 +1,12 @@
 /**
  * The crawl's claim rules, decided once for both frontier stores: how many URLs of a key a
  * batch may take (its share, the batch limit, the key's holders, the host's page cap), and the
- * order in which a ready claim tries keys. No SQL here: each store reads the counts under its
- * own locks and writes what the rule decided, in its dialect.
+ * order in which a ready claim tries keys. Each store reads the counts under its own locks and
+ * writes what the rule decided, in its dialect; the one count both read in SQL, a key's other
+ * holders, is stated here, so what holding a key means is written once.
  */
 import type { ClaimBounds, ClaimedUrl, ReadyClaim } from './frontier-store';
+import { CLAIMED } from './url-states';
 
 /** What a claim of one key was asked for (`FrontierStore.claim`). */
 export interface ClaimRequest {
@@ -31,6 +33,15 @@ export interface ClaimCounts {
   readonly otherHolders: number;
   /** URLs of the key handed out to be fetched, the count the page cap bounds. */
   readonly taken: number;
+}
+
+/**
+ * SQL for `ClaimCounts.otherHolders`: the batches other than `batch` with claimed URLs of key
+ * `host` in the URL table `urls` (`crawl`: the condition that picks one crawl's rows of a table
+ * that holds many). Each argument is SQL: a parameter, or a column of an outer query.
+ */
+export function otherHoldersSql(urls: string, host: string, batch: string, crawl?: string): string {
+  return `(SELECT count(DISTINCT batch_id) FROM ${urls} WHERE ${crawl === undefined ? '' : `${crawl} AND `}host = ${host} AND state = ${CLAIMED} AND batch_id <> ${batch})`;
 }
 
 /** URLs to claim, most important first: `fresh` to fetch, then `capped` to record as `host-page-cap` skips. */

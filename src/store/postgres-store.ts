@@ -43,7 +43,7 @@ import type { PoolClient } from 'pg';
 import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages, ROBOTS_COLUMNS, toClaimed, toTotals, type ClaimRow, type CountDialect, type TotalsRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
-import { firstReadyClaim, planClaim, type ClaimPlan, type ClaimRequest } from './claim-rules';
+import { firstReadyClaim, otherHoldersSql, planClaim, type ClaimPlan, type ClaimRequest } from './claim-rules';
 import { claimHostCounts, requeuedUrl, requeueHostCounts } from './requeue-rules';
 import { KnownUrls } from './known-urls';
 
@@ -167,7 +167,7 @@ const CLAIM_QUEUED = `
   SELECT id, url, depth, attempts, skipped, priority FROM claimed ORDER BY priority DESC, id`;
 
 /** Batches other than $3 holding claimed URLs of host $2. */
-const HOLDERS = `(SELECT count(DISTINCT batch_id) FROM crawlflow.urls WHERE crawl = $1 AND host = $2 AND state = ${CLAIMED} AND batch_id <> $3)::int AS holders`;
+const HOLDERS = `${otherHoldersSql('crawlflow.urls', '$2', '$3', 'crawl = $1')}::int AS holders`;
 
 /** The host's row, locked for a claim, with its page-cap count and its other holders. */
 const LOCK_HOST = `SELECT taken, ${HOLDERS} FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE`;
@@ -199,7 +199,7 @@ const READY_KEYS = `
   (SELECT host, false, queued::bigint FROM crawlflow.hosts h WHERE crawl = $1 AND queued > 0
      AND CASE WHEN $3 THEN render_queued ELSE queued - render_queued END > 0
      AND ($4::int IS NULL OR shard = $4) AND next_request_at <= $6::bigint
-     AND (SELECT count(DISTINCT batch_id) FROM crawlflow.urls u WHERE u.crawl = $1 AND u.host = h.host AND u.state = ${CLAIMED} AND u.batch_id <> $2) < $5
+     AND ${otherHoldersSql('crawlflow.urls', 'h.host', '$2', 'crawl = $1')} < $5
      AND NOT EXISTS (SELECT 1 FROM crawlflow.urls m WHERE m.crawl = $1 AND m.batch_id = $2 AND m.host = h.host AND m.state = ${CLAIMED})
      ORDER BY queued DESC LIMIT $7)
   ORDER BY held DESC, queued DESC LIMIT $7`;

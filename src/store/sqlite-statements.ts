@@ -7,6 +7,7 @@ import { COMPLETED_FIELDS, recordColumns } from './record-fields';
 import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, ROBOTS_COLUMNS, type CountDialect } from './store-rows';
 import { CLAIMED, DONE, GONE, QUEUED } from './url-states';
 import { claimHostCounts, requeuedUrl, requeueHostCounts } from './requeue-rules';
+import { otherHoldersSql } from './claim-rules';
 
 /** Version and running totals of the shards a WHERE picks, summed. */
 const SHARD_STATE = `SELECT coalesce(sum(version), 0) AS version, coalesce(sum(processed), 0) AS processed, coalesce(sum(fetched), 0) AS fetched,
@@ -39,12 +40,12 @@ function queueStatements(db: Database.Database) {
        RETURNING id, url, depth, attempts, skipped, priority`,
     ),
     batchRows: db.prepare('SELECT count(*) FROM urls WHERE batch_id = ?').pluck(),
-    otherHolders: db.prepare(`SELECT count(DISTINCT batch_id) FROM urls WHERE host = ? AND state = ${CLAIMED} AND batch_id <> ?`).pluck(),
+    otherHolders: db.prepare(`SELECT ${otherHoldersSql('urls', '?', '?')}`).pluck(),
     heldKeys: db.prepare(`SELECT DISTINCT host FROM urls WHERE batch_id = ? AND state = ${CLAIMED}`).pluck(),
     readyKeys: db.prepare(
       `SELECT host FROM hosts WHERE queued > 0 AND iif(@render, render_queued, queued - render_queued) > 0
          AND (@shard IS NULL OR shard = @shard) AND next_request_at <= @freeBy
-         AND (SELECT count(DISTINCT batch_id) FROM urls WHERE urls.host = hosts.host AND state = ${CLAIMED} AND batch_id <> @batchId) < @maxHolders
+         AND ${otherHoldersSql('urls', 'hosts.host', '@batchId')} < @maxHolders
        ORDER BY queued DESC LIMIT @limit`,
     ).pluck(),
     taken: db.prepare('SELECT taken FROM hosts WHERE host = ?').pluck(),
