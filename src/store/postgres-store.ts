@@ -305,7 +305,7 @@ export class PostgresFrontierStore implements FrontierStore {
       return firstReadyClaim(held, ready, (host, holding) => {
         const bounds = { holders: query.holdersOf(host), batchLimit: query.batchLimit };
         const claim = { batchId, host, limit: query.batchLimit, maxPagesPerHost: query.maxPagesPerHost, render: query.render, bounds };
-        return holding ? this.claimWith(client, crawl, claim) : this.claimFree(client, crawl, claim, batchRows);
+        return holding ? this.claimWith(client, crawl, claim, batchRows) : this.claimFree(client, crawl, claim, batchRows);
       });
     });
   }
@@ -323,8 +323,11 @@ export class PostgresFrontierStore implements FrontierStore {
     return plan === null ? [] : (await this.claimQueued(client, crawl, claim, plan)).map(toClaimed);
   }
 
-  /** One claim, in `client`'s transaction (see `claim`). */
-  private async claimWith(client: PoolClient, crawl: number, claim: KeyClaim): Promise<ClaimedUrl[]> {
+  /**
+   * One claim, in `client`'s transaction (see `claim`); `counted` is the batch's rows when the
+   * caller has counted them under the batch's lock in this transaction already.
+   */
+  private async claimWith(client: PoolClient, crawl: number, claim: KeyClaim, counted?: number): Promise<ClaimedUrl[]> {
     const { batchId, host, bounds } = claim;
     // The host's row lock serializes claims of this host across workers, of both kinds: the
     // cap and the holders are counted under it.
@@ -337,7 +340,7 @@ export class PostgresFrontierStore implements FrontierStore {
     // No row: no URL of the key was ever queued.
     if (locked.rows.length === 0) return own.map(toClaimed);
     // The batch's lock is taken only when the batch limit asks for its rows.
-    const batchRows = bounds.batchLimit === undefined ? 0 : await this.batchRows(client, crawl, batchId);
+    const batchRows = counted ?? (bounds.batchLimit === undefined ? 0 : await this.batchRows(client, crawl, batchId));
     const { holders, taken } = locked.rows[0];
     const plan = planClaim(claim, { share: mine.rows.length, batchRows, holding: own.length > 0, otherHolders: holders, taken });
     if (plan === null) return own.map(toClaimed);
