@@ -75,12 +75,18 @@ export class GroupCommit<Item, Result> {
 /**
  * One IMMEDIATE transaction over the items, each written by `writeOne` in its own savepoint
  * (better-sqlite3 turns a transaction inside a transaction into one): a write that fails,
- * say on a constraint, is rolled back alone and the others commit.
+ * say on a constraint, is rolled back alone and the others commit. `finish` then runs in the
+ * same transaction with the results of the writes that were kept, for what they share (the
+ * counter rows every write adds to); if it fails, nothing of the group is committed.
  */
-export function savepointEach<Item, Result>(db: Database.Database, writeOne: (item: Item) => Result): CommitAll<Item, Result> {
+export function savepointEach<Item, Result>(
+  db: Database.Database,
+  writeOne: (item: Item) => Result,
+  finish: (written: readonly Result[]) => void,
+): CommitAll<Item, Result> {
   const inSavepoint = db.transaction(writeOne);
-  const all = db.transaction((items: readonly Item[]) =>
-    items.map((item): WriteOutcome<Result> => {
+  const all = db.transaction((items: readonly Item[]) => {
+    const outcomes = items.map((item): WriteOutcome<Result> => {
       try {
         return { value: inSavepoint(item) };
       } catch (error) {
@@ -89,7 +95,9 @@ export function savepointEach<Item, Result>(db: Database.Database, writeOne: (it
         if (!db.inTransaction) throw error;
         return { error };
       }
-    }),
-  );
+    });
+    finish(outcomes.flatMap((outcome) => ('value' in outcome ? [outcome.value] : [])));
+    return outcomes;
+  });
   return (items) => all.immediate(items);
 }

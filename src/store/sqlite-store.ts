@@ -38,15 +38,19 @@ import { firstReadyClaim, planClaim } from './claim-rules';
 import { migrate, sqliteFlag } from './sqlite-schema';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements';
 import { KnownUrls } from './known-urls';
-
-/** Queued URLs added per host: all of them, and those to render; new keys get `shard`. */
-type QueuedChange = { n: number; render: number; shard?: number };
+import { CounterDeltas } from './counter-deltas';
 
 /** A finished page of a batch and the links found on it not known to be seen (see `complete`). */
 interface Completion {
   batchId: string;
   record: PageRecord;
   discovered: readonly FrontierEntry[];
+}
+
+/** A completion that was written: the links it added, and its changes to the counter rows. */
+interface CompletionWritten {
+  added: number;
+  counters: CounterDeltas;
 }
 
 /** Most important first, then in discovery order: the order claims hand URLs out in (RETURNING keeps none). */
@@ -90,22 +94,33 @@ function bumpShards(s: SqliteStatements, shards: readonly number[]): void {
   for (const shard of new Set(shards)) s.bumpVersion.run(shard);
 }
 
-/** Adds the entries not seen before and counts them on their keys; returns how many were new. */
-function insertEntries(s: SqliteStatements, entries: readonly FrontierEntry[]): number {
-  const added = new Map<string, QueuedChange>();
+/** Adds the entries not seen before, counting them in `counters`; returns how many were new. */
+function insertEntries(s: SqliteStatements, entries: readonly FrontierEntry[], counters: CounterDeltas): number {
   let total = 0;
   for (const entry of entries) {
     const render = entry.render === true ? 1 : 0;
     if (s.insertUrl.run(entry.url, entry.host, entry.depth, render, entry.priority ?? 1).changes === 1) {
-      const change = added.get(entry.host) ?? { n: 0, render: 0 };
-      added.set(entry.host, { n: change.n + 1, render: change.render + render, shard: entry.shard });
+      counters.addQueued(entry.host, render, entry.shard ?? 0);
       total += 1;
     }
   }
-  // Every shard whose queue grew moves its version on.
-  for (const [host, { n, render, shard = 0 }] of added) s.addQueued.run(host, n, render, shard);
-  bumpShards(s, [...added.values()].map((change) => change.shard ?? 0));
   return total;
+}
+
+/** Writes the counter rows' changes: each shard's totals and version, each key's queued counts. */
+function writeCounters(s: SqliteStatements, counters: CounterDeltas): void {
+  for (const [host, { n, render, shard }] of counters.queued) s.addQueued.run(host, n, render, shard);
+  // Counting finished URLs moves a shard's version on; so does a longer queue.
+  for (const [shard, totals] of counters.finished) s.countFinished.run({ ...totals, shard });
+  bumpShards(s, [...counters.queued.values()].map((change) => change.shard).filter((shard) => !counters.finished.has(shard)));
+}
+
+/** Adds the entries not seen before and counts them on their keys; returns how many were new. */
+function enqueueNow(s: SqliteStatements, entries: readonly FrontierEntry[]): number {
+  const counters = new CounterDeltas();
+  const added = insertEntries(s, entries, counters);
+  writeCounters(s, counters);
+  return added;
 }
 
 /** One claim of a key, inside the caller's immediate transaction, whose write lock serializes claims. */
@@ -144,15 +159,22 @@ const pacingOf = (s: SqliteStatements, host: string): HostPacing => (s.pacing.ge
 
 /** The store's writes, each a transaction its method runs IMMEDIATE; completions are grouped (see group-commit.ts). */
 function writeTransactions(db: Database.Database, s: SqliteStatements) {
-  const completeOne = ({ batchId, record, discovered }: Completion): number | null => {
+  const completeOne = ({ batchId, record, discovered }: Completion): CompletionWritten | null => {
     const written = s.complete.run(...completedValues(record, sqliteFlag), record.url, batchId).changes;
     // A URL completed twice (a zombie attempt racing its retry) keeps its first record.
     if (written !== 1) return null;
-    s.countFinished.run({ ...finishedTotals(record), shard: s.shardOfUrl.get(record.url) });
-    return insertEntries(s, discovered);
+    const counters = new CounterDeltas();
+    counters.addFinished(s.shardOfUrl.get(record.url) as number, finishedTotals(record));
+    return { added: insertEntries(s, discovered, counters), counters };
+  };
+  /** The counters of a group's written completions, summed: each row is written once per group. */
+  const countGroup = (written: ReadonlyArray<CompletionWritten | null>): void => {
+    const sum = new CounterDeltas();
+    for (const completion of written) if (completion !== null) sum.add(completion.counters);
+    writeCounters(s, sum);
   };
   return {
-    enqueue: db.transaction((entries: readonly FrontierEntry[]) => insertEntries(s, entries)),
+    enqueue: db.transaction((entries: readonly FrontierEntry[]) => enqueueNow(s, entries)),
     claim: db.transaction((batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1, bounds: ClaimBounds) =>
       claimNow(s, batchId, host, limit, maxPagesPerHost, render, bounds),
     ),
@@ -164,7 +186,7 @@ function writeTransactions(db: Database.Database, s: SqliteStatements) {
       );
     }),
     /** Links added per completion, or null when its record was not written. */
-    completions: new GroupCommit(savepointEach(db, completeOne)),
+    completions: new GroupCommit(savepointEach(db, completeOne, countGroup)),
     release: db.transaction((batchId: string, retried?: { url: string; attempts: number }) => {
       bumpShards(s, s.releaseBatchCounts.all(batchId) as number[]);
       return s.releaseBatch.run({ batchId, url: retried?.url ?? null, attempts: retried?.attempts ?? 0 }).changes;
@@ -235,10 +257,10 @@ export class SqliteFrontierStore implements FrontierStore {
    */
   async complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number> {
     const unknown = this.known.unknown(discovered);
-    const added = await this.writes.completions.write({ batchId, record, discovered: unknown });
-    if (added === null) return 0;
+    const written = await this.writes.completions.write({ batchId, record, discovered: unknown });
+    if (written === null) return 0;
     this.known.add(unknown);
-    return added;
+    return written.added;
   }
 
   async release(batchId: string, retried?: { url: string; attempts: number }): Promise<number> {
