@@ -11,10 +11,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { load } from 'cheerio';
 import { parse } from 'csv-parse/sync';
 import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
 import { compileExtractor, MAX_PAGE_FIELD_CHARS } from '../src/parse/extract-fields';
+import { loadExtractor } from '../src/parse/load-extractor';
 import { parseHtmlPage } from '../src/parse/html-page';
 import { base32, exchangeRecords, revisitRecords, REVISIT_PROFILES, sha1Digest, warcinfoRecord, type HttpExchange } from '../src/warc/warc-record';
 import { readStoredResponse, readWarcRecords } from '../src/warc/warc-reader';
@@ -143,13 +143,14 @@ describe('extraction', () => {
     assert.ok(all.length < 400);
   });
 
-  it('extracts from the one document the page parser builds (links still found)', () => {
-    const extractor = compileExtractor(parseCrawlConfig({ seeds: [SEED], extract: { link: 'a @href' } }).extract);
+  it('a worker loads the extractor only for a crawl that extracts; it runs next to the link scan (links still found)', async () => {
+    assert.equal(await loadExtractor({}), undefined);
+    const extractor = await loadExtractor(parseCrawlConfig({ seeds: [SEED], extract: { link: 'a @href' } }).extract);
     const parsed = parseHtmlPage('<a href="/x">x</a>', SEED, null, { maxLinks: 10, maxUrlLength: 100, extractor });
     assert.deepEqual(parsed.links, ['http://site.test/x']);
     assert.deepEqual(parsed.fields, { link: '/x' });
-    // And it is a plain function of a cheerio document.
-    assert.deepEqual(extractor?.(load('<a href="/y">')), { link: '/y' });
+    // And it is a plain function of a page's HTML.
+    assert.deepEqual(extractor?.('<a href="/y">'), { link: '/y' });
   });
 });
 

@@ -151,15 +151,15 @@ const nextCrawlId = (): string => `unit-crawl-${(crawlCounter += 1)}`;
 
 before(async () => {
   postgres = await startTestPostgres();
-  sharedBackend = postgresBackend();
+  sharedBackend = await postgresBackend();
 });
 after(async () => {
   for (const backend of backends) await backend.close();
   await postgres?.close();
 });
 
-function postgresBackend(url = postgres!.url): StoreBackend {
-  const backend = openStoreBackend({ dataDir: '/nonexistent', storeUrl: url });
+async function postgresBackend(url = postgres!.url): Promise<StoreBackend> {
+  const backend = await openStoreBackend({ dataDir: '/nonexistent', storeUrl: url });
   backends.push(backend);
   return backend;
 }
@@ -223,13 +223,13 @@ const postgresql: Implementation = {
   // Two pools: two machines, sharing nothing but the database.
   twins: async () => {
     const crawlId = nextCrawlId();
-    return [postgresBackend().open(crawlId), postgresBackend().open(crawlId)];
+    return [(await postgresBackend()).open(crawlId), (await postgresBackend()).open(crawlId)];
   },
   race: async (seed, maxPagesPerHost) => {
     const crawlId = nextCrawlId();
     await sharedBackend!.open(crawlId).enqueue(seed);
     // Two machines with three concurrent batches each.
-    const machines = [postgresBackend(), postgresBackend()];
+    const machines = [await postgresBackend(), await postgresBackend()];
     const perMachine = await Promise.all(
       machines.map(async (machine, m) => {
         const store = machine.open(crawlId);
@@ -1413,7 +1413,7 @@ describe('a PostgreSQL database made by the last 0.2.0', () => {
     await before.end();
     assert.equal(rows[0].version, 4, 'the release left schema version 4');
 
-    const store = await postgresBackend(url).openExisting('release-0.2.0-final');
+    const store = await (await postgresBackend(url)).openExisting('release-0.2.0-final');
     // That release already wrote every record field there is: the records read back are its export.
     assert.deepEqual(await readRecords(store), exported);
     const bytes = exported.reduce((sum, record) => sum + (record.bytes ?? 0), 0);
@@ -1460,7 +1460,7 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
 
   it('stored bodies are rows every machine reads; rows no record can name any more are discarded', async () => {
     const crawlId = nextCrawlId();
-    const [fetcher, exporter] = [postgresBackend(), postgresBackend()];
+    const [fetcher, exporter] = [await postgresBackend(), await postgresBackend()];
     const store = fetcher.open(crawlId);
     await store.enqueue([entry(urlA(0)), entry(urlA(1)), entry(urlA(2))]);
     await store.claim('dead', A, 1);
@@ -1483,7 +1483,7 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
 
   it('workers starting at once on an empty database create the schema once', async () => {
     const url = await postgres!.createDatabase('crawlflow_fresh');
-    const starting = Array.from({ length: 4 }, () => postgresBackend(url));
+    const starting = await Promise.all(Array.from({ length: 4 }, () => postgresBackend(url)));
     await Promise.all(starting.map((backend) => backend.check()));
     const crawlId = nextCrawlId();
     await Promise.all(starting.map((backend, n) => backend.open(crawlId).enqueue([entry(urlA(n)), entry(urlA(99))])));
@@ -1501,12 +1501,12 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
   it('a database from before the content columns is migrated by the next worker to start', async () => {
     const url = await postgres!.createDatabase('crawlflow_old');
     const crawlId = nextCrawlId();
-    const old = postgresBackend(url).open(crawlId);
+    const old = (await postgresBackend(url)).open(crawlId);
     await old.enqueue([entry(urlA(0)), entry(urlA(1))]);
     await old.claim('b1', A, 2);
     await old.complete('b1', pageRecord(urlA(0)), []);
     await rollBackSchema(url, 1);
-    const reopened = postgresBackend(url).open(crawlId);
+    const reopened = (await postgresBackend(url)).open(crawlId);
     assert.deepEqual(await reopened.record(urlA(0)), pageRecord(urlA(0)), 'old rows read with empty content fields');
     assert.equal(await reopened.complete('b1', pageRecord(urlA(1), { etag: '"new"', fields: { f: 'v' } }), []), 0);
     assert.deepEqual(await reopened.record(urlA(1)), pageRecord(urlA(1), { etag: '"new"', fields: { f: 'v' } }));
@@ -1515,11 +1515,11 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
   it('a database from before rendering is migrated by the next worker to start, every URL in it to be fetched', async () => {
     const url = await postgres!.createDatabase('crawlflow_before_render');
     const crawlId = nextCrawlId();
-    const old = postgresBackend(url).open(crawlId);
+    const old = (await postgresBackend(url)).open(crawlId);
     await old.enqueue([0, 1, 2].map((n) => entry(urlA(n))));
     await old.claim('b1', A, 1);
     await rollBackSchema(url, 2);
-    const reopened = postgresBackend(url).open(crawlId);
+    const reopened = (await postgresBackend(url)).open(crawlId);
     assert.deepEqual((await reopened.snapshot(10)).hosts, [{ host: A, queued: 2 }]);
     assert.equal(await reopened.release('b1'), 1);
     assert.deepEqual(urlsOf(await reopened.claim('b2', A, 10, undefined, true)), [], 'nothing old is to render');
@@ -1539,7 +1539,7 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
 
   it('an unreachable database fails at startup with the URL, password redacted', async () => {
     const port = await freeLoopbackPort();
-    const backend = postgresBackend(`postgres://crawlflow:${PASSWORD}@127.0.0.1:${port}/crawlflow`);
+    const backend = await postgresBackend(`postgres://crawlflow:${PASSWORD}@127.0.0.1:${port}/crawlflow`);
     await assert.rejects(backend.check(), (err: Error) => {
       assert.ok(err instanceof StoreUnavailableError, String(err));
       assert.match(err.message, new RegExp(`postgres://crawlflow:redacted@127\\.0\\.0\\.1:${port}/crawlflow`));

@@ -31,7 +31,8 @@ import { politenessKeys, type PolitenessKeys } from '../policy/politeness-key';
 import { sharePriority } from '../policy/frontier-order';
 import { hostPacingPolicy, pacingAfter, requestGapMs, type RequestOutcome } from '../policy/host-politeness';
 import { statusClass } from '../observability/metrics';
-import { compileExtractor, type Extractor } from '../parse/extract-fields';
+import type { Extractor } from '../parse/extract-fields';
+import { loadExtractor } from '../parse/load-extractor';
 import { conditionalHeaders } from '../recrawl/change';
 import { captureRecords } from '../warc/warc-record';
 import { buildPagePolicy, failedOutcome, fetchedOutcome, skippedOutcome, withChange, type OutcomeContext, type PageOutcome, type PagePolicy } from './page-outcome';
@@ -162,7 +163,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
       policy = {
         page: buildPagePolicy(config, await seedFileScope(store, config)),
         guard: AddressGuard.forCrawl(config),
-        extractor: compileExtractor(config.extract),
+        extractor: await loadExtractor(config.extract),
         renders: renderMatcher(config),
         proxy: proxyRoute(config),
         keys: politenessKeys(config, (hostname) => deps.transport.resolve(hostname)),

@@ -1,19 +1,21 @@
 /**
  * Named fields pulled out of a page by CSS selector. The selectors are compiled once per
- * crawl (`compileExtractor`), then run on the cheerio document the page parser already built,
- * so extraction costs no second parse.
+ * crawl (`compileExtractor`), then run on a cheerio document of each page. The link scan
+ * (html-page.ts) builds no document, so a crawl that extracts nothing never loads cheerio:
+ * workers load this module with `loadExtractor` (load-extractor.ts).
  *
  * Values are bounded: each to its field's `maxChars`, each list to `maxItems`, and a whole
  * page's values to `MAX_PAGE_FIELD_CHARS`, so a hostile page cannot blow up its record.
  */
-import type { CheerioAPI } from 'cheerio';
+import { load, type CheerioAPI } from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
 import { compile, selectAll, selectOne } from 'css-select';
 import type { ExtractField } from '../shared/content-config';
 
 export type FieldValue = string | string[] | null;
 export type ExtractedFields = Record<string, FieldValue>;
-export type Extractor = ($: CheerioAPI) => ExtractedFields;
+/** A page's fields, from its HTML. */
+export type Extractor = (html: string) => ExtractedFields;
 
 /** All of one page's values together, in characters. */
 export const MAX_PAGE_FIELD_CHARS = 1_000_000;
@@ -39,7 +41,8 @@ function valueOf($: CheerioAPI, element: Element, field: ExtractField): string |
 export function compileExtractor(spec: Readonly<Record<string, ExtractField>>): Extractor | undefined {
   const fields: CompiledField[] = Object.entries(spec).map(([name, field]) => ({ name, field, query: compile<AnyNode, Element>(field.selector) }));
   if (fields.length === 0) return undefined;
-  return ($) => {
+  return (html) => {
+    const $ = load(html, { xml: { xmlMode: false, decodeEntities: true } });
     const root: AnyNode[] = $.root().toArray();
     let budget = MAX_PAGE_FIELD_CHARS;
     const cut = (value: string | null, maxChars: number): string | null => {

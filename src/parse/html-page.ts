@@ -3,18 +3,17 @@
  * de-duplicated, capped), canonical URL and robots directives from `<meta>` and
  * X-Robots-Tag. Read in one pass of htmlparser2's streaming parser, lenient with broken
  * markup and building no tree: a DOM and a selector pass per item cost more than the rest of
- * a page's parsing (bench/PROFILE.md). A crawl that extracts fields gets a cheerio document
- * too, for its selectors, and only then.
+ * a page's parsing (bench/PROFILE.md). A crawl that extracts fields builds a cheerio document
+ * too, for its selectors (extract-fields.ts), and only then.
  *
  * A DOM-building parser is quadratic in nesting depth (htmlparser2's open-element stack and
  * css-select's traversal shift and unshift arrays): 100,000 nested `<div>`s, 500 KB, took
  * 21 s of event-loop time, starving every heartbeat of the worker. So a large page is first
  * measured with htmlparser2's linear tokenizer, and one nested deeper than any real page is
  * refused (`HtmlTooDeepError`) before the parser (whose own open-element stack is an array it
-unshifts) or cheerio sees it. Small pages cannot nest deep
- * enough to matter and skip the measurement.
+ * unshifts) or cheerio sees it. Small pages cannot nest deep enough to matter and skip the
+ * measurement.
  */
-import { load } from 'cheerio';
 import { Parser, Tokenizer } from 'htmlparser2';
 import { normalizeUrl, type UrlNormalizer } from '../policy/normalize-url';
 import type { ExtractedFields, Extractor } from './extract-fields';
@@ -176,6 +175,6 @@ export function parseHtmlPage(
     canonical: canonical !== undefined && canonical.length <= limits.maxUrlLength ? canonical : null,
     noindex: directives.has('noindex') || directives.has('none'),
     nofollow: directives.has('nofollow') || directives.has('none'),
-    fields: limits.extractor?.(load(html, { xml: { xmlMode: false, decodeEntities: true } })) ?? {},
+    fields: limits.extractor?.(html) ?? {},
   };
 }

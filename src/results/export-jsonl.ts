@@ -14,7 +14,7 @@ export { UnknownCrawlError };
  * body store that goes with it, then closes them.
  */
 export async function withCrawlStore<T>(config: StoreConfig, crawlId: string, read: (store: FrontierStore, bodies: BodyStore) => Promise<T>): Promise<T> {
-  const backend = openStoreBackend(config);
+  const backend = await openStoreBackend(config);
   try {
     const store = await backend.openExisting(crawlId);
     try {

@@ -6,10 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { FileBodyStore, type BodyStore } from '../bodies/body-store';
-import { PostgresBodyStore } from '../bodies/postgres-body-store';
 import type { FrontierStore } from './frontier-store';
-import { PostgresDatabase } from './postgres-database';
-import { PostgresFrontierStore } from './postgres-store';
 import { SqliteFrontierStore, crawlStorePath } from './sqlite-store';
 import type { OpenStore } from './store-registry';
 import { describeStore, storeLocation, type StoreConfig } from './store-url';
@@ -33,8 +30,11 @@ export interface StoreBackend {
   close(): Promise<void>;
 }
 
-/** Throws StoreUrlError for a bad store URL: call it at startup. */
-export function openStoreBackend(config: StoreConfig): StoreBackend {
+/**
+ * Rejects with StoreUrlError for a bad store URL: call it at startup. The PostgreSQL backend
+ * (and the driver, about 50 ms of start-up CPU) is loaded only for a PostgreSQL URL.
+ */
+export async function openStoreBackend(config: StoreConfig): Promise<StoreBackend> {
   const location = storeLocation(config);
   const description = describeStore(location);
   if (location.kind === 'sqlite') {
@@ -51,17 +51,5 @@ export function openStoreBackend(config: StoreConfig): StoreBackend {
       close: async () => undefined,
     };
   }
-  const db = new PostgresDatabase(location.url, location.redacted, location.poolMax);
-  return {
-    description,
-    open: (crawlId) => new PostgresFrontierStore(db, crawlId),
-    openExisting: async (crawlId) => {
-      const key = await db.existingCrawlKey(crawlId);
-      if (key === undefined) throw new UnknownCrawlError(`no results for crawl "${crawlId}" in ${description}`);
-      return new PostgresFrontierStore(db, crawlId, key);
-    },
-    bodies: new PostgresBodyStore(db, new FileBodyStore(config.dataDir)),
-    check: () => db.ready(),
-    close: () => db.close(),
-  };
+  return (await import('./postgres-backend.js')).postgresBackend(location, description, new FileBodyStore(config.dataDir));
 }

@@ -62,7 +62,7 @@ function workflowCode(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>
 
 export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
   const workerId = options.identity ?? `${process.pid}@${hostname()}`;
-  const backend = openStoreBackend(options.store);
+  const backend = await openStoreBackend(options.store);
   try {
     // A server database that cannot be reached (or migrated) stops the worker at startup.
     await backend.check();

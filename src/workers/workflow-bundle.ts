@@ -37,7 +37,17 @@ async function writeWorkflowBundle(): Promise<void> {
       resolve: { ...config.resolve, alias: { ...config.resolve?.alias, [require.resolve('zod/v4/locales/index.cjs')]: false } },
     }),
   });
-  writeFileSync(BUNDLE_PATH, code);
+  writeFileSync(BUNDLE_PATH, latin1Only(code));
+}
+
+/**
+ * `code` with every character above U+00FF written as a `\uXXXX` escape, which means the same
+ * in a string, a regular expression, an identifier or a comment. Why: the SDK keeps the bundle
+ * as a string in the worker's main thread and again in the workflow thread, and V8 stores a
+ * string with one such character (an arrow in a setting's doc) at two bytes a character.
+ */
+function latin1Only(code: string): string {
+  return code.replace(/[^\u0000-\u00ff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 if (require.main === module) {
