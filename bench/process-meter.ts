@@ -37,6 +37,8 @@ export interface TreeUsage {
   processes: ProcessUsage[];
   /** The tree's RSS over time, at most one sample per `recordEveryMs`. */
   rssOverTime: RssSample[];
+  /** A process's peak RSS as it stood at `at` (epoch ms), as sampled: its start-up peak, given when its work began. */
+  peakRssAt(pid: number, at: number): number;
 }
 
 interface StatLine {
@@ -81,6 +83,8 @@ export class ProcessMeter {
   private firstSample = true;
   private result: TreeUsage | undefined;
   private readonly rssOverTime: RssSample[] = [];
+  /** Per process, when its peak RSS grew (epoch ms) and to what, in order. */
+  private readonly peakSteps = new Map<number, Array<{ at: number; bytes: number }>>();
   private readonly startedAt = Date.now();
   private lastRecordedAt = -Infinity;
   private peakRssBytes = 0;
@@ -128,7 +132,9 @@ export class ProcessMeter {
       usage.name = stat.name; // a forked child takes its own name when it execs
       if (this.firstSample) this.baselineTicks.set(pid, stat.cpuTicks);
       usage.cpuSeconds = (stat.cpuTicks - (this.baselineTicks.get(pid) ?? 0)) / CLOCK_TICKS_PER_SECOND;
-      usage.peakRssBytes = Math.max(usage.peakRssBytes, readPeakRss(pid) ?? stat.rssPages * PAGE_BYTES);
+      const peak = readPeakRss(pid) ?? stat.rssPages * PAGE_BYTES;
+      if (peak > usage.peakRssBytes) this.stepPeak(pid, peak);
+      usage.peakRssBytes = Math.max(usage.peakRssBytes, peak);
       this.seen.set(pid, usage);
     }
     this.firstSample = false;
@@ -138,6 +144,12 @@ export class ProcessMeter {
       this.rssOverTime.push({ t: (now - this.startedAt) / 1000, rssBytes: rss, byName });
       this.lastRecordedAt = now;
     }
+  }
+
+  private stepPeak(pid: number, bytes: number): void {
+    const steps = this.peakSteps.get(pid) ?? [];
+    steps.push({ at: Date.now(), bytes });
+    this.peakSteps.set(pid, steps);
   }
 
   /** Takes a last sample and stops; later calls return the same result. */
@@ -151,6 +163,7 @@ export class ProcessMeter {
       peakRssBytes: this.peakRssBytes,
       processes,
       rssOverTime: this.rssOverTime,
+      peakRssAt: (pid, at) => (this.peakSteps.get(pid) ?? []).filter((step) => step.at <= at).at(-1)?.bytes ?? 0,
     };
     return this.result;
   }

@@ -62,7 +62,8 @@ interface ToolResult {
   crawlflow?: {
     history: HistoryCount;
     eventsPerThousandPages: number;
-    worker: { cpuSeconds: number; peakRssMb: number };
+    /** `startupRssMb`: the worker's peak RSS when the site saw the first page request. */
+    worker: { cpuSeconds: number; peakRssMb: number; startupRssMb: number };
     temporalServer: { cpuSeconds: number; peakRssMb: number };
   };
   rssOverTime?: Array<{ t: number; mb: number; byName: Record<string, number> }>;
@@ -175,7 +176,8 @@ async function runTool(tool: ToolName, site: SiteProcess, options: Options): Pro
     log(`${tool}: failed (${reason})`);
     return failed(tool, reason);
   }
-  const pageSet = checkPageSet(await fetchSiteStats(site.origin), site.reachable);
+  const stats = await fetchSiteStats(site.origin);
+  const pageSet = checkPageSet(stats, site.reachable);
   const result: ToolResult = {
     tool,
     label: spec.label,
@@ -202,7 +204,7 @@ async function runTool(tool: ToolName, site: SiteProcess, options: Options): Pro
       history,
       eventsPerThousandPages: (history.events * 1000) / Math.max(1, pageSet.pages),
       // The CLI process runs the worker (and the client); its child is the dev server.
-      worker: sumUsage(run.usage.processes, 'node'),
+      worker: { ...sumUsage(run.usage.processes, 'node'), startupRssMb: run.usage.peakRssAt(run.pid, stats.firstRequestAt ?? 0) / MB },
       temporalServer: sumUsage(run.usage.processes, 'temporal'),
     };
   }
@@ -283,6 +285,8 @@ function targetsOf(
     broadVsSingleHost: check(broadRuns?.ratio ?? null, '>= 0.8', (v) => v >= 0.8),
     broadEventsPerPage: check(broadRuns?.broad.eventsPerPage ?? null, '<= 0.05', (v) => v <= 0.05),
     singleHostEventsPerPage: check(broadRuns?.single.eventsPerPage ?? null, '<= 0.05', (v) => v <= 0.05),
+    // The process tree: the worker and the Temporal server it starts.
+    cpuMsPerPage: check(crawlflow ? (crawlflow.cpuSeconds * 1000) / Math.max(1, crawlflow.pages) : null, '<= 0.8', (v) => v <= 0.8),
     workerPeakRssMb: check(crawlflow?.crawlflow?.worker.peakRssMb ?? null, '< 300', (v) => v < 300),
     twoWorkersSpeedup: check(one && two ? two.pagesPerSecond / one.pagesPerSecond : null, '> 1', (v) => v > 1),
   };
@@ -367,7 +371,7 @@ async function main(): Promise<void> {
       const { history, eventsPerThousandPages, worker, temporalServer } = crawlflow.crawlflow;
       process.stdout.write(
         `crawlflow: ${history.events} history events over ${history.runs} run(s) = ${eventsPerThousandPages.toFixed(1)} per 1,000 pages; ` +
-          `worker ${worker.cpuSeconds.toFixed(1)} CPU s / ${worker.peakRssMb.toFixed(0)} MB peak, Temporal server ${temporalServer.cpuSeconds.toFixed(1)} CPU s / ${temporalServer.peakRssMb.toFixed(0)} MB peak\n`,
+          `worker ${worker.cpuSeconds.toFixed(1)} CPU s / ${worker.peakRssMb.toFixed(0)} MB peak (${worker.startupRssMb.toFixed(0)} MB at the first page request), Temporal server ${temporalServer.cpuSeconds.toFixed(1)} CPU s / ${temporalServer.peakRssMb.toFixed(0)} MB peak\n`,
       );
       if (options.scale) reportScale(crawlflow);
     }

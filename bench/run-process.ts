@@ -7,6 +7,8 @@ import { ProcessMeter, type TreeUsage } from './process-meter';
 import type { Launch } from './tools';
 
 export interface ProcessRun {
+  /** The launched process (the root of the metered tree). */
+  pid: number;
   exitCode: number | null;
   signal: string | null;
   /** Killed for running past `timeoutMs`. */
@@ -53,6 +55,7 @@ export async function runProcess(launch: Launch, options: { timeoutMs: number; r
   const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (code, sig) => resolve([code, sig])));
   clearTimeout(timer);
   return {
+    pid: child.pid,
     exitCode,
     signal,
     timedOut,

@@ -39,6 +39,7 @@ export interface Tool {
 }
 
 const node = process.execPath;
+/** The `crawlflow` bin (executable, built by `npm run build`). */
 export const CRAWLFLOW_CLI = join(projectRoot, 'dist', 'src', 'cli', 'main.js');
 
 /** The crawlflow ID of a bench run, so the history can be found afterwards. */
@@ -86,9 +87,10 @@ export const TOOLS: Record<ToolName, Tool> = {
     name: 'crawlflow',
     label: 'crawlflow (CLI, embedded server, 1 worker)',
     install: async () => undefined,
+    // The CLI itself, as `crawlflow crawl` runs it: its first line sets Node's flags.
     launch: async (job) => ({
-      command: node,
-      args: [CRAWLFLOW_CLI, 'crawl', ...crawlflowCrawlFlags(job), '--no-progress', '--json', '--out', join(job.runDir, 'crawl.jsonl')],
+      command: CRAWLFLOW_CLI,
+      args: ['crawl', ...crawlflowCrawlFlags(job), '--no-progress', '--json', '--out', join(job.runDir, 'crawl.jsonl')],
       env: await crawlflowEnv(),
     }),
   },

@@ -66,7 +66,7 @@ export async function runWithWorkers(site: SiteProcess, job: CrawlJob, workers: 
   const connection = await Connection.connect({ address: server.address });
   try {
     for (let i = 0; i < workers; i += 1) {
-      const child = spawn(process.execPath, [CRAWLFLOW_CLI, 'worker', '--metrics-address', 'off', '--data-dir', dataDir, '--task-queue', TASK_QUEUE], {
+      const child = spawn(CRAWLFLOW_CLI, ['worker', '--metrics-address', 'off', '--data-dir', dataDir, '--task-queue', TASK_QUEUE], {
         env,
         stdio: ['ignore', 'ignore', 'inherit'],
       });
@@ -77,7 +77,7 @@ export async function runWithWorkers(site: SiteProcess, job: CrawlJob, workers: 
     await waitForPollers(client, workers);
     await resetSiteStats(site.origin);
     // The crawl flags name the same data directory (<runDir>/data) the workers use.
-    await runCommand(process.execPath, [CRAWLFLOW_CLI, 'start', ...crawlflowCrawlFlags(job), '--task-queue', TASK_QUEUE, '--json'], { env });
+    await runCommand(CRAWLFLOW_CLI, ['start', ...crawlflowCrawlFlags(job), '--task-queue', TASK_QUEUE, '--json'], { env });
     await client.workflow.getHandle(CRAWLFLOW_CRAWL_ID).result();
     const pageSet = checkPageSet(await fetchSiteStats(site.origin), site.reachable);
     const history = await countHistoryEvents(server.address, CRAWLFLOW_CRAWL_ID);
