@@ -88,9 +88,11 @@ export function buildNormalizer(rules: Readonly<NormalizeRules> = DEFAULT_NORMAL
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
     if (url.username || url.password) return undefined; // credentials never enter the frontier or logs
-    if (rules.removeFragment || !url.hash) url.hash = ''; // `hash` is '' for a bare '#': assigning drops it
+    // `hash` and `search` are '' for a bare '#' or '?' too: assigning '' drops them from href.
+    // Each assignment re-serializes the URL, so it is made only where it changes something.
+    if (url.hash === '' ? url.href.endsWith('#') : rules.removeFragment) url.hash = '';
     if (rewritesQuery && url.search) url.search = rewriteQuery(url.search.slice(1), strip, rules.sortQuery);
-    if (!url.search) url.search = ''; // `search` is '' for a bare '?': assigning drops it from href
+    if (url.search === '' && url.href.includes('?')) url.search = '';
     if (rewritesPath) {
       const path = withTrailingSlash(rules.lowercasePath ? url.pathname.toLowerCase() : url.pathname, rules.trailingSlash);
       if (path !== url.pathname) url.pathname = path;

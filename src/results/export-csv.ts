@@ -12,7 +12,7 @@
 import { stringify } from 'csv-stringify/sync';
 import type { PageRecord } from '../store/frontier-store';
 import { RECORD_FIELDS } from '../store/record-fields';
-import { writeAtomically, writeChunk } from './atomic-file';
+import { ChunkedWriter, writeAtomically } from './atomic-file';
 import type { StoreConfig } from '../store/store-url';
 import { withCrawlStore } from './export-jsonl';
 
@@ -40,12 +40,14 @@ export function exportCsv(config: StoreConfig, crawlId: string, outFile: string)
     const fieldNames = new Set<string>();
     for await (const record of store.records()) for (const name of Object.keys(record.fields)) fieldNames.add(name);
     return writeAtomically(outFile, async (out) => {
-      await writeChunk(out, row([...RECORD_COLUMNS.map(([name]) => name), ...[...fieldNames].map((name) => FIELD_COLUMN_PREFIX + name)]));
+      const writer = new ChunkedWriter(out);
+      await writer.add(row([...RECORD_COLUMNS.map(([name]) => name), ...[...fieldNames].map((name) => FIELD_COLUMN_PREFIX + name)]));
       let rows = 0;
       for await (const record of store.records()) {
-        await writeChunk(out, row([...RECORD_COLUMNS.map(([, cell]) => cell(record)), ...[...fieldNames].map((name) => fieldCell(record.fields[name]))]));
+        await writer.add(row([...RECORD_COLUMNS.map(([, cell]) => cell(record)), ...[...fieldNames].map((name) => fieldCell(record.fields[name]))]));
         rows += 1;
       }
+      await writer.flush();
       return rows;
     });
   });

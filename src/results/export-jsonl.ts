@@ -5,7 +5,7 @@ import type { BodyStore } from '../bodies/body-store';
 import type { FrontierStore, PageRecord } from '../store/frontier-store';
 import { openStoreBackend, UnknownCrawlError } from '../store/store-backend';
 import type { StoreConfig } from '../store/store-url';
-import { writeAtomically, writeChunk } from './atomic-file';
+import { ChunkedWriter, writeAtomically } from './atomic-file';
 
 export { UnknownCrawlError };
 
@@ -34,11 +34,13 @@ export function toJsonLine(record: PageRecord): string {
 export function exportJsonl(config: StoreConfig, crawlId: string, outFile: string): Promise<number> {
   return withCrawlStore(config, crawlId, (store) =>
     writeAtomically(outFile, async (out) => {
+      const writer = new ChunkedWriter(out);
       let lines = 0;
       for await (const record of store.records()) {
-        await writeChunk(out, toJsonLine(record));
+        await writer.add(toJsonLine(record));
         lines += 1;
       }
+      await writer.flush();
       return lines;
     }),
   );

@@ -28,7 +28,6 @@ function queueStatements(db: Database.Database) {
          shard = excluded.shard`,
     ),
     bumpVersion: db.prepare('INSERT INTO shards (shard, version) VALUES (?, 1) ON CONFLICT (shard) DO UPDATE SET version = version + 1'),
-    shardOfUrl: db.prepare('SELECT hosts.shard FROM urls JOIN hosts ON hosts.host = urls.host WHERE urls.url = ?').pluck(),
     shardOfBatch: db.prepare('SELECT hosts.shard FROM urls JOIN hosts ON hosts.host = urls.host WHERE urls.batch_id = ? LIMIT 1').pluck(),
     // `+host`, here and below: find the batch's rows by the batch index; by the host, the planner would walk every URL
     // the host ever had, or every one claimed by any batch.
@@ -65,10 +64,14 @@ function queueStatements(db: Database.Database) {
 /** Statements that finish URLs and read the crawl back: records, totals, views of its shards. */
 function recordStatements(db: Database.Database) {
   return {
-    complete: db.prepare(
-      `UPDATE urls SET state = ${DONE}, ${COMPLETED_FIELDS.map((field) => `${field.column} = ?`).join(', ')}
-       WHERE url = ? AND batch_id = ? AND state = ${CLAIMED}`,
-    ),
+    // Returns the key's shard, whose totals count the URL: no second lookup of the row.
+    complete: db
+      .prepare(
+        `UPDATE urls SET state = ${DONE}, ${COMPLETED_FIELDS.map((field) => `${field.column} = ?`).join(', ')}
+         WHERE url = ? AND batch_id = ? AND state = ${CLAIMED}
+         RETURNING (SELECT shard FROM hosts WHERE hosts.host = urls.host)`,
+      )
+      .pluck(),
     countFinished: db.prepare(
       `INSERT INTO shards (shard, version, processed, fetched, errors, skipped, bytes) VALUES (@shard, 1, @processed, @fetched, @errors, @skipped, @bytes)
        ON CONFLICT (shard) DO UPDATE SET version = version + 1, processed = processed + excluded.processed, fetched = fetched + excluded.fetched,

@@ -160,11 +160,11 @@ const pacingOf = (s: SqliteStatements, host: string): HostPacing => (s.pacing.ge
 /** The store's writes, each a transaction its method runs IMMEDIATE; completions are grouped (see group-commit.ts). */
 function writeTransactions(db: Database.Database, s: SqliteStatements) {
   const completeOne = ({ batchId, record, discovered }: Completion): CompletionWritten | null => {
-    const written = s.complete.run(...completedValues(record, sqliteFlag), record.url, batchId).changes;
+    const shard = s.complete.get(...completedValues(record, sqliteFlag), record.url, batchId) as number | undefined;
     // A URL completed twice (a zombie attempt racing its retry) keeps its first record.
-    if (written !== 1) return null;
+    if (shard === undefined) return null;
     const counters = new CounterDeltas();
-    counters.addFinished(s.shardOfUrl.get(record.url) as number, finishedTotals(record));
+    counters.addFinished(shard, finishedTotals(record));
     return { added: insertEntries(s, discovered, counters), counters };
   };
   /** The counters of a group's written completions, summed: each row is written once per group. */
