@@ -53,6 +53,23 @@ describe('parseHtmlPage', () => {
       ]);
     });
 
+    it('decode character references in hrefs as a browser does: none before a letter, digit or = without its ;', () => {
+      const { links, title } = parse(
+        '<title>&copy 2026 &amp; &lt;site&gt;</title>' +
+          anchors(['/q?a=1&amp;b=2', '/q?a=1&copy=2', '/q?x&notin', '/q?&lt;tag&gt;', '/q?&#x41;&#66;', '/q?a&amp']),
+      );
+      assert.equal(title, '\u00a9 2026 & <site>', 'text decodes a reference without its ; too');
+      assert.deepEqual(links, [
+        'http://site.test/q?a=1&b=2',
+        'http://site.test/q?a=1&copy=2',
+        'http://site.test/q?x&notin',
+        'http://site.test/q?%3Ctag%3E',
+        'http://site.test/q?AB',
+        // `&amp` at the end is `&`, an empty parameter the normalizer drops.
+        'http://site.test/q?a',
+      ]);
+    });
+
     it('include <area href> and skip non-http, credentialed and href-less anchors', () => {
       const { links } = parse(`
         <a>no href</a><a name="x">anchor</a>
