@@ -185,7 +185,7 @@ function writeTransactions(db: Database.Database, s: SqliteStatements) {
         claimNow(s, batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit }),
       );
     }),
-    /** Links added per completion, or null when its record was not written. */
+    /** Per completion, what it wrote (links added, counter changes), or null when its record was not written. */
     completions: new GroupCommit(savepointEach(db, completeOne, countGroup)),
     release: db.transaction((batchId: string, retried?: { url: string; attempts: number }) => {
       bumpShards(s, s.releaseBatchCounts.all(batchId) as number[]);
