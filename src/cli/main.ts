@@ -5,7 +5,7 @@
  *
  * Node runs it with young-generation semi-spaces of 8 MB instead of V8's 16 (the line above):
  * a worker's per-page garbage dies young either way, and the smaller nursery took a 20,000-page
- * crawl's peak RSS from 318-319 to 291-302 MB at the same CPU (bench/PROFILE.md).
+ * crawl's peak RSS from 319-327 to 291-302 MB at the same CPU (bench/PROFILE.md).
  */
 import { Command, CommanderError, Option } from 'commander';
 import { WorkflowNotFoundError } from '@temporalio/client';

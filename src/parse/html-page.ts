@@ -113,10 +113,10 @@ function attributeValue(raw: string | undefined): string | undefined {
  * `meta[name][content]` and `title` select in a DOM.
  *
  * The parser leaves character references as written and only the values kept are decoded,
- * with the rules htmlparser2 itself decodes by (attribute values and text differ on a
- * reference without its `;`): decoding while tokenizing checks every character of the text
- * for `&`, where the undecoded scan jumps from one `<` to the next, about half the time of
- * a page's scan.
+ * by HTML's rules (entities' attribute and text modes: in an attribute, a reference without
+ * its `;` stays as written before a letter, a digit or `=`). Decoding while tokenizing checks
+ * every character of the text for `&`, where the undecoded scan jumps from one `<` to the
+ * next: about half the time of a page's scan.
  */
 function scanMarkup(html: string, maxHrefs: number): PageMarkup {
   const found: PageMarkup = { baseHref: undefined, hrefs: [], canonicalHref: undefined, metaRobots: [], title: undefined };

@@ -19,14 +19,9 @@ export class CounterDeltas {
   readonly queued = new Map<string, QueuedChange>();
   readonly finished = new Map<number, BatchTotals>();
 
+  /** One URL of `host` queued (`render` 1 when it is to be rendered). */
   addQueued(host: string, render: 0 | 1, shard: number): void {
-    const change = this.queued.get(host);
-    if (change === undefined) this.queued.set(host, { n: 1, render, shard });
-    else {
-      change.n += 1;
-      change.render += render;
-      change.shard = shard;
-    }
+    this.addQueuedChange(host, { n: 1, render, shard });
   }
 
   addFinished(shard: number, totals: BatchTotals): void {
@@ -43,11 +38,17 @@ export class CounterDeltas {
 
   /** Adds `other`'s changes to these (later writes' shards win, as they would row by row). */
   add(other: CounterDeltas): void {
-    for (const [host, change] of other.queued) {
-      const mine = this.queued.get(host);
-      if (mine === undefined) this.queued.set(host, { ...change });
-      else this.queued.set(host, { n: mine.n + change.n, render: mine.render + change.render, shard: change.shard });
-    }
+    for (const [host, change] of other.queued) this.addQueuedChange(host, change);
     for (const [shard, totals] of other.finished) this.addFinished(shard, totals);
+  }
+
+  private addQueuedChange(host: string, { n, render, shard }: QueuedChange): void {
+    const sum = this.queued.get(host);
+    if (sum === undefined) this.queued.set(host, { n, render, shard });
+    else {
+      sum.n += n;
+      sum.render += render;
+      sum.shard = shard;
+    }
   }
 }
