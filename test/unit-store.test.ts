@@ -26,11 +26,12 @@ import { SQLITE_SCHEMA_VERSION } from '../src/store/sqlite-schema';
 import { HOST_PAGE_CAP, INITIAL_PACING, type FrontierEntry, type FrontierStore, type HostPacing, type PageRecord } from '../src/store/frontier-store';
 import { openStoreBackend, UnknownCrawlError, type StoreBackend } from '../src/store/store-backend';
 import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store-url';
-import { SCHEMA_VERSION } from '../src/store/postgres-database';
-import { StoreUnavailableError } from '../src/store/store-errors';
+import { PostgresDatabase, SCHEMA_VERSION } from '../src/store/postgres-database';
+import { storeOutage, StoreUnavailableError } from '../src/store/store-errors';
 import { patientStore } from '../src/store/patient-store';
 import { freeLoopbackPort } from '../src/workers/runtime';
 import { drainHost, type RaceSide } from './helpers/store-race';
+import { sleep, waitFor } from './helpers/fixtures';
 import { PASSWORD, postgresBinary, startTestPostgres, type TestPostgres } from './helpers/postgres';
 import { FIXTURE_DIR, POSTGRES_DUMP } from './tools/make-release-stores';
 import { RELEASES } from './helpers/releases';
@@ -1546,6 +1547,29 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
       assert.ok(!err.message.includes(PASSWORD), err.message);
       return true;
     });
+  });
+
+  it('a connection the server ends between two queries of a transaction fails that transaction as an outage, and the process lives', async () => {
+    const db = new PostgresDatabase(postgres!.url, 'test', 2);
+    const admin = new Client({ connectionString: postgres!.url });
+    await admin.connect();
+    try {
+      const failed = db.transaction(async (client) => {
+        const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        // What a server shutdown does to each backend: FATAL 57P01, while this client has no query running.
+        await admin.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+        const gone = async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [rows[0].pid])).rowCount === 0;
+        await waitFor(gone, 5_000, 'the terminated backend gone');
+        // The backend sent its FATAL before it exited: give this process a turn to read it.
+        await sleep(100);
+        return client.query('SELECT 1');
+      });
+      await assert.rejects(failed, (err: Error) => storeOutage(err) !== undefined);
+      assert.deepEqual((await db.query<{ one: number }>('SELECT 1 AS one', [])).rows, [{ one: 1 }], 'the next statement gets a new connection');
+    } finally {
+      await admin.end();
+      await db.close();
+    }
   });
 });
 

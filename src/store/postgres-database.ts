@@ -181,6 +181,12 @@ export class PostgresDatabase {
     // An idle client losing its connection (a server restart) must not crash the process;
     // the pool drops it and the next query opens a new one.
     this.pool.on('error', () => undefined);
+    // Nor may a checked-out one, which the pool no longer listens to: the server can end the
+    // connection between two queries of a transaction (57P01 on shutdown), and a client emits
+    // that as an 'error' event when it has no query to fail. The next query on it fails
+    // instead ("Client has encountered a connection error", an outage to store-errors.ts),
+    // and the pool drops it when it is released.
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   /** Creates or migrates the schema once per process; safe when many processes start at once. */
