@@ -9,6 +9,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { createCrawlWorker } from '../src/workers/crawl-worker';
+import { CrawlMetrics } from '../src/observability/metrics';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { crawlHandle, startCrawl } from '../src/client/crawl-client';
 import { addSeedsUpdate, frontierQuery, hostQuery, setLimitsUpdate, stopUpdate } from '../src/shared/messages';
@@ -48,6 +51,21 @@ describe('Temporal-native operation', () => {
   after(async () => {
     await site?.close();
     await env?.close();
+  });
+
+  it('a worker that shares its queue leaves batches to the server to spread; the sole worker of a crawl command takes them at once', async () => {
+    const eagerReservations = async (soleWorker: boolean | undefined): Promise<number | undefined> => {
+      const connection = await NativeConnection.connect({ address: env.address });
+      const crawlWorker = await createCrawlWorker({ connection, namespace: 'default', taskQueue: uniqueQueue('eager'), store: env.store, metrics: new CrawlMetrics(), soleWorker });
+      const done = crawlWorker.run().finally(() => connection.close());
+      crawlWorker.worker.shutdown();
+      await done;
+      return crawlWorker.worker.options.maxEagerActivityReservationsPerWorkflowTask;
+    };
+    assert.equal(await eagerReservations(undefined), 0);
+    assert.equal(await eagerReservations(false), 0);
+    // As many as the batches it runs at once: every batch a workflow task orders starts on it.
+    assert.equal(await eagerReservations(true), 64);
   });
 
   it('indexes crawls with search attributes and shows live details and summaries', async () => {

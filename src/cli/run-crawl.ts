@@ -66,6 +66,9 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
         store: options.store,
         metricsAddress: options.metricsAddress,
         logger: options.logger,
+        // A server this command started for the crawl has no other crawl worker to spread over
+        // (a `crawlflow worker` that joins later still works; it just gets fewer batches).
+        soleWorker: target.startedHere,
       });
       if (options.config.render) {
         renderHost = await startWorkerHost({

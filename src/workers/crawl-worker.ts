@@ -34,6 +34,11 @@ export interface CrawlWorkerOptions {
   render?: ChromiumRendererOptions;
   /** The fetch transport's resolver and connector; a test seam (see UndiciTransportOptions). */
   network?: WorkerNetwork;
+  /**
+   * This is the only worker on its task queue (the in-process worker of `crawlflow crawl` on
+   * the embedded server): batches start on it straight from the workflow task that ordered them.
+   */
+  soleWorker?: boolean;
 }
 
 /** How a worker's requests resolve names and open sockets: the system's unless a test stubs them. */
@@ -96,6 +101,7 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
       },
     });
   const activities = renderer ? createRenderActivities(deps, renderer) : createActivities(deps);
+  const maxConcurrentBatches = options.maxConcurrentBatches ?? (renderer ? RENDER_PAGES_AT_ONCE : 64);
   const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -105,7 +111,7 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
     // A render worker runs no workflows.
     ...(renderer ? {} : workflowCode()),
     activities,
-    maxConcurrentActivityTaskExecutions: options.maxConcurrentBatches ?? (renderer ? RENDER_PAGES_AT_ONCE : 64),
+    maxConcurrentActivityTaskExecutions: maxConcurrentBatches,
     // Cancellation reaches an activity only with a heartbeat response: send them every second
     // so a cancelled crawl aborts its requests within about a second.
     maxHeartbeatThrottleInterval: '1s',
@@ -116,9 +122,12 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
     // tasks move to the shared queue after this long. The default (10 s) stalled every crawl
     // the dead worker cached for that long (measured in test/faults-worker-kill.test.ts).
     stickyQueueScheduleToStartTimeout: '2s',
-    // Eager dispatch hands batches to the worker running the workflow task; spreading them
-    // over all pollers keeps one worker's death from taking most of a crawl's batches.
-    maxEagerActivityReservationsPerWorkflowTask: 0,
+    // Eager dispatch hands batches to the worker running the workflow task. Where other workers
+    // share the queue, spreading batches over all pollers keeps one worker's death from taking
+    // most of a crawl's batches. A sole worker gets them all anyway: eager dispatch skips the
+    // server's matching, which started the 32 batches of one workflow task over 50-250 ms
+    // (bench/PROFILE.md), and the server's work to record each start.
+    maxEagerActivityReservationsPerWorkflowTask: options.soleWorker ? maxConcurrentBatches : 0,
   });
   return {
     worker,

@@ -27,6 +27,8 @@ export interface WorkerHostOptions {
   logger: Logger;
   /** Run a render worker (renderBatch only, one Chromium) instead of a crawl worker. */
   render?: ChromiumRendererOptions;
+  /** The only worker on its task queue (see CrawlWorkerOptions.soleWorker). */
+  soleWorker?: boolean;
 }
 
 export interface WorkerHost {
@@ -70,6 +72,7 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
     metrics,
     maxConcurrentBatches: options.maxConcurrentBatches,
     render: options.render,
+    soleWorker: options.soleWorker,
     plugins: [installTracing(options.logger, 'crawlflow-worker').plugin],
   });
   // The server's view of this queue's backlog (temporal_task_queue_backlog_*), on the same
