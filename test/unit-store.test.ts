@@ -409,9 +409,9 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       assert.ok(one.version > before.version || (one.version === before.version && one.queued > before.queued), 'the later view of shard 1 is the newer');
       assert.equal(crawl.version, zero.version + one.version);
       assert.deepEqual({ queued: crawl.queued, processed: crawl.totals.processed }, { queued: 3, processed: 1 });
-      await store.handOver('run-of-1', 1);
-      assert.equal(await store.handedOver(1), 'run-of-1');
-      assert.equal(await store.handedOver(0), undefined, 'a shard hands over alone');
+      await store.stopRun({ run: 'run-of-1', abort: false }, 1);
+      assert.deepEqual(await store.stopOrder(1), { run: 'run-of-1', abort: false });
+      assert.equal(await store.stopOrder(0), undefined, 'a shard hands over alone');
     } finally {
       await store.close();
     }
@@ -432,7 +432,7 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
-  it('records versions of the crawl config and the run asked to hand over', async () => {
+  it('records versions of the crawl config and the last stop order given to a run\'s batches', async () => {
     const store = await impl.fresh();
     try {
       assert.equal(await store.latestConfig(), undefined);
@@ -440,10 +440,12 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       await store.saveConfig(1, '{"v":"again"}');
       await store.saveConfig(2, '{"v":2}');
       assert.deepEqual(await store.latestConfig(), { version: 2, config: '{"v":2}' });
-      assert.equal(await store.handedOver(), undefined);
-      await store.handOver('run-1');
-      await store.handOver('run-2');
-      assert.equal(await store.handedOver(), 'run-2');
+      assert.equal(await store.stopOrder(), undefined);
+      await store.stopRun({ run: 'run-1', abort: false });
+      await store.stopRun({ run: 'run-2', abort: true });
+      assert.deepEqual(await store.stopOrder(), { run: 'run-2', abort: true });
+      await store.stopRun({ run: 'run-3', abort: false });
+      assert.deepEqual(await store.stopOrder(), { run: 'run-3', abort: false });
     } finally {
       await store.close();
     }

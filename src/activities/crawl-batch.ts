@@ -43,10 +43,10 @@ import { storeOutage } from '../store/store-errors';
 import type { BatchOrder, HostShare } from '../scheduling/crawl-plan';
 import type { BodyStore } from '../bodies/body-store';
 import { seedFileScope } from './seed-scope';
+import { BatchStop, startTicker } from './batch-ticker';
 
 /** Waits longer than this are handed back to the workflow as durable timers. */
 export const LONG_WAIT_MS = 10_000;
-const HEARTBEAT_TICK_MS = 1_000;
 /** Hosts in a view of the crawl that starts or resumes a run: enough to fill every batch slot. */
 export const SNAPSHOT_HOSTS = 200;
 /**
@@ -286,33 +286,13 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     if (alreadySeen > 0) metrics.droppedUrls.inc({ reason: 'already-seen' }, alreadySeen);
   };
 
-  /** Heartbeats every second; for a run that is handing over, also watches the store's word for it. */
-  function startTicker(work: BatchWork, store: FrontierStore, progress: BatchProgress, handover: { asked: boolean }): () => void {
-    const context = Context.current();
-    let checking = false;
-    const tick = (): void => {
-      context.heartbeat(progress);
-      if (work.run === undefined || checking || handover.asked) return;
-      checking = true;
-      store
-        .handedOver(work.shard)
-        .then((run) => void (handover.asked = run === work.run))
-        // Not knowing only delays the hand-over to the next tick; the batch itself reports outages.
-        .catch(() => undefined)
-        .finally(() => (checking = false));
-    };
-    tick();
-    const ticker = setInterval(tick, HEARTBEAT_TICK_MS);
-    return () => clearInterval(ticker);
-  }
-
   /** What one attempt of a batch carries from host to host. */
   interface BatchRun {
     work: BatchWork;
     store: FrontierStore;
     policy: CrawlPolicy;
     progress: BatchProgress;
-    handover: { asked: boolean };
+    stop: BatchStop;
     bodyWriter: ReturnType<BodyStore['writer']> | undefined;
     signal: AbortSignal;
   }
@@ -328,7 +308,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
 
   /** Fetches the claimed URLs of one key in order (see `crawlShare`). */
   async function crawlClaimed(run: BatchRun, host: string, claimed: readonly ClaimedUrl[]): Promise<{ deferUntil?: number }> {
-    const { work, store, policy, progress, handover, bodyWriter, signal } = run;
+    const { work, store, policy, progress, stop, bodyWriter, signal } = run;
     const pacing = { current: await store.hostPacing(host) };
     const starts = new RequestStarts(store, host, signal, work.config.politenessKey === 'host' ? undefined : hostsOf(claimed));
     const hostWork = { ...work, host };
@@ -337,7 +317,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     try {
       for (const item of claimed) {
         throwIfCancelled(signal);
-        if (handover.asked) {
+        if (stop.asked) {
           await store.release(work.batchId);
           break;
         }
@@ -376,7 +356,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
    * with every claim) or no key has anything for it.
    */
   async function fillFromStore(run: BatchRun, batchLimit: number, claimedSoFar: number, deferred: HostDeferral[]): Promise<number> {
-    const { work, store, handover } = run;
+    const { work, store, stop } = run;
     const { perHostConcurrency } = work.fill!;
     const overrides = Object.values(work.config.hosts).map((override) => override.perHostConcurrency ?? 0);
     const query = {
@@ -388,7 +368,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
       maxHolders: Math.max(perHostConcurrency, ...overrides),
     };
     let claimed = 0;
-    while (claimedSoFar + claimed < batchLimit && !handover.asked) {
+    while (claimedSoFar + claimed < batchLimit && !stop.asked) {
       const ready = await store.claimReady(work.batchId, { ...query, freeBy: Date.now() + LONG_WAIT_MS });
       if (ready === null) break;
       const crawled = await crawlClaimed(run, ready.key, ready.urls);
@@ -398,10 +378,14 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     return claimed;
   }
 
-  /** Crawls the batch's hosts one after another; a cancelled batch gives back what it had not finished. */
+  /**
+   * Crawls the batch's hosts one after another; a cancelled batch gives back what it had not
+   * finished, and one the store's abort order stopped returns what it did.
+   */
   async function runBatch(work: BatchWork, store: FrontierStore): Promise<{ claimed: number; deferred: HostDeferral[] }> {
     const context = Context.current();
-    const signal = context.cancellationSignal;
+    const stop = new BatchStop(context.cancellationSignal);
+    const { signal } = stop;
     const resumed = context.info.heartbeatDetails as BatchProgress | undefined;
     const progress: BatchProgress = { processed: resumed?.processed ?? 0 };
     if (resumed) {
@@ -410,16 +394,16 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     }
     // Each attempt writes its own file (or rows): what a failed attempt wrote is never referenced.
     const bodyWriter = work.config.storeBodies ? patientBodyWriter(bodies.writer(work.crawlId, work.batchId, context.info.attempt), batchPatience(signal)) : undefined;
-    const run: BatchRun = { work, store, policy: await policyFor(work.crawlId, work.config, store), progress, handover: { asked: false }, bodyWriter, signal };
+    const run: BatchRun = { work, store, policy: await policyFor(work.crawlId, work.config, store), progress, stop, bodyWriter, signal };
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
-    const stopTicker = startTicker(work, store, progress, run.handover);
+    const stopTicker = startTicker(work.run, work.shard, store, progress, stop);
     trackBatch(work.crawlId, 1);
     let claimed = 0;
     const deferred: HostDeferral[] = [];
     try {
       const batchLimit = work.shares.reduce((sum, share) => sum + share.limit, work.fill?.urls ?? 0);
       for (const share of work.shares) {
-        if (run.handover.asked) break;
+        if (stop.asked) break;
         // A share is bounded by its own limit per key; only the fill after it needs the batch-wide one.
         const crawled = await crawlShare(run, share, { holders: holdersOf(run, share.host) });
         claimed += crawled.claimed;
@@ -431,7 +415,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     } catch (err) {
       stopTimer({ status: signal.aborted ? 'cancelled' : 'failed' });
       if (signal.aborted) await store.release(work.batchId);
-      throw err;
+      if (!stop.abortedByStoreAlone) throw err;
     } finally {
       stopTicker();
       trackBatch(work.crawlId, -1);

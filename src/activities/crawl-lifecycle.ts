@@ -98,7 +98,12 @@ export function createLifecycleActivities({ stores, metrics, bodies, transport }
 
     /** Asks the batches of `run` to stop after their current page and give the rest back. */
     handOver({ crawlId, run, shard }: { crawlId: string; run: string; shard?: number }): Promise<void> {
-      return onStore(crawlId, (store) => store.handOver(run, shard));
+      return onStore(crawlId, (store) => store.stopRun({ run, abort: false }, shard));
+    },
+
+    /** Tells the batches of `run`, cancelled by the workflow, to abort their requests and give their URLs back now. */
+    abortRun({ crawlId, run, shard }: { crawlId: string; run: string; shard?: number }): Promise<void> {
+      return onStore(crawlId, (store) => store.stopRun({ run, abort: true }, shard));
     },
 
     /**

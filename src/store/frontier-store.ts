@@ -17,6 +17,20 @@
  * - `startRequest` is the one place that spaces requests to a host; `updatePacing` is
  *   the one place that changes a host's shared pacing state (backoff, AutoThrottle), atomically.
  */
+/**
+ * What the batches of one workflow run are told through the store, which each batch's ticker
+ * reads every second: Temporal's own word (a cancelled activity) reaches a batch only with a
+ * heartbeat response, and heartbeats are throttled to a few seconds to spare the server.
+ */
+export interface StopOrder {
+  run: string;
+  /**
+   * Abort the requests in flight and stop at once: the crawl was cancelled or ran out of time.
+   * Without it, a batch stops after the page it is on: the run is about to continue-as-new.
+   */
+  abort: boolean;
+}
+
 export interface FrontierEntry {
   url: string;
   /**
@@ -312,12 +326,12 @@ export interface FrontierStore {
   /** Every scope key `addSeedScope` kept, in no particular order. */
   seedScope(): Promise<string[]>;
   /**
-   * Tells the batches of workflow run `run` to stop after the page they are on and give the
-   * rest back: the run is about to continue-as-new (see the batch's heartbeat ticker).
+   * Tells the batches of one workflow run of shard `shard` (0 when the crawl has one) to stop
+   * and give back what they had not finished; the last order given stands (see `StopOrder`).
    */
-  handOver(run: string, shard?: number): Promise<void>;
-  /** The run of shard `shard` (0 when the crawl has one) whose batches are to hand over, if any. */
-  handedOver(shard?: number): Promise<string | undefined>;
+  stopRun(order: StopOrder, shard?: number): Promise<void>;
+  /** The order standing for the batches of shard `shard`, if any. */
+  stopOrder(shard?: number): Promise<StopOrder | undefined>;
   batchTotals(batchId: string): Promise<BatchTotals>;
   totals(): Promise<CrawlTotals>;
   /** Every record, in the order URLs were first seen; read in pages, so memory stays flat. */

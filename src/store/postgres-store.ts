@@ -36,11 +36,12 @@ import {
   type RobotsRecord,
   requestStartAt,
   type RequestStart,
+  type StopOrder,
   type StoredConfig,
 } from './frontier-store';
 import type { PostgresDatabase } from './postgres-database';
 import type { PoolClient } from 'pg';
-import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages, ROBOTS_COLUMNS, toClaimed, toTotals, type ClaimRow, type CountDialect, type TotalsRow } from './store-rows';
+import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages, ROBOTS_COLUMNS, stopOrderText, toClaimed, toStopOrder, toTotals, type ClaimRow, type CountDialect, type TotalsRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { firstReadyClaim, otherHoldersSql, planClaim, type ClaimPlan, type ClaimRequest } from './claim-rules';
@@ -497,16 +498,16 @@ export class PostgresFrontierStore implements FrontierStore {
     return rows.map((row) => row.key);
   }
 
-  async handOver(run: string, shard = 0): Promise<void> {
+  async stopRun(order: StopOrder, shard = 0): Promise<void> {
     await this.run(
       'INSERT INTO crawlflow.crawl_shards (crawl, shard, handover) VALUES ($1, $2, $3) ON CONFLICT (crawl, shard) DO UPDATE SET handover = excluded.handover',
-      [shard, run],
+      [shard, stopOrderText(order)],
     );
   }
 
-  async handedOver(shard = 0): Promise<string | undefined> {
+  async stopOrder(shard = 0): Promise<StopOrder | undefined> {
     const { rows } = await this.run<{ handover: string | null }>('SELECT handover FROM crawlflow.crawl_shards WHERE crawl = $1 AND shard = $2', [shard]);
-    return rows[0]?.handover ?? undefined;
+    return toStopOrder(rows[0]?.handover);
   }
 
   async batchTotals(batchId: string): Promise<BatchTotals> {

@@ -101,8 +101,8 @@ function recordStatements(db: Database.Database) {
     totals: db.prepare(`SELECT ${crawlTotalsColumns(SQLITE_COUNTS)} FROM urls`),
     recordsPage: db.prepare(`SELECT id, ${recordColumns()} FROM urls WHERE id > ? AND state IN (${DONE}, ${GONE}) ORDER BY id LIMIT ?`),
     record: db.prepare(`SELECT ${recordColumns()} FROM urls WHERE url = ? AND state = ${DONE}`),
-    handOver: db.prepare('INSERT INTO shards (shard, handover) VALUES (?, ?) ON CONFLICT (shard) DO UPDATE SET handover = excluded.handover'),
-    handedOver: db.prepare('SELECT handover FROM shards WHERE shard = ?').pluck(),
+    stopRun: db.prepare('INSERT INTO shards (shard, handover) VALUES (?, ?) ON CONFLICT (shard) DO UPDATE SET handover = excluded.handover'),
+    stopOrder: db.prepare('SELECT handover FROM shards WHERE shard = ?').pluck(),
     endShard: db.prepare('INSERT INTO shards (shard, ended) VALUES (?, 1) ON CONFLICT (shard) DO UPDATE SET ended = 1'),
   };
 }

@@ -28,9 +28,10 @@ import {
   requestStartAt,
   type RequestStart,
   finishedTotals,
+  type StopOrder,
   type StoredConfig,
 } from './frontier-store';
-import { recordsInPages, toClaimed, toTotals, type ClaimRow, type TotalsRow } from './store-rows';
+import { recordsInPages, stopOrderText, toClaimed, toStopOrder, toTotals, type ClaimRow, type TotalsRow } from './store-rows';
 import { completedValues, toRecord, type RecordRow } from './record-fields';
 import { GroupCommit, savepointEach } from './group-commit';
 import { CLAIMED, HOST_PAGE_CAP } from './url-states';
@@ -354,12 +355,12 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.statements.seedScope.all() as string[];
   }
 
-  async handOver(run: string, shard = 0): Promise<void> {
-    this.statements.handOver.run(shard, run);
+  async stopRun(order: StopOrder, shard = 0): Promise<void> {
+    this.statements.stopRun.run(shard, stopOrderText(order));
   }
 
-  async handedOver(shard = 0): Promise<string | undefined> {
-    return (this.statements.handedOver.get(shard) as string | null | undefined) ?? undefined;
+  async stopOrder(shard = 0): Promise<StopOrder | undefined> {
+    return toStopOrder(this.statements.stopOrder.get(shard) as string | null | undefined);
   }
 
   async batchTotals(batchId: string): Promise<BatchTotals> {

@@ -5,9 +5,25 @@
  * paging of records. One reading, so the SQLite file and the server database hand out
  * identical claims, totals, robots.txt and pacing state.
  */
-import { CHANGE_KINDS, type ChangeTotals, type ClaimedUrl, type CrawlTotals, type PageRecord } from './frontier-store';
+import { CHANGE_KINDS, type ChangeTotals, type ClaimedUrl, type CrawlTotals, type PageRecord, type StopOrder } from './frontier-store';
 import { toRecord, type RecordRow } from './record-fields';
 import { DONE, GONE, QUEUED } from './url-states';
+
+/**
+ * A stop order as its column holds it: the run ID, followed by ` abort` for an abort. Run IDs
+ * have no spaces; a column written before aborts existed holds a bare ID, a hand-over.
+ */
+export function stopOrderText({ run, abort }: StopOrder): string {
+  return abort ? `${run}${ABORT_SUFFIX}` : run;
+}
+
+export function toStopOrder(text: string | null | undefined): StopOrder | undefined {
+  if (text === null || text === undefined) return undefined;
+  const abort = text.endsWith(ABORT_SUFFIX);
+  return { run: abort ? text.slice(0, -ABORT_SUFFIX.length) : text, abort };
+}
+
+const ABORT_SUFFIX = ' abort';
 
 export interface ClaimRow {
   url: string;

@@ -56,6 +56,7 @@ export interface CrawlWorker {
 const CONNECT_TIMEOUT_MS = 10_000;
 /** A render worker's default: each page is a Chromium renderer process of ~100 MB or more. */
 const RENDER_PAGES_AT_ONCE = 4;
+const HEARTBEAT_THROTTLE = '5s';
 /** Silence allowed while waiting for headers or body bytes; a crawl's timeoutMs caps the total. */
 const IDLE_TIMEOUT_MS = 120_000;
 
@@ -112,10 +113,13 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
     ...(renderer ? {} : workflowCode()),
     activities,
     maxConcurrentActivityTaskExecutions: maxConcurrentBatches,
-    // Cancellation reaches an activity only with a heartbeat response: send them every second
-    // so a cancelled crawl aborts its requests within about a second.
-    maxHeartbeatThrottleInterval: '1s',
-    defaultHeartbeatThrottleInterval: '1s',
+    // The batches' tickers heartbeat every second; the SDK sends one every 5 s at most. Each
+    // heartbeat is a write of the workflow's state on the server, and at one a second per
+    // batch they were most of its work (bench/PROFILE.md). A cancelled crawl still aborts its
+    // requests within about a second: batches read the workflow's abort order in the store
+    // (see activities/batch-ticker.ts). 5 s keeps the heartbeat timeout (10 s) twice away.
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
+    defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     // On SIGTERM, running batches get this long to finish before they are cancelled.
     shutdownGraceTime: '20s',
     // A crawl's workflow tasks go to the worker that has it cached; if that worker dies, its

@@ -14,6 +14,7 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -26,6 +27,9 @@ import { batchFailure, lifecycle, runBatch, storeWatch } from './crawl-activitie
 import { describeProgress } from './crawl-state';
 import type { EarlyMessages, CrawlMessages } from './crawl-messages';
 import type { CarriedCrawl, Opened } from './open-crawl';
+
+/** The patch that has a cancelled run tell its batches to abort through the store (`abortBatches`). */
+const ABORT_BATCHES_THROUGH_STORE = 'abort-batches-through-store';
 
 /** Search attributes are upserted on status changes and every this many batches. */
 const INDEX_EVERY_BATCHES = 25;
@@ -82,6 +86,7 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
       outcome = deadlineAt === null ? await this.scheduleToEnd() : await CancellationScope.withTimeout(Math.max(1, deadlineAt - Date.now()), () => this.scheduleToEnd());
     } catch (err) {
       if (!isCancellation(err)) throw err;
+      await this.abortBatches();
       if (root.consideredCancelled) {
         await this.finish('cancelled');
         throw err;
@@ -94,6 +99,18 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
     }
     if (outcome === 'failed') return this.fail();
     return this.finish(outcome);
+  }
+
+  /**
+   * Running batches hear of the cancellation of their scope only with a heartbeat response,
+   * up to the worker's heartbeat throttle (5 s) away: they are told to abort through the
+   * store too, whose stop order their tickers read every second. Told whether or not batches
+   * are still running: which have settled by now depends on how the SDK orders an
+   * activation's jobs, which replay need not repeat.
+   */
+  private async abortBatches(): Promise<void> {
+    if (!patched(ABORT_BATCHES_THROUGH_STORE)) return;
+    await CancellationScope.nonCancellable(() => lifecycle.abortRun({ ...this.ref, run: this.runId }));
   }
 
   private carried(): CarriedCrawl {
