@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import Database from 'better-sqlite3';
 import { createCrawlWorker } from '../src/workers/crawl-worker';
 import { CrawlMetrics } from '../src/observability/metrics';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
@@ -66,6 +67,15 @@ describe('Temporal-native operation', () => {
     assert.equal(await eagerReservations(false), 0);
     // As many as the batches it runs at once: every batch a workflow task orders starts on it.
     assert.equal(await eagerReservations(true), 64);
+  });
+
+  it('the embedded server keeps its history in a write-ahead log, as the frontier store keeps its file', () => {
+    const history = new Database(join(env.dataDir, 'temporal.sqlite'), { readonly: true });
+    try {
+      assert.equal(history.pragma('journal_mode', { simple: true }), 'wal');
+    } finally {
+      history.close();
+    }
   });
 
   it('indexes crawls with search attributes and shows live details and summaries', async () => {
