@@ -3,9 +3,10 @@
  * after another (a batch is one connection's worth of politeness), writes each record and
  * its new links to the store, and returns counts and a view of the crawl — never pages.
  *
- * Liveness: a ticker heartbeats every second whatever the network does, so a slow response
- * never looks like a dead worker, and cancellation (delivered with heartbeat responses)
- * reaches the in-flight request through the activity's AbortSignal.
+ * Liveness and stopping: a ticker heartbeats every second whatever the network does, so a
+ * slow response never looks like a dead worker, and reads the store's stop order for the
+ * batch's run; cancellation reaches the in-flight request through the batch's AbortSignal
+ * (see batch-ticker.ts).
  *
  * Resume: the batch ID is the same on every attempt, and the store hands a retried attempt
  * the URLs its predecessor claimed and did not finish; finished ones are never redone.
