@@ -9,8 +9,7 @@
 import { CancelledFailure, Context } from '@temporalio/activity';
 import type { BatchProgress } from '../shared/crawl-types';
 import type { FrontierStore, StopOrder } from '../store/frontier-store';
-
-const HEARTBEAT_TICK_MS = 1_000;
+import { HEARTBEAT_TICK_MS } from '../shared/activity-timing';
 
 /** Whether, and how, a batch has been told to stop. */
 export class BatchStop {

@@ -295,7 +295,6 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     progress: BatchProgress;
     stop: BatchStop;
     bodyWriter: ReturnType<BodyStore['writer']> | undefined;
-    signal: AbortSignal;
   }
 
   /**
@@ -309,7 +308,8 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
 
   /** Fetches the claimed URLs of one key in order (see `crawlShare`). */
   async function crawlClaimed(run: BatchRun, host: string, claimed: readonly ClaimedUrl[]): Promise<{ deferUntil?: number }> {
-    const { work, store, policy, progress, stop, bodyWriter, signal } = run;
+    const { work, store, policy, progress, stop, bodyWriter } = run;
+    const { signal } = stop;
     const pacing = { current: await store.hostPacing(host) };
     const starts = new RequestStarts(store, host, signal, work.config.politenessKey === 'host' ? undefined : hostsOf(claimed));
     const hostWork = { ...work, host };
@@ -395,7 +395,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     }
     // Each attempt writes its own file (or rows): what a failed attempt wrote is never referenced.
     const bodyWriter = work.config.storeBodies ? patientBodyWriter(bodies.writer(work.crawlId, work.batchId, context.info.attempt), batchPatience(signal)) : undefined;
-    const run: BatchRun = { work, store, policy: await policyFor(work.crawlId, work.config, store), progress, stop, bodyWriter, signal };
+    const run: BatchRun = { work, store, policy: await policyFor(work.crawlId, work.config, store), progress, stop, bodyWriter };
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
     const stopTicker = startTicker(work.run, work.shard, store, progress, stop);
     trackBatch(work.crawlId, 1);

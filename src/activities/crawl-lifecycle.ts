@@ -19,8 +19,7 @@ import { classified, UNCLASSIFIED } from './activity-failures';
 import { appendSeeds, recordConfig } from './recorded-config';
 import { SNAPSHOT_HOSTS } from './crawl-batch';
 import type { ActivityDeps } from './deps';
-
-const HEARTBEAT_TICK_MS = 1_000;
+import { HEARTBEAT_TICK_MS } from '../shared/activity-timing';
 
 /**
  * The input the crawl's run was started with (for the continuation of a 0.2.0 run, its config

@@ -20,10 +20,10 @@ import type { ConfigRef } from './recorded-config';
 import { seedEntries } from './seed-entries';
 import { politenessKeys, type PolitenessKeys } from '../policy/politeness-key';
 import type { ActivityDeps } from './deps';
+import { HEARTBEAT_TICK_MS } from '../shared/activity-timing';
 
 /** URLs per store transaction: large enough that a million seeds take ~200 transactions, small enough for a short lock. */
 export const SEED_CHUNK = 5_000;
-const HEARTBEAT_TICK_MS = 1_000;
 
 /** What an import has done so far: heartbeated after every stored chunk. */
 export interface SeedImportProgress extends SeedListPosition {

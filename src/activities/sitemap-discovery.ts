@@ -14,8 +14,7 @@ import { seedFileScope } from './seed-scope';
 import type { ActivityDeps } from './deps';
 import type { ConfigRef } from './recorded-config';
 import { SNAPSHOT_HOSTS } from './crawl-batch';
-
-const HEARTBEAT_TICK_MS = 1_000;
+import { HEARTBEAT_TICK_MS } from '../shared/activity-timing';
 
 export interface SitemapDiscoveryResult extends SitemapReport {
   /** The crawl after the sitemaps' URLs were queued (a 0.2.0 run reads it as its snapshot). */

@@ -17,6 +17,7 @@ import { prebuiltWorkflowBundle } from './workflow-bundle';
 import { openStoreBackend, type StoreBackend } from '../store/store-backend';
 import type { StoreConfig } from '../store/store-url';
 import { RecordedConfigs } from '../activities/recorded-config';
+import { HEARTBEAT_THROTTLE_MS } from '../shared/activity-timing';
 
 export interface CrawlWorkerOptions {
   connection: NativeConnection;
@@ -56,7 +57,6 @@ export interface CrawlWorker {
 const CONNECT_TIMEOUT_MS = 10_000;
 /** A render worker's default: each page is a Chromium renderer process of ~100 MB or more. */
 const RENDER_PAGES_AT_ONCE = 4;
-const HEARTBEAT_THROTTLE = '5s';
 /** Silence allowed while waiting for headers or body bytes; a crawl's timeoutMs caps the total. */
 const IDLE_TIMEOUT_MS = 120_000;
 
@@ -117,9 +117,9 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
     // heartbeat is a write of the workflow's state on the server, and at one a second per
     // batch they were most of its work (bench/PROFILE.md). A cancelled crawl still aborts its
     // requests within about a second: batches read the workflow's abort order in the store
-    // (see activities/batch-ticker.ts). 5 s keeps the heartbeat timeout (10 s) twice away.
-    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
-    defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
+    // (see activities/batch-ticker.ts).
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
+    defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
     // On SIGTERM, running batches get this long to finish before they are cancelled.
     shutdownGraceTime: '20s',
     // A crawl's workflow tasks go to the worker that has it cached; if that worker dies, its
