@@ -4,7 +4,7 @@
  * reader and by Python's warcio), the body store's references, and the CSV export parsed
  * back with a CSV parser.
  */
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { parse } from 'csv-parse/sync';
 import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
 import { compileExtractor, MAX_PAGE_FIELD_CHARS } from '../src/parse/extract-fields';
 import { loadExtractor } from '../src/parse/load-extractor';
+import { parseHtmlPage } from '../src/parse/html-page';
 import { base32, exchangeRecords, revisitRecords, REVISIT_PROFILES, sha1Digest, warcinfoRecord, type HttpExchange } from '../src/warc/warc-record';
 import { readStoredResponse, readWarcRecords } from '../src/warc/warc-reader';
 import { BadBodyRefError, FileBodyStore } from '../src/bodies/body-store';
@@ -99,7 +100,7 @@ describe('extraction', () => {
   </body></html>`;
   const extract = (spec: unknown, html = PAGE) => {
     const extractor = compileExtractor(parseCrawlConfig({ seeds: [SEED], extract: spec }).extract);
-    return extractor?.(html) ?? {};
+    return parseHtmlPage(html, SEED, null, { maxLinks: 10, maxUrlLength: 100, extractor }).fields;
   };
 
   it('takes text, attributes and inner HTML of the first match, or of every match for a list', () => {
@@ -144,15 +145,10 @@ describe('extraction', () => {
 
   it('a worker loads the extractor only for a crawl that extracts; it runs next to the link scan (links still found)', async () => {
     assert.equal(await loadExtractor({}), undefined);
-    const config = parseCrawlConfig({ seeds: [SEED], extract: { link: 'a @href' } });
-    const extractor = await loadExtractor(config.extract);
-    const page: FetchedPage = {
-      finalUrl: SEED, status: 200, contentType: 'text/html', bytes: 18, retryAfterMs: null, redirectBlocked: null, robotsHeader: null,
-      headers: {}, requestHeaders: {}, html: '<a href="/x">x</a>', body: Buffer.from('<a href="/x">x</a>'), latencyMs: 1,
-    };
-    const { record } = await fetchedOutcome({ url: SEED, depth: 0 }, page, config, buildPagePolicy(config), { extractor });
-    assert.deepEqual(record.links, ['http://site.test/x']);
-    assert.deepEqual(record.fields, { link: '/x' });
+    const extractor = await loadExtractor(parseCrawlConfig({ seeds: [SEED], extract: { link: 'a @href' } }).extract);
+    const parsed = parseHtmlPage('<a href="/x">x</a>', SEED, null, { maxLinks: 10, maxUrlLength: 100, extractor });
+    assert.deepEqual(parsed.links, ['http://site.test/x']);
+    assert.deepEqual(parsed.fields, { link: '/x' });
     // And it is a plain function of a page's HTML.
     assert.deepEqual(extractor?.('<a href="/y">'), { link: '/y' });
   });
@@ -291,13 +287,10 @@ describe('recrawl outcomes', () => {
     headers, requestHeaders: {}, html, body: html === null ? null : Buffer.from(html), latencyMs: 1,
   });
   const LINKS = '<title>T</title><a href="/a">a</a><a href="http://elsewhere.test/">x</a>';
-  let previous: PageRecord;
-  before(async () => {
-    previous = (await fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS, { etag: '"v1"' }), config, policy)).record;
-  });
+  const previous = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS, { etag: '"v1"' }), config, policy).record;
 
-  it('a 304 keeps the previous content and follows its in-scope links, within maxDepth', async () => {
-    const outcome = await fetchedOutcome({ url: SEED, depth: 1 }, page(304, null), config, policy, { recrawl: { previous } });
+  it('a 304 keeps the previous content and follows its in-scope links, within maxDepth', () => {
+    const outcome = fetchedOutcome({ url: SEED, depth: 1 }, page(304, null), config, policy, { recrawl: { previous } });
     assert.equal(outcome.record.change, 'unchanged');
     assert.equal(outcome.record.status, 304);
     assert.equal(outcome.record.title, 'T');
@@ -305,23 +298,23 @@ describe('recrawl outcomes', () => {
     assert.deepEqual(outcome.capture?.earlier, { uri: SEED, date: new Date(previous.fetchedAt) }, 'stored as a revisit of the earlier capture');
     assert.equal(outcome.capture?.exchange.body.length, 0);
     assert.deepEqual(outcome.discovered, [{ url: 'http://site.test/a', host: 'site.test', depth: 2 }]);
-    assert.deepEqual((await fetchedOutcome({ url: SEED, depth: 2 }, page(304, null), config, policy, { recrawl: { previous } })).discovered, []);
+    assert.deepEqual(fetchedOutcome({ url: SEED, depth: 2 }, page(304, null), config, policy, { recrawl: { previous } }).discovered, []);
   });
 
-  it('the same body is unchanged and stored as a revisit; another body is changed and stored whole', async () => {
-    const same = await fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous } });
+  it('the same body is unchanged and stored as a revisit; another body is changed and stored whole', () => {
+    const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous } });
     assert.equal(same.record.change, 'unchanged');
     assert.ok(same.capture?.earlier);
-    const other = await fetchedOutcome({ url: SEED, depth: 0 }, page(200, `${LINKS}!`), config, policy, { recrawl: { previous } });
+    const other = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `${LINKS}!`), config, policy, { recrawl: { previous } });
     assert.equal(other.record.change, 'changed');
     assert.equal(other.capture?.earlier, undefined);
     assert.deepEqual(other.capture?.exchange.body, Buffer.from(`${LINKS}!`));
-    assert.equal((await fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous: undefined } })).record.change, 'new');
-    assert.equal((await fetchedOutcome({ url: SEED, depth: 0 }, page(410, null), config, policy, { recrawl: { previous } })).record.change, 'gone');
+    assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous: undefined } }).record.change, 'new');
+    assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(410, null), config, policy, { recrawl: { previous } }).record.change, 'gone');
   });
 
-  it('a nofollow page keeps no validators, so a recrawl reads it again instead of following its links on a 304', async () => {
-    const nofollow = await fetchedOutcome({ url: SEED, depth: 0 }, page(200, `<meta name="robots" content="nofollow">${LINKS}`, { etag: '"n"', 'last-modified': 'x' }), config, policy);
+  it('a nofollow page keeps no validators, so a recrawl reads it again instead of following its links on a 304', () => {
+    const nofollow = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `<meta name="robots" content="nofollow">${LINKS}`, { etag: '"n"', 'last-modified': 'x' }), config, policy);
     assert.equal(nofollow.record.etag, null);
     assert.equal(nofollow.record.lastModified, null);
     assert.deepEqual(conditionalHeaders(nofollow.record), {});

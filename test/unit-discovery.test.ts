@@ -258,8 +258,8 @@ describe('page outcome: canonical duplicates, content types and filtered links',
     return fetchedOutcome({ url: PAGE, depth: 2 }, page(html, overrides), config, buildPagePolicy(config));
   };
 
-  it('a page whose canonical is another followable URL is its duplicate: that URL is queued instead, at the same depth', async () => {
-    const { record, discovered } = await outcome('<link rel="canonical" href="/main?utm_source=x"><a href="/other">o</a>');
+  it('a page whose canonical is another followable URL is its duplicate: that URL is queued instead, at the same depth', () => {
+    const { record, discovered } = outcome('<link rel="canonical" href="/main?utm_source=x"><a href="/other">o</a>');
     assert.equal(record.skipped, 'canonical');
     assert.equal(record.canonical, 'http://site.test/main', 'normalized with the crawl rules');
     assert.equal(record.status, 200);
@@ -267,44 +267,44 @@ describe('page outcome: canonical duplicates, content types and filtered links',
     assert.deepEqual(discovered, [{ url: 'http://site.test/main', host: 'site.test', depth: 2 }]);
   });
 
-  it('a self-canonical page, or one canonical to where it redirected, is an ordinary page', async () => {
-    assert.equal((await outcome('<link rel="canonical" href="/a#x"><a href="/b">b</a>')).record.skipped, null);
-    const redirected = await outcome('<link rel="canonical" href="/final"><a href="/b">b</a>', {}, { finalUrl: 'http://site.test/final' });
+  it('a self-canonical page, or one canonical to where it redirected, is an ordinary page', () => {
+    assert.equal(outcome('<link rel="canonical" href="/a#x"><a href="/b">b</a>').record.skipped, null);
+    const redirected = outcome('<link rel="canonical" href="/final"><a href="/b">b</a>', {}, { finalUrl: 'http://site.test/final' });
     assert.equal(redirected.record.skipped, null);
     assert.deepEqual(redirected.discovered.map((entry) => entry.url), ['http://site.test/b']);
   });
 
-  it('a canonical the crawl may not follow leaves the page as it is', async () => {
-    assert.equal((await outcome('<link rel="canonical" href="http://other.test/a">')).record.skipped, null);
-    assert.equal((await outcome('<link rel="canonical" href="/private/a">', { exclude: ['/private/**'] })).record.skipped, null);
+  it('a canonical the crawl may not follow leaves the page as it is', () => {
+    assert.equal(outcome('<link rel="canonical" href="http://other.test/a">').record.skipped, null);
+    assert.equal(outcome('<link rel="canonical" href="/private/a">', { exclude: ['/private/**'] }).record.skipped, null);
   });
 
-  it('respectCanonical: false ignores canonicals', async () => {
-    const { record, discovered } = await outcome('<link rel="canonical" href="/main"><a href="/b">b</a>', { respectCanonical: false });
+  it('respectCanonical: false ignores canonicals', () => {
+    const { record, discovered } = outcome('<link rel="canonical" href="/main"><a href="/b">b</a>', { respectCanonical: false });
     assert.equal(record.skipped, null);
     assert.equal(record.canonical, 'http://site.test/main');
     assert.deepEqual(discovered.map((entry) => entry.url), ['http://site.test/b']);
   });
 
-  it('a successful response of a type the crawl does not keep is skipped as content-type', async () => {
-    assert.equal((await outcome(null, {}, { contentType: 'application/pdf' })).record.skipped, 'content-type');
-    assert.equal((await outcome(null, {}, { contentType: 'application/pdf', status: 404 })).record.skipped, null, 'error pages are what they are');
-    assert.equal((await outcome(null, { allowedContentTypes: ['text/html', 'application/pdf'] }, { contentType: 'application/pdf' })).record.skipped, null);
-    assert.equal((await outcome('<p>x', { allowedContentTypes: ['application/xhtml+xml'] })).record.skipped, 'content-type');
+  it('a successful response of a type the crawl does not keep is skipped as content-type', () => {
+    assert.equal(outcome(null, {}, { contentType: 'application/pdf' }).record.skipped, 'content-type');
+    assert.equal(outcome(null, {}, { contentType: 'application/pdf', status: 404 }).record.skipped, null, 'error pages are what they are');
+    assert.equal(outcome(null, { allowedContentTypes: ['text/html', 'application/pdf'] }, { contentType: 'application/pdf' }).record.skipped, null);
+    assert.equal(outcome('<p>x', { allowedContentTypes: ['application/xhtml+xml'] }).record.skipped, 'content-type');
   });
 
-  it('links are dropped by reason: out-of-scope, excluded, not-included', async () => {
+  it('links are dropped by reason: out-of-scope, excluded, not-included', () => {
     const links = ['/docs/1', '/docs/secret/2', '/blog/3', 'http://other.test/4', '/docs/5'].map((href) => `<a href="${href}">x</a>`).join('');
-    const { discovered, dropped } = await outcome(links, { include: ['/docs/**'], exclude: ['/docs/secret/**'] });
+    const { discovered, dropped } = outcome(links, { include: ['/docs/**'], exclude: ['/docs/secret/**'] });
     assert.deepEqual(discovered.map((entry) => entry.url), ['http://site.test/docs/1', 'http://site.test/docs/5']);
     assert.deepEqual(dropped, { excluded: 1, 'not-included': 1, 'out-of-scope': 1 });
   });
 
-  it('a redirect the filters refuse is skipped with the reason', async () => {
-    const blocked = async (target: string, input: Partial<CrawlInput> = {}) => (await outcome(null, input, { redirectBlocked: target, status: 302 })).record.skipped;
-    assert.equal(await blocked('http://other.test/x'), 'redirect-out-of-scope');
-    assert.equal(await blocked('http://site.test/private/x', { exclude: ['/private/**'] }), 'redirect-excluded');
-    assert.equal(await blocked('http://site.test/x', { include: ['/docs/**'] }), 'redirect-not-included');
+  it('a redirect the filters refuse is skipped with the reason', () => {
+    const blocked = (target: string, input: Partial<CrawlInput> = {}) => outcome(null, input, { redirectBlocked: target, status: 302 }).record.skipped;
+    assert.equal(blocked('http://other.test/x'), 'redirect-out-of-scope');
+    assert.equal(blocked('http://site.test/private/x', { exclude: ['/private/**'] }), 'redirect-excluded');
+    assert.equal(blocked('http://site.test/x', { include: ['/docs/**'] }), 'redirect-not-included');
   });
 });
 

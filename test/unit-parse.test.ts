@@ -1,15 +1,12 @@
 /**
  * HTML parsing (title, links, canonical, robots directives) and the pure page-outcome step
- * that applies crawl policy (scope, depth, nofollow) to a fetched page, and the parse threads
- * that run the parse off a worker's main thread.
+ * that applies crawl policy (scope, depth, nofollow) to a fetched page.
  */
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildPagePolicy, failedOutcome, fetchedOutcome, skippedOutcome } from '../src/activities/page-outcome';
 import type { FetchedPage } from '../src/fetch/fetch-page';
-import { HtmlTooDeepError, MAX_NESTING_DEPTH, parseHtmlPage, type ParseLimits } from '../src/parse/html-page';
-import { inlineParsing, ParseThreadError, ParseThreads } from '../src/parse/page-parsers';
-import { DEFAULT_NORMALIZE_RULES } from '../src/policy/normalize-url';
+import { parseHtmlPage, type ParseLimits } from '../src/parse/html-page';
 import { parseCrawlConfig } from '../src/shared/crawl-config';
 
 const PAGE = 'http://site.test/dir/page.html';
@@ -197,8 +194,8 @@ describe('fetchedOutcome', () => {
   const LINKS = anchors(['/in/1', 'http://other.test/out', '/in/2', 'https://site.test/tls', 'http://site.test:8080/port']);
   const ALL = ['http://site.test/in/1', 'http://other.test/out', 'http://site.test/in/2', 'https://site.test/tls', 'http://site.test:8080/port'];
 
-  it('records the page and discovers only in-scope links, one level deeper', async () => {
-    const { record, discovered } = await fetchedOutcome({ url: PAGE, depth: 1 }, fetched(`<title>T</title><link rel="canonical" href="http://other.test/c">${LINKS}`), config, policy);
+  it('records the page and discovers only in-scope links, one level deeper', () => {
+    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 1 }, fetched(`<title>T</title><link rel="canonical" href="http://other.test/c">${LINKS}`), config, policy);
     assert.equal(record.url, PAGE);
     assert.equal(record.depth, 1);
     assert.equal(record.status, 200);
@@ -218,55 +215,55 @@ describe('fetchedOutcome', () => {
     ]);
   });
 
-  it('nofollow (meta or header) discovers nothing but still records the links', async () => {
-    const viaMeta = await fetchedOutcome({ url: PAGE, depth: 0 }, fetched(`<meta name="robots" content="nofollow">${LINKS}`), config, policy);
+  it('nofollow (meta or header) discovers nothing but still records the links', () => {
+    const viaMeta = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(`<meta name="robots" content="nofollow">${LINKS}`), config, policy);
     assert.deepEqual(viaMeta.discovered, []);
     assert.deepEqual(viaMeta.record.links, ALL);
-    const viaHeader = await fetchedOutcome({ url: PAGE, depth: 0 }, fetched(LINKS, { robotsHeader: 'nofollow' }), config, policy);
+    const viaHeader = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(LINKS, { robotsHeader: 'nofollow' }), config, policy);
     assert.deepEqual(viaHeader.discovered, []);
     assert.deepEqual(viaHeader.record.links, ALL);
   });
 
-  it('noindex is recorded without stopping discovery', async () => {
-    const { record, discovered } = await fetchedOutcome({ url: PAGE, depth: 0 }, fetched(`<meta name="robots" content="noindex">${LINKS}`), config, policy);
+  it('noindex is recorded without stopping discovery', () => {
+    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(`<meta name="robots" content="noindex">${LINKS}`), config, policy);
     assert.equal(record.noindex, true);
     assert.equal(discovered.length, 3);
   });
 
-  it('a page at maxDepth discovers nothing; one just above it does', async () => {
-    const atMax = await fetchedOutcome({ url: PAGE, depth: config.maxDepth }, fetched(LINKS), config, policy);
+  it('a page at maxDepth discovers nothing; one just above it does', () => {
+    const atMax = fetchedOutcome({ url: PAGE, depth: config.maxDepth }, fetched(LINKS), config, policy);
     assert.deepEqual(atMax.discovered, []);
     assert.deepEqual(atMax.record.links, ALL);
-    const below = await fetchedOutcome({ url: PAGE, depth: config.maxDepth - 1 }, fetched(LINKS), config, policy);
+    const below = fetchedOutcome({ url: PAGE, depth: config.maxDepth - 1 }, fetched(LINKS), config, policy);
     assert.ok(below.discovered.length > 0);
     assert.ok(below.discovered.every((entry) => entry.depth === config.maxDepth));
   });
 
-  it('resolves links against the final URL of a redirect and records it', async () => {
+  it('resolves links against the final URL of a redirect and records it', () => {
     const finalUrl = 'http://site.test/moved/here/';
-    const { record, discovered } = await fetchedOutcome({ url: PAGE, depth: 0 }, fetched(anchors(['next', 'http://elsewhere.test/x']), { finalUrl }), config, policy);
+    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(anchors(['next', 'http://elsewhere.test/x']), { finalUrl }), config, policy);
     assert.equal(record.finalUrl, finalUrl);
     assert.deepEqual(discovered, [{ url: 'http://site.test/moved/here/next', host: 'site.test', depth: 1 }]);
   });
 
-  it('caps links with maxLinksPerPage from the config', async () => {
+  it('caps links with maxLinksPerPage from the config', () => {
     const many = anchors(Array.from({ length: 200 }, (_, n) => `/p/${n}`));
-    const { record, discovered } = await fetchedOutcome({ url: PAGE, depth: 0 }, fetched(many), config, policy);
+    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(many), config, policy);
     assert.equal(record.links.length, 50);
     assert.equal(discovered.length, 50);
   });
 
-  it('a blocked redirect is skipped and records its target without discovering it', async () => {
+  it('a blocked redirect is skipped and records its target without discovering it', () => {
     const target = 'http://other.test/landing';
-    const { record, discovered } = await fetchedOutcome({ url: PAGE, depth: 0 }, fetched(null, { status: 301, redirectBlocked: target, bytes: 0 }), config, policy);
+    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(null, { status: 301, redirectBlocked: target, bytes: 0 }), config, policy);
     assert.equal(record.skipped, 'redirect-out-of-scope');
     assert.equal(record.status, 301);
     assert.deepEqual(record.links, [target]);
     assert.deepEqual(discovered, []);
   });
 
-  it('a response without HTML records status and type only', async () => {
-    const { record, discovered } = await fetchedOutcome({ url: PAGE, depth: 0 }, fetched(null, { contentType: 'application/pdf', bytes: 0 }), config, policy);
+  it('a response without HTML records status and type only', () => {
+    const { record, discovered } = fetchedOutcome({ url: PAGE, depth: 0 }, fetched(null, { contentType: 'application/pdf', bytes: 0 }), config, policy);
     assert.equal(record.status, 200);
     assert.equal(record.contentType, 'application/pdf');
     assert.equal(record.title, null);
@@ -285,49 +282,5 @@ describe('fetchedOutcome', () => {
     assert.equal(skipped.record.skipped, 'robots');
     assert.equal(skipped.record.error, null);
     assert.deepEqual(skipped.discovered, []);
-  });
-});
-
-describe('parse threads', () => {
-  const threads = new ParseThreads(2);
-  after(() => threads.close());
-  const STRIP = { ...DEFAULT_NORMALIZE_RULES, trailingSlash: 'strip' as const, stripParams: ['ref'], sortQuery: true };
-  const HTML = `<title>A &amp; B</title><base href="/base/"><link rel="canonical" href="/c/?ref=1">
-    <meta name="robots" content="noindex">${anchors(['x/', '/y?b=2&amp;a=1&ref=3', 'http://other.test/z/#f', 'mailto:a@b.test', '/x/'])}`;
-
-  it('a page parses on a thread exactly as in line, with the normalization rules of its crawl', async () => {
-    for (const rules of [DEFAULT_NORMALIZE_RULES, STRIP, DEFAULT_NORMALIZE_RULES]) {
-      const page = { html: HTML, pageUrl: PAGE, robotsHeader: 'nofollow' };
-      const onThread = await threads.parsing(rules, LIMITS).parse(page);
-      assert.deepEqual(onThread, await inlineParsing(rules, LIMITS).parse(page));
-    }
-    const strip = await threads.parsing(STRIP, { ...LIMITS, maxLinks: 2 }).parse({ html: HTML, pageUrl: PAGE, robotsHeader: null });
-    assert.deepEqual(strip, {
-      title: 'A & B',
-      links: ['http://site.test/base/x', 'http://site.test/y?a=1&b=2'],
-      canonical: 'http://site.test/c',
-      noindex: true,
-      nofollow: false,
-    });
-  });
-
-  it('a page nested too deep is refused with the same error class as in line', async () => {
-    const deep = `${'<div>'.repeat(MAX_NESTING_DEPTH + 1)}${'x'.repeat(70_000)}`;
-    await assert.rejects(threads.parsing(DEFAULT_NORMALIZE_RULES, LIMITS).parse({ html: deep, pageUrl: PAGE, robotsHeader: null }), HtmlTooDeepError);
-  });
-
-  it('a thread that exits fails the parses it owed with ParseThreadError, and the next parse starts a new one', async () => {
-    const single = new ParseThreads(1);
-    const parser = single.parsing(DEFAULT_NORMALIZE_RULES, LIMITS);
-    const big = anchors(Array.from({ length: 100_000 }, (_, n) => `/p/${n}`));
-    const owed = parser.parse({ html: big, pageUrl: PAGE, robotsHeader: null });
-    await single.close();
-    await assert.rejects(owed, ParseThreadError);
-    assert.deepEqual((await parser.parse({ html: anchors(['/after']), pageUrl: PAGE, robotsHeader: null })).links, ['http://site.test/after']);
-    await single.close();
-  });
-
-  it('a worker needs at least one parse thread', () => {
-    assert.throws(() => new ParseThreads(0), RangeError);
   });
 });

@@ -162,7 +162,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
       const requests = requestsByOverride(config);
       const hostRequests = (host: string): HostRequests => requests(hostOverrideKey(config.hosts, host) ?? NO_OVERRIDE);
       policy = {
-        page: buildPagePolicy(config, await seedFileScope(store, config), deps.parsing),
+        page: buildPagePolicy(config, await seedFileScope(store, config)),
         guard: AddressGuard.forCrawl(config),
         extractor: await loadExtractor(config.extract),
         renders: renderMatcher(config),
@@ -260,7 +260,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
         continue;
       }
       if ('error' in attempt) return { outcome: withChange(failedOutcome(item, attempt.error), context) };
-      return { outcome: await fetchedOutcome(item, attempt.page, config, pagePolicy, context) };
+      return { outcome: fetchedOutcome(item, attempt.page, config, pagePolicy, context) };
     }
   }
 

@@ -5,7 +5,6 @@ import type { RobotsCache } from '../fetch/robots';
 import type { CrawlMetrics } from '../observability/metrics';
 import type { BodyStore } from '../bodies/body-store';
 import type { RecordedConfigs } from './recorded-config';
-import type { PageParsing } from '../parse/page-parsers';
 
 export interface ActivityDeps {
   stores: StoreRegistry;
@@ -17,6 +16,4 @@ export interface ActivityDeps {
   bodies: BodyStore;
   /** Each crawl's recorded config, as this worker last read it. */
   configs: RecordedConfigs;
-  /** Where pages are parsed: the worker's parse threads; in line when absent. */
-  parsing?: PageParsing;
 }

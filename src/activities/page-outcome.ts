@@ -12,8 +12,7 @@ import type { FetchedPage } from '../fetch/fetch-page';
 import type { FetchErrorCode } from '../fetch/errors';
 import { buildUrlPolicy, type AdmitRefusal, type UrlPolicy } from '../policy/url-policy';
 import { buildContentTypeFilter, type ContentTypeFilter } from '../policy/content-type';
-import { HtmlTooDeepError, type ParsedPage } from '../parse/html-page';
-import { inlineParsing, type PageParser, type PageParsing } from '../parse/page-parsers';
+import { HtmlTooDeepError, parseHtmlPage, type ParsedPage } from '../parse/html-page';
 import type { Extractor } from '../parse/extract-fields';
 import { changeOf } from '../recrawl/change';
 import type { Capture } from '../warc/warc-record';
@@ -30,17 +29,10 @@ export const CONTENT_TYPE_SKIP = 'content-type';
 export interface PagePolicy {
   urls: UrlPolicy;
   acceptsContentType: ContentTypeFilter;
-  /** Parses a page's HTML with the crawl's normalization rules and limits. */
-  parser: PageParser;
 }
 
-/** `parsing`: where pages are parsed (a worker's parse threads, or in line). */
-export function buildPagePolicy(config: CrawlConfig, seedScopeKeys: Iterable<string> = [], parsing: PageParsing = inlineParsing): PagePolicy {
-  return {
-    urls: buildUrlPolicy(config, seedScopeKeys),
-    acceptsContentType: buildContentTypeFilter(config.allowedContentTypes),
-    parser: parsing(config.normalize, { maxLinks: config.maxLinksPerPage, maxUrlLength: config.maxUrlLength }),
-  };
+export function buildPagePolicy(config: CrawlConfig, seedScopeKeys: Iterable<string> = []): PagePolicy {
+  return { urls: buildUrlPolicy(config, seedScopeKeys), acceptsContentType: buildContentTypeFilter(config.allowedContentTypes) };
 }
 
 export interface PageOutcome {
@@ -160,17 +152,17 @@ function canonicalTarget(item: Claimed, page: FetchedPage, canonical: string | n
   return urls.admit(target) === null ? target : null;
 }
 
-export async function fetchedOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, policy: PagePolicy, context: OutcomeContext = {}): Promise<PageOutcome> {
+export function fetchedOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, policy: PagePolicy, context: OutcomeContext = {}): PageOutcome {
   const previous = context.recrawl?.previous;
   if (page.status === 304 && previous !== undefined) return revalidatedOutcome(item, page, previous, config, policy.urls);
-  const outcome = await pageOutcome(item, page, config, policy, context.extractor);
+  const outcome = pageOutcome(item, page, config, policy, context.extractor);
   if (context.recrawl === undefined) return outcome;
   const change = changeOf(previous, outcome.record);
   const revisit = change === 'unchanged' && outcome.capture !== undefined && previous !== undefined;
   return { ...outcome, record: { ...outcome.record, change }, capture: revisit ? capture(page, previous) : outcome.capture };
 }
 
-async function pageOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, policy: PagePolicy, extractor: Extractor | undefined): Promise<PageOutcome> {
+function pageOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, policy: PagePolicy, extractor: Extractor | undefined): PageOutcome {
   const record: PageRecord = {
     ...emptyRecord(item),
     status: page.status,
@@ -186,18 +178,22 @@ async function pageOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig
   }
   if (page.status < 300 && !policy.acceptsContentType(page.contentType)) return { record: { ...record, skipped: CONTENT_TYPE_SKIP }, discovered: [] };
   if (page.html === null || page.body === null) return { record, discovered: [] };
-  const parsing = policy.parser.parse({ html: page.html, pageUrl: page.finalUrl, robotsHeader: page.robotsHeader });
   const contentHash = createHash('sha256').update(page.body).digest('hex');
+
   let parsed: ParsedPage;
   try {
-    parsed = await parsing;
+    parsed = parseHtmlPage(
+      page.html,
+      page.finalUrl,
+      page.robotsHeader,
+      { maxLinks: config.maxLinksPerPage, maxUrlLength: config.maxUrlLength, extractor },
+      policy.urls.normalize,
+    );
   } catch (err) {
     if (err instanceof HtmlTooDeepError) return { record: { ...record, error: 'bad-content', contentHash }, discovered: [] };
     throw err;
   }
-  // Only a page that parsed: the depth check that refuses a page guards cheerio too.
-  const fields = extractor?.(page.html) ?? {};
-  const pageRecord = { ...record, title: parsed.title, links: parsed.links, canonical: parsed.canonical, noindex: parsed.noindex, fields, contentHash };
+  const pageRecord = { ...record, title: parsed.title, links: parsed.links, canonical: parsed.canonical, noindex: parsed.noindex, fields: parsed.fields, contentHash };
   // A 304 follows the previous record's links, and records do not keep nofollow: a nofollow
   // page keeps no validators, so a recrawl always reads it and honours its directives again.
   if (parsed.nofollow) Object.assign(pageRecord, { etag: null, lastModified: null });

@@ -93,7 +93,7 @@ interface WorkerFlags extends StoreFlags {
 }
 
 /** Runs a worker host (crawl or render worker) until it is stopped, with the embedded server if needed. */
-async function runWorker(flags: WorkerFlags, options: Pick<WorkerHostOptions, 'maxConcurrentBatches' | 'parseThreads' | 'render'>): Promise<void> {
+async function runWorker(flags: WorkerFlags, options: Pick<WorkerHostOptions, 'maxConcurrentBatches' | 'render'>): Promise<void> {
   const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded: true });
   try {
     const host = await startWorkerHost({
@@ -214,11 +214,7 @@ function buildProgram(): Command {
   storeOption(commonOptions(program.command('worker').description('run a crawl worker (and the embedded dev server when TEMPORAL_ADDRESS is unset)')))
     .addOption(new Option('--metrics-address <host:port>', '/metrics endpoint, or "off"').env(ENV.metricsAddress).default('127.0.0.1:9464'))
     .option('--max-concurrent-batches <n>', 'batch activities run at once by this worker', (v) => Number(v), 64)
-    .option('--parse-threads <n>', 'threads that parse fetched pages beside the main thread (default: one per core beyond the first, up to 4)', integer)
-    .action((flags: WorkerFlags & { maxConcurrentBatches: number; parseThreads?: number }) => {
-      if (flags.parseThreads !== undefined && flags.parseThreads < 1) throw new UsageError('--parse-threads: must be at least 1');
-      return runWorker(flags, { maxConcurrentBatches: flags.maxConcurrentBatches, parseThreads: flags.parseThreads });
-    });
+    .action((flags: WorkerFlags & { maxConcurrentBatches: number }) => runWorker(flags, { maxConcurrentBatches: flags.maxConcurrentBatches }));
 
   storeOption(program.command('render-worker'))
     .description('run a render worker: renders the pages of crawls with `render` set in headless Chromium (polls the render task queue only)')

@@ -3,9 +3,8 @@
  * de-duplicated, capped), canonical URL and robots directives from `<meta>` and
  * X-Robots-Tag. Read in one pass of htmlparser2's streaming parser, lenient with broken
  * markup and building no tree: a DOM and a selector pass per item cost more than the rest of
- * a page's parsing (bench/PROFILE.md). Workers run it on a parse thread (page-parsers.ts); a
- * crawl that extracts fields builds a cheerio document on the main thread too, for its
- * selectors (extract-fields.ts), and only then.
+ * a page's parsing (bench/PROFILE.md). A crawl that extracts fields builds a cheerio document
+ * too, for its selectors (extract-fields.ts), and only then.
  *
  * A DOM-building parser is quadratic in nesting depth (htmlparser2's open-element stack and
  * css-select's traversal shift and unshift arrays): 100,000 nested `<div>`s, 500 KB, took
@@ -18,6 +17,7 @@
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
 import { Parser, Tokenizer } from 'htmlparser2';
 import { normalizeUrl, type UrlNormalizer } from '../policy/normalize-url';
+import type { ExtractedFields, Extractor } from './extract-fields';
 
 export interface ParsedPage {
   title: string | null;
@@ -25,11 +25,15 @@ export interface ParsedPage {
   canonical: string | null;
   noindex: boolean;
   nofollow: boolean;
+  /** The crawl's extracted fields (empty when it extracts none). */
+  fields: ExtractedFields;
 }
 
 export interface ParseLimits {
   maxLinks: number;
   maxUrlLength: number;
+  /** The crawl's compiled `extract` setting, run on the same document. */
+  extractor?: Extractor;
 }
 
 /** A longer title is cut here: it is a label, and a hostile page could make it megabytes. */
@@ -186,5 +190,6 @@ export function parseHtmlPage(
     canonical: canonical !== undefined && canonical.length <= limits.maxUrlLength ? canonical : null,
     noindex: directives.has('noindex') || directives.has('none'),
     nofollow: directives.has('nofollow') || directives.has('none'),
+    fields: limits.extractor?.(html) ?? {},
   };
 }

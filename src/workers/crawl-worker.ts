@@ -18,7 +18,6 @@ import { openStoreBackend, type StoreBackend } from '../store/store-backend';
 import type { StoreConfig } from '../store/store-url';
 import { RecordedConfigs } from '../activities/recorded-config';
 import { HEARTBEAT_THROTTLE_MS } from '../shared/activity-timing';
-import { defaultParseThreads, ParseThreads } from '../parse/page-parsers';
 
 export interface CrawlWorkerOptions {
   connection: NativeConnection;
@@ -41,8 +40,6 @@ export interface CrawlWorkerOptions {
    * the embedded server): batches start on it straight from the workflow task that ordered them.
    */
   soleWorker?: boolean;
-  /** Threads that parse fetched pages beside the main thread (default: defaultParseThreads()). */
-  parseThreads?: number;
 }
 
 /** How a worker's requests resolve names and open sockets: the system's unless a test stubs them. */
@@ -85,7 +82,6 @@ export async function createCrawlWorker(options: CrawlWorkerOptions): Promise<Cr
 async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, backend: StoreBackend): Promise<CrawlWorker> {
   const stores = new StoreRegistry(backend.open);
   const transport = new UndiciTransport({ connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, connectionsPerOrigin: 64, ...options.network });
-  const parseThreads = new ParseThreads(options.parseThreads ?? defaultParseThreads());
   const deps = {
     stores,
     transport,
@@ -94,7 +90,6 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
     workerId,
     bodies: backend.bodies,
     configs: new RecordedConfigs(),
-    parsing: parseThreads.parsing,
   };
   // Loaded only by a worker that renders: playwright-core is about 50 MB of a worker's memory.
   const renderer =
@@ -150,7 +145,6 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
         await stores.closeAll();
         await backend.close();
         await transport.close();
-        await parseThreads.close();
       }
     },
   };

@@ -24,8 +24,6 @@ export interface WorkerHostOptions {
   /** host:port for /metrics (loopback by default), or null for none. */
   metricsAddress: string | null;
   maxConcurrentBatches?: number;
-  /** See CrawlWorkerOptions.parseThreads. */
-  parseThreads?: number;
   logger: Logger;
   /** Run a render worker (renderBatch only, one Chromium) instead of a crawl worker. */
   render?: ChromiumRendererOptions;
@@ -73,7 +71,6 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
     store: options.store,
     metrics,
     maxConcurrentBatches: options.maxConcurrentBatches,
-    parseThreads: options.parseThreads,
     render: options.render,
     soleWorker: options.soleWorker,
     plugins: [installTracing(options.logger, 'crawlflow-worker').plugin],
