@@ -65,22 +65,29 @@ const BUSY_TIMEOUT_MS = 250;
  * has, so a key with a lower override may still refuse; a few more are always at hand.
  */
 const READY_CANDIDATES = 8;
-const CACHE_KIB = 64 * 1024;
+/** A crawl's working connection: its completions rewrite the same hot pages, which the cache keeps. */
+export const CRAWL_CACHE_KIB = 64 * 1024;
+/**
+ * A connection that reads the file once through (the results exports): SQLite's default
+ * cache. A crawl-sized cache filled up with pages read once and never again: 14 MB more peak
+ * RSS for the 20,000-page bench crawl's export, and 10% slower.
+ */
+export const SCAN_CACHE_KIB = 2 * 1024;
 
 /** Where a crawl's file lives: crawl IDs are user text, so they are encoded for the file name. */
 export function crawlStorePath(dataDir: string, crawlId: string): string {
   return join(dataDir, 'crawls', `${encodeURIComponent(crawlId)}.sqlite`);
 }
 
-/** The crawl's file, opened in WAL mode and brought to today's schema. */
-function openDatabase(file: string): Database.Database {
+/** The crawl's file, opened in WAL mode and brought to today's schema, with a page cache of `cacheKiB`. */
+function openDatabase(file: string, cacheKiB: number): Database.Database {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   // Every page's completion reads and writes the same few b-tree pages (the queue index, the
   // host's row, the totals): a cache that holds the crawl's hot pages saves a read per page.
-  db.pragma(`cache_size = -${CACHE_KIB}`);
+  db.pragma(`cache_size = -${cacheKiB}`);
   // Several worker processes may share the file: wait for a writer instead of failing. The
   // wait blocks the event loop (better-sqlite3 is synchronous), so it stays well under the
   // heartbeat timeout; a lock held longer surfaces as SQLITE_BUSY, which batches wait out
@@ -229,8 +236,8 @@ export class SqliteFrontierStore implements FrontierStore {
   /** URLs known to be in the seen-set, left out of writes (see known-urls.ts). */
   private readonly known = new KnownUrls();
 
-  constructor(file: string) {
-    this.db = openDatabase(file);
+  constructor(file: string, cacheKiB = CRAWL_CACHE_KIB) {
+    this.db = openDatabase(file, cacheKiB);
     this.statements = prepareStatements(this.db);
     this.writes = writeTransactions(this.db, this.statements);
   }

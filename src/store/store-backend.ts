@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { FileBodyStore, type BodyStore } from '../bodies/body-store';
 import type { FrontierStore } from './frontier-store';
-import { SqliteFrontierStore, crawlStorePath } from './sqlite-store';
+import { SCAN_CACHE_KIB, SqliteFrontierStore, crawlStorePath } from './sqlite-store';
 import type { OpenStore } from './store-registry';
 import { describeStore, storeLocation, type StoreConfig } from './store-url';
 
@@ -20,7 +20,7 @@ export interface StoreBackend {
   readonly description: string;
   /** Opens a crawl's store, creating it on first use (for StoreRegistry). */
   open: OpenStore;
-  /** Opens the store of a crawl that has one; UnknownCrawlError otherwise. */
+  /** Opens the store of a crawl that has one, to read its results once through; UnknownCrawlError otherwise. */
   openExisting(crawlId: string): Promise<FrontierStore>;
   /** Where `storeBodies` crawls keep page bodies: somewhere every process that opens these stores reads. */
   readonly bodies: BodyStore;
@@ -44,7 +44,8 @@ export async function openStoreBackend(config: StoreConfig): Promise<StoreBacken
       openExisting: async (crawlId) => {
         const file = crawlStorePath(location.dataDir, crawlId);
         if (!existsSync(file)) throw new UnknownCrawlError(`no results for crawl "${crawlId}" in ${location.dataDir}`);
-        return new SqliteFrontierStore(file);
+        // Results are read once through: no crawl-sized cache (see SCAN_CACHE_KIB).
+        return new SqliteFrontierStore(file, SCAN_CACHE_KIB);
       },
       bodies: new FileBodyStore(location.dataDir),
       check: async () => undefined,
