@@ -112,6 +112,26 @@ describe('parseHtmlPage', () => {
     });
   });
 
+  describe('tags and attributes', () => {
+    it('names in any case, the first of a repeated attribute, bare and self-closing tags, nothing read from other tags', () => {
+      const page = parse(
+        '<A HREF="/upper" href="/second">a</A><a href>bare</a><area Href=/area /><div href="/div"></div>' +
+          '<LINK REL="Canonical" HREF="/c" href="/c2"><META NAME="Robots" CONTENT="noindex" content="nofollow"><BASE href="/b/" HREF="/b2/"><TITLE>T</TITLE>',
+      );
+      assert.deepEqual(page.links, ['http://site.test/upper', 'http://site.test/b/', 'http://site.test/area']);
+      assert.equal(page.canonical, 'http://site.test/c');
+      assert.equal(page.noindex, true);
+      assert.equal(page.nofollow, false);
+      assert.equal(page.title, 'T');
+    });
+
+    it('tags inside comments, scripts, styles and the title are text, not tags', () => {
+      const page = parse('<!-- <a href="/comment"> --><script>"<a href=/script>"</script><style>a{}</style><title><a href="/t">x</a></title><a href="/real">r</a>');
+      assert.deepEqual(page.links, ['http://site.test/real']);
+      assert.equal(page.title, '<a href="/t">x</a>');
+    });
+  });
+
   describe('canonical', () => {
     it('is absolute and normalized, null when absent or unusable', () => {
       assert.equal(parse('<link rel="canonical" href="/canon#x">').canonical, 'http://site.test/canon');

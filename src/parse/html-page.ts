@@ -15,7 +15,7 @@
  * measurement.
  */
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
-import { Parser, Tokenizer } from 'htmlparser2';
+import { Tokenizer } from 'htmlparser2';
 import { normalizeUrl, type UrlNormalizer } from '../policy/normalize-url';
 import type { ExtractedFields, Extractor } from './extract-fields';
 
@@ -106,49 +106,91 @@ function attributeValue(raw: string | undefined): string | undefined {
   return raw !== undefined && raw.includes('&') ? decodeHTMLAttribute(raw) : raw;
 }
 
+/** The elements whose attributes the scan reads; every other tag's are skipped unread. */
+const READ_ELEMENTS = new Set(['a', 'area', 'link', 'meta', 'base', 'title']);
+/** The longest name in READ_ELEMENTS: a longer tag name is not looked at. */
+const LONGEST_READ_NAME = 5;
+
+/** What the scan keeps of one open tag of READ_ELEMENTS, as a DOM parser's attributes would be. */
+function keepTag(found: PageMarkup, name: string, attribs: Readonly<Record<string, string>>): void {
+  if ((name === 'a' || name === 'area') && attribs.href !== undefined) {
+    found.hrefs.push(attributeValue(attribs.href));
+  } else if (name === 'link') {
+    if (found.canonicalHref === undefined && attribs.href !== undefined && isCanonicalRel(attributeValue(attribs.rel))) found.canonicalHref = attributeValue(attribs.href);
+  } else if (name === 'meta') {
+    const metaName = attributeValue(attribs.name);
+    if (attribs.content !== undefined && metaName !== undefined && META_ROBOTS_NAMES.has(metaName.trim().toLowerCase())) found.metaRobots.push(attributeValue(attribs.content));
+  } else if (name === 'base') {
+    found.baseHref ??= attributeValue(attribs.href);
+  }
+}
+
 /**
- * The first `<base href>`, every `<a href>` and `<area href>` in document order (up to
- * `maxHrefs`), the first `<link rel~=canonical href>`, robots `<meta>` contents and the first
- * `<title>`'s text: what `base[href]`, `a[href], area[href]`, `link[rel~="canonical" i][href]`,
- * `meta[name][content]` and `title` select in a DOM.
+ * The first `<base href>`, every `<a href>` and `<area href>` in document order, the first
+ * `<link rel~=canonical href>`, robots `<meta>` contents and the first `<title>`'s text: what
+ * `base[href]`, `a[href], area[href]`, `link[rel~="canonical" i][href]`, `meta[name][content]`
+ * and `title` select in a DOM.
  *
- * The parser leaves character references as written and only the values kept are decoded,
+ * It reads htmlparser2's tokenizer, not its Parser: the Parser builds an attribute object and
+ * a text string for every tag and text of the page and keeps an element stack, which none of
+ * this needs; here only the tags above have their attributes read (tag and attribute names
+ * lower-cased, the first of repeated attributes kept, as the Parser does), and only the
+ * title's text is sliced.
+ *
+ * The tokenizer leaves character references as written and only the values kept are decoded,
  * by HTML's rules (entities' attribute and text modes: in an attribute, a reference without
  * its `;` stays as written before a letter, a digit or `=`). Decoding while tokenizing checks
  * every character of the text for `&`, where the undecoded scan jumps from one `<` to the
  * next: about half the time of a page's scan.
  */
-function scanMarkup(html: string, maxHrefs: number): PageMarkup {
+function scanMarkup(html: string): PageMarkup {
   const found: PageMarkup = { baseHref: undefined, hrefs: [], canonicalHref: undefined, metaRobots: [], title: undefined };
+  const nameAt = (start: number, end: number): string => html.slice(start, end).toLowerCase();
   let titleText: string[] | undefined;
-  const parser = new Parser(
+  /** The open tag being read when it is one of READ_ELEMENTS, and its attributes so far. */
+  let tag: string | null = null;
+  let attribs: Record<string, string> = {};
+  let attribName = '';
+  let attribValue = '';
+  const endOpenTag = (): void => {
+    if (tag === 'title') titleText ??= found.title === undefined ? [] : undefined;
+    else if (tag !== null) keepTag(found, tag, attribs);
+    tag = null;
+  };
+  const ignore = (): void => undefined;
+  const tokenizer = new Tokenizer(
+    { decodeEntities: false },
     {
-      onopentag(name, attribs) {
-        if ((name === 'a' || name === 'area') && attribs.href !== undefined) {
-          if (found.hrefs.length < maxHrefs) found.hrefs.push(attributeValue(attribs.href));
-        } else if (name === 'link') {
-          if (found.canonicalHref === undefined && attribs.href !== undefined && isCanonicalRel(attributeValue(attribs.rel))) found.canonicalHref = attributeValue(attribs.href);
-        } else if (name === 'meta') {
-          const metaName = attributeValue(attribs.name);
-          if (attribs.content !== undefined && metaName !== undefined && META_ROBOTS_NAMES.has(metaName.trim().toLowerCase())) found.metaRobots.push(attributeValue(attribs.content));
-        } else if (name === 'base') {
-          found.baseHref ??= attributeValue(attribs.href);
-        } else if (name === 'title' && found.title === undefined && titleText === undefined) {
-          titleText = [];
-        }
+      onopentagname(start, end) {
+        const name = end - start <= LONGEST_READ_NAME ? nameAt(start, end) : '';
+        tag = READ_ELEMENTS.has(name) ? name : null;
+        if (tag !== null) attribs = {};
       },
-      ontext(text) {
-        titleText?.push(text);
+      onattribname(start, end) {
+        if (tag !== null) attribName = nameAt(start, end);
       },
-      onclosetag(name) {
-        if (name !== 'title' || titleText === undefined || found.title !== undefined) return;
+      onattribdata(start, end) {
+        if (tag !== null) attribValue += html.slice(start, end);
+      },
+      onattribend() {
+        if (tag !== null && !Object.hasOwn(attribs, attribName)) attribs[attribName] = attribValue;
+        attribValue = '';
+      },
+      onopentagend: endOpenTag,
+      onselfclosingtag: endOpenTag,
+      ontext(start, end) {
+        titleText?.push(html.slice(start, end));
+      },
+      onclosetag(start, end) {
+        if (titleText === undefined || found.title !== undefined || nameAt(start, end) !== 'title') return;
         found.title = decodeHTML(titleText.join(''));
         titleText = undefined;
       },
+      onattribentity: ignore, ontextentity: ignore, oncdata: ignore, oncomment: ignore, ondeclaration: ignore, onprocessinginstruction: ignore, onend: ignore,
     },
-    { decodeEntities: false },
   );
-  parser.end(html);
+  tokenizer.write(html);
+  tokenizer.end();
   // A title never closed runs to the end of the document, as a DOM parser reads it.
   if (found.title === undefined && titleText !== undefined) found.title = decodeHTML(titleText.join(''));
   return found;
@@ -169,7 +211,7 @@ export function parseHtmlPage(
   if (html.length > MEASURE_DEPTH_ABOVE_CHARS && nestingDepth(html) > MAX_NESTING_DEPTH) {
     throw new HtmlTooDeepError(`elements nested deeper than ${MAX_NESTING_DEPTH}`);
   }
-  const markup = scanMarkup(html, Number.POSITIVE_INFINITY);
+  const markup = scanMarkup(html);
   // The base keeps its path as written: a trailing-slash rule must not change what relative links resolve to.
   const base = (markup.baseHref && normalizeUrl(markup.baseHref, pageUrl)) || pageUrl;
 
