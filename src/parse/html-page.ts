@@ -1,18 +1,17 @@
 /**
  * What a crawler needs from an HTML page: title, outgoing links (absolute, normalized,
  * de-duplicated, capped), canonical URL and robots directives from `<meta>` and
- * X-Robots-Tag. Read in one pass of htmlparser2's streaming parser, lenient with broken
- * markup and building no tree: a DOM and a selector pass per item cost more than the rest of
- * a page's parsing (bench/PROFILE.md). A crawl that extracts fields builds a cheerio document
- * too, for its selectors (extract-fields.ts), and only then.
+ * X-Robots-Tag. Read in one pass of htmlparser2's tokenizer, lenient with broken markup and
+ * building no tree: a DOM and a selector pass per item cost more than the rest of a page's
+ * parsing (bench/PROFILE.md). A crawl that extracts fields builds a cheerio document too, for
+ * its selectors (extract-fields.ts), and only then.
  *
  * A DOM-building parser is quadratic in nesting depth (htmlparser2's open-element stack and
  * css-select's traversal shift and unshift arrays): 100,000 nested `<div>`s, 500 KB, took
  * 21 s of event-loop time, starving every heartbeat of the worker. So a large page is first
- * measured with htmlparser2's linear tokenizer, and one nested deeper than any real page is
- * refused (`HtmlTooDeepError`) before the parser (whose own open-element stack is an array it
- * unshifts) or cheerio sees it. Small pages cannot nest deep enough to matter and skip the
- * measurement.
+ * measured with the same linear tokenizer, and one nested deeper than any real page is
+ * refused (`HtmlTooDeepError`) before cheerio could see it. Small pages cannot nest deep
+ * enough to matter and skip the measurement.
  */
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
 import { Tokenizer } from 'htmlparser2';
