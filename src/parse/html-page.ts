@@ -14,7 +14,7 @@
  * enough to matter and skip the measurement.
  */
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
-import { Tokenizer } from 'htmlparser2';
+import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 import { normalizeUrl, type UrlNormalizer } from '../policy/normalize-url';
 import type { ExtractedFields, Extractor } from './extract-fields';
 
@@ -49,31 +49,43 @@ export class HtmlTooDeepError extends Error {
   readonly code = 'too-deep';
 }
 
+const ignore = (): void => undefined;
+/** Every tokenizer event, ignored: a pass listens only to the events it reads. */
+const NO_EVENTS: TokenizerCallbacks = {
+  onattribdata: ignore, onattribentity: ignore, onattribend: ignore, onattribname: ignore, oncdata: ignore, onclosetag: ignore, oncomment: ignore, ondeclaration: ignore,
+  onend: ignore, onopentagend: ignore, onopentagname: ignore, onprocessinginstruction: ignore, onselfclosingtag: ignore, ontext: ignore, ontextentity: ignore,
+};
+
+/**
+ * One pass of htmlparser2's tokenizer over `html` with `events` (their indices are into
+ * `html`), character references left as written.
+ */
+function tokenize(html: string, events: Partial<TokenizerCallbacks>): void {
+  const tokenizer = new Tokenizer({ decodeEntities: false }, { ...NO_EVENTS, ...events });
+  tokenizer.write(html);
+  tokenizer.end();
+}
+
+/** The lower-cased name between `start` and `end` of `html` (tag and attribute names are case-insensitive). */
+const nameAt = (html: string, start: number, end: number): string => html.slice(start, end).toLowerCase();
+
 /** The deepest element nesting of `html`, by a linear pass over the tokenizer's tag events. */
 function nestingDepth(html: string): number {
   let depth = 0;
   let deepest = 0;
   let counted = false;
-  const ignore = (): void => undefined;
-  const tokenizer = new Tokenizer(
-    { decodeEntities: false },
-    {
-      onopentagname(start, end) {
-        counted = !NO_DEPTH.has(html.slice(start, end).toLowerCase());
-        if (counted) deepest = Math.max(deepest, ++depth);
-      },
-      onselfclosingtag() {
-        if (counted) depth -= 1;
-      },
-      onclosetag(start, end) {
-        if (depth > 0 && !NO_DEPTH.has(html.slice(start, end).toLowerCase())) depth -= 1;
-      },
-      onopentagend: ignore, onattribname: ignore, onattribdata: ignore, onattribentity: ignore, onattribend: ignore,
-      ontext: ignore, ontextentity: ignore, oncdata: ignore, oncomment: ignore, ondeclaration: ignore, onprocessinginstruction: ignore, onend: ignore,
+  tokenize(html, {
+    onopentagname(start, end) {
+      counted = !NO_DEPTH.has(nameAt(html, start, end));
+      if (counted) deepest = Math.max(deepest, ++depth);
     },
-  );
-  tokenizer.write(html);
-  tokenizer.end();
+    onselfclosingtag() {
+      if (counted) depth -= 1;
+    },
+    onclosetag(start, end) {
+      if (depth > 0 && !NO_DEPTH.has(nameAt(html, start, end))) depth -= 1;
+    },
+  });
   return deepest;
 }
 
@@ -108,7 +120,7 @@ function attributeValue(raw: string | undefined): string | undefined {
 /** The elements whose attributes the scan reads; every other tag's are skipped unread. */
 const READ_ELEMENTS = new Set(['a', 'area', 'link', 'meta', 'base', 'title']);
 /** The longest name in READ_ELEMENTS: a longer tag name is not looked at. */
-const LONGEST_READ_NAME = 5;
+const LONGEST_READ_NAME = Math.max(...[...READ_ELEMENTS].map((name) => name.length));
 
 /** What the scan keeps of one open tag of READ_ELEMENTS, as a DOM parser's attributes would be. */
 function keepTag(found: PageMarkup, name: string, attribs: Readonly<Record<string, string>>): void {
@@ -144,7 +156,6 @@ function keepTag(found: PageMarkup, name: string, attribs: Readonly<Record<strin
  */
 function scanMarkup(html: string): PageMarkup {
   const found: PageMarkup = { baseHref: undefined, hrefs: [], canonicalHref: undefined, metaRobots: [], title: undefined };
-  const nameAt = (start: number, end: number): string => html.slice(start, end).toLowerCase();
   let titleText: string[] | undefined;
   /** The open tag being read when it is one of READ_ELEMENTS, and its attributes so far. */
   let tag: string | null = null;
@@ -156,40 +167,33 @@ function scanMarkup(html: string): PageMarkup {
     else if (tag !== null) keepTag(found, tag, attribs);
     tag = null;
   };
-  const ignore = (): void => undefined;
-  const tokenizer = new Tokenizer(
-    { decodeEntities: false },
-    {
-      onopentagname(start, end) {
-        const name = end - start <= LONGEST_READ_NAME ? nameAt(start, end) : '';
-        tag = READ_ELEMENTS.has(name) ? name : null;
-        if (tag !== null) attribs = {};
-      },
-      onattribname(start, end) {
-        if (tag !== null) attribName = nameAt(start, end);
-      },
-      onattribdata(start, end) {
-        if (tag !== null) attribValue += html.slice(start, end);
-      },
-      onattribend() {
-        if (tag !== null && !Object.hasOwn(attribs, attribName)) attribs[attribName] = attribValue;
-        attribValue = '';
-      },
-      onopentagend: endOpenTag,
-      onselfclosingtag: endOpenTag,
-      ontext(start, end) {
-        titleText?.push(html.slice(start, end));
-      },
-      onclosetag(start, end) {
-        if (titleText === undefined || found.title !== undefined || nameAt(start, end) !== 'title') return;
-        found.title = decodeHTML(titleText.join(''));
-        titleText = undefined;
-      },
-      onattribentity: ignore, ontextentity: ignore, oncdata: ignore, oncomment: ignore, ondeclaration: ignore, onprocessinginstruction: ignore, onend: ignore,
+  tokenize(html, {
+    onopentagname(start, end) {
+      const name = end - start <= LONGEST_READ_NAME ? nameAt(html, start, end) : '';
+      tag = READ_ELEMENTS.has(name) ? name : null;
+      if (tag !== null) attribs = {};
     },
-  );
-  tokenizer.write(html);
-  tokenizer.end();
+    onattribname(start, end) {
+      if (tag !== null) attribName = nameAt(html, start, end);
+    },
+    onattribdata(start, end) {
+      if (tag !== null) attribValue += html.slice(start, end);
+    },
+    onattribend() {
+      if (tag !== null && !Object.hasOwn(attribs, attribName)) attribs[attribName] = attribValue;
+      attribValue = '';
+    },
+    onopentagend: endOpenTag,
+    onselfclosingtag: endOpenTag,
+    ontext(start, end) {
+      titleText?.push(html.slice(start, end));
+    },
+    onclosetag(start, end) {
+      if (titleText === undefined || found.title !== undefined || nameAt(html, start, end) !== 'title') return;
+      found.title = decodeHTML(titleText.join(''));
+      titleText = undefined;
+    },
+  });
   // A title never closed runs to the end of the document, as a DOM parser reads it.
   if (found.title === undefined && titleText !== undefined) found.title = decodeHTML(titleText.join(''));
   return found;

@@ -66,7 +66,7 @@ const BUSY_TIMEOUT_MS = 250;
  */
 const READY_CANDIDATES = 8;
 /** A crawl's working connection: its completions rewrite the same hot pages, which the cache keeps. */
-export const CRAWL_CACHE_KIB = 64 * 1024;
+const CRAWL_CACHE_KIB = 64 * 1024;
 /**
  * A connection that reads the file once through (the results exports): SQLite's default
  * cache. A crawl-sized cache filled up with pages read once and never again: 14 MB more peak
