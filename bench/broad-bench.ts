@@ -1,20 +1,31 @@
 /**
- * The broad-crawl scenario of `npm run bench`: crawlflow on one site of N pages, then on H
- * sites of N/H pages each (each on a loopback port of its own, so a host of its own, with a
- * seed per host and `perHostConcurrency` 2), side by side in one run. It prints pages/s of
- * both and their ratio, history events per page and refetches: a crawl over many small hosts
- * should run about as fast as a single-site crawl of the same size.
+ * The broad-crawl scenario of `npm run bench`: the raw loop and crawlflow on one site of N
+ * pages, then on H sites of N/H pages each (each on a loopback port of its own, so a host of
+ * its own, with a seed per host and, for crawlflow, `perHostConcurrency` 2), side by side in
+ * one run. It prints pages/s of each and the ratios (crawlflow to the raw loop on each site,
+ * many hosts to one), history events per page and refetches: a crawl over many small hosts
+ * should run about as fast as a single-site crawl of the same size, and near the raw loop.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { countHistoryEventsInDataDir } from './crawlflow-history';
-import { checkPageSet, fetchSiteStats } from './page-set';
+import { checkPageSet, fetchSiteStats, resetSiteStats } from './page-set';
 import { runProcess } from './run-process';
-import { startSiteProcess } from './site-process';
-import { CRAWLFLOW_CRAWL_ID, TOOLS, type CrawlJob } from './tools';
+import { startSiteProcess, type SiteProcess } from './site-process';
+import { CRAWLFLOW_CRAWL_ID, TOOLS, type CrawlJob, type Launch } from './tools';
+
+/** The raw loop (bench/raw-loop.ts) on the same site: the ceiling, without politeness. */
+export interface RawBroadRun {
+  pagesPerSecond: number;
+  cpuSeconds: number;
+  exactlyOnce: boolean;
+}
 
 export interface BroadRun {
   hosts: number;
+  raw: RawBroadRun;
+  /** crawlflow's pages/s over the raw loop's on this site. */
+  vsRaw: number;
   pages: number;
   pagesPerSecond: number;
   windowSeconds: number;
@@ -47,6 +58,14 @@ export interface BroadOptions {
 /** Broad crawls keep two batches per host, as a polite crawl of many sites would. */
 const BROAD_PER_HOST_CONCURRENCY = 2;
 
+/** Runs one tool's process on the site, from fresh request counters; fails on a non-zero exit. */
+async function crawlOnce(site: SiteProcess, launch: Launch, what: string, timeoutSeconds: number) {
+  await resetSiteStats(site.origin);
+  const run = await runProcess(launch, { timeoutMs: timeoutSeconds * 1000 });
+  if (run.exitCode !== 0) throw new Error(`${what} failed (exit ${run.exitCode ?? run.signal}):\n${run.stderrTail}`);
+  return { run, pageSet: checkPageSet(await fetchSiteStats(site.origin), site.reachable) };
+}
+
 async function crawlSites(options: BroadOptions, hosts: number): Promise<BroadRun> {
   const site = await startSiteProcess(options.pages, hosts);
   try {
@@ -63,15 +82,19 @@ async function crawlSites(options: BroadOptions, hosts: number): Promise<BroadRu
       batchSize: options.batchSize,
       runDir,
     };
+    options.log(`broad: the raw loop on ${hosts} host(s), ${site.reachableCount} pages`);
+    const raw = await crawlOnce(site, await TOOLS.raw.launch(job), `the raw loop on ${hosts} host(s)`, options.timeoutSeconds);
     options.log(`broad: crawlflow on ${hosts} host(s), ${site.reachableCount} pages`);
-    const run = await runProcess(await TOOLS.crawlflow.launch(job), { timeoutMs: options.timeoutSeconds * 1000 });
-    if (run.exitCode !== 0) throw new Error(`crawlflow on ${hosts} host(s) failed (exit ${run.exitCode ?? run.signal}):\n${run.stderrTail}`);
-    const pageSet = checkPageSet(await fetchSiteStats(site.origin), site.reachable);
+    const { run, pageSet } = await crawlOnce(site, await TOOLS.crawlflow.launch(job), `crawlflow on ${hosts} host(s)`, options.timeoutSeconds);
     const history = await countHistoryEventsInDataDir(join(runDir, 'data'), CRAWLFLOW_CRAWL_ID);
+    const pagesPerSecond = pageSet.pages / Math.max(1e-3, pageSet.windowSeconds);
+    const rawPagesPerSecond = raw.pageSet.pages / Math.max(1e-3, raw.pageSet.windowSeconds);
     return {
       hosts,
+      raw: { pagesPerSecond: rawPagesPerSecond, cpuSeconds: raw.run.usage.cpuSeconds, exactlyOnce: raw.pageSet.exactlyOnce },
+      vsRaw: pagesPerSecond / rawPagesPerSecond,
       pages: pageSet.pages,
-      pagesPerSecond: pageSet.pages / Math.max(1e-3, pageSet.windowSeconds),
+      pagesPerSecond,
       windowSeconds: pageSet.windowSeconds,
       cpuSeconds: run.usage.cpuSeconds,
       historyEvents: history.events,
@@ -94,6 +117,7 @@ export async function runBroadScenario(options: BroadOptions): Promise<BroadScen
 export function describeBroadScenario({ single, broad, ratio }: BroadScenario): string {
   const line = (run: BroadRun): string =>
     `${String(run.hosts).padStart(5)} host(s) | ${run.pages} pages | ${run.pagesPerSecond.toFixed(0)} pages/s | ${run.cpuSeconds.toFixed(1)} CPU s | ` +
-    `${run.eventsPerPage.toFixed(3)} events/page over ${run.runs} run(s) | ${run.refetched} refetched | exactly once: ${run.exactlyOnce}`;
+    `${run.eventsPerPage.toFixed(3)} events/page over ${run.runs} run(s) | ${run.refetched} refetched | exactly once: ${run.exactlyOnce} | ` +
+    `raw loop ${run.raw.pagesPerSecond.toFixed(0)} pages/s, ${run.raw.cpuSeconds.toFixed(1)} CPU s, exactly once: ${run.raw.exactlyOnce} | ${run.vsRaw.toFixed(2)}x raw`;
   return [`broad crawl (same pages, one host vs many):`, line(single), line(broad), `broad / single: ${ratio.toFixed(2)}x (target >= 0.8)`].join('\n');
 }

@@ -1,9 +1,11 @@
 /**
  * The ceiling the bench compares every crawler with: the least code that crawls a site with
- * the same libraries crawlflow uses — an undici pool, cheerio, an in-memory seen-set and a
- * FIFO queue drained by `concurrency` loops. No retries, politeness, storage or durability.
+ * the same libraries crawlflow uses — an undici pool per origin, cheerio, an in-memory seen-set
+ * and a FIFO queue drained by `concurrency` loops. No retries, politeness, storage or
+ * durability. Each `--url` is a seed, and its origin is in scope: one for a site, one per
+ * host for the broad scenario's many-host site (bench/broad-bench.ts).
  *
- *   node dist/bench/raw-loop.js --url http://127.0.0.1:PORT/page/0 --concurrency 32 --max-pages N
+ *   node dist/bench/raw-loop.js --url http://127.0.0.1:PORT/page/0 [--url ...] --concurrency 32 --max-pages N
  *
  * prints one JSON line with its counts.
  */
@@ -14,19 +16,20 @@ import { Pool } from 'undici';
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      url: { type: 'string' },
+      url: { type: 'string', multiple: true },
       concurrency: { type: 'string', default: '32' },
       'max-pages': { type: 'string' },
     },
   });
   if (!values.url) throw new Error('--url is required');
-  const seed = new URL(values.url);
+  const seeds = values.url.map((url) => new URL(url));
   const concurrency = Number(values.concurrency);
   const maxPages = values['max-pages'] === undefined ? Infinity : Number(values['max-pages']);
-  const pool = new Pool(seed.origin, { connections: concurrency });
+  // A pool per origin, as crawlflow's transport keeps: an Agent would add its own dispatch.
+  const pools = new Map(seeds.map(({ origin }) => [origin, new Pool(origin, { connections: concurrency })]));
 
-  const seen = new Set<string>([seed.href]);
-  const queue: string[] = [seed.href];
+  const seen = new Set<string>(seeds.map((seed) => seed.href));
+  const queue: string[] = [...seen];
   let head = 0;
   let active = 0;
   let pages = 0;
@@ -39,7 +42,9 @@ async function main(): Promise<void> {
   };
 
   const crawl = async (url: string): Promise<void> => {
-    const { statusCode, body } = await pool.request({ path: url.slice(seed.origin.length), method: 'GET' });
+    // Queued URLs are normalized hrefs: the origin ends at the first slash after the scheme's.
+    const pathStart = url.indexOf('/', url.indexOf('//') + 2);
+    const { statusCode, body } = await pools.get(url.slice(0, pathStart))!.request({ path: url.slice(pathStart), method: 'GET' });
     const html = await body.text();
     pages += 1;
     if (statusCode !== 200) return;
@@ -50,7 +55,7 @@ async function main(): Promise<void> {
       if (seen.size >= maxPages) break;
       const link = new URL($(element).attr('href') ?? '', url);
       link.hash = '';
-      if (link.origin === seed.origin && !seen.has(link.href)) {
+      if (pools.has(link.origin) && !seen.has(link.href)) {
         seen.add(link.href);
         queue.push(link.href);
       }
@@ -81,7 +86,7 @@ async function main(): Promise<void> {
 
   const started = performance.now();
   await Promise.all(Array.from({ length: concurrency }, loop));
-  await pool.close();
+  await Promise.all([...pools.values()].map((pool) => pool.close()));
   process.stdout.write(`${JSON.stringify({ tool: 'raw', pages, errors, seconds: (performance.now() - started) / 1000 })}\n`);
 }
 

@@ -283,6 +283,8 @@ function targetsOf(
     crawlflowVsColly: check(ratio('colly'), '>= 1 (be ahead)', (v) => v >= 1),
     historyEventsPerPage: check(crawlflow?.crawlflow ? crawlflow.crawlflow.eventsPerThousandPages / 1000 : null, '<= 0.05', (v) => v <= 0.05),
     broadVsSingleHost: check(broadRuns?.ratio ?? null, '>= 0.8', (v) => v >= 0.8),
+    // The target on the many-host site: against the raw loop on that site.
+    broadVsRaw: check(broadRuns?.broad.vsRaw ?? null, '>= 0.8', (v) => v >= 0.8),
     broadEventsPerPage: check(broadRuns?.broad.eventsPerPage ?? null, '<= 0.05', (v) => v <= 0.05),
     singleHostEventsPerPage: check(broadRuns?.single.eventsPerPage ?? null, '<= 0.05', (v) => v <= 0.05),
     // The process tree: the worker and the Temporal server it starts.

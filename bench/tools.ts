@@ -13,7 +13,7 @@ export type ToolName = (typeof TOOL_NAMES)[number];
 
 export interface CrawlJob {
   seed: string;
-  /** crawlflow only: every seed, when the site has many hosts (`seed` is the first). */
+  /** crawlflow and the raw loop only: every seed, when the site has many hosts (`seed` is the first). */
   seeds?: string[];
   /** crawlflow only: batches per host; the crawl's concurrency (one host is the whole site) when absent. */
   perHostConcurrency?: number;
@@ -74,14 +74,18 @@ export async function crawlflowEnv(grpcPort?: number): Promise<Record<string, st
   };
 }
 
-const sharedArgs = (job: CrawlJob): string[] => ['--url', job.seed, '--concurrency', String(job.concurrency), '--max-pages', String(job.maxPages)];
+const limitArgs = (job: CrawlJob): string[] => ['--concurrency', String(job.concurrency), '--max-pages', String(job.maxPages)];
+const sharedArgs = (job: CrawlJob): string[] => ['--url', job.seed, ...limitArgs(job)];
 
 export const TOOLS: Record<ToolName, Tool> = {
   raw: {
     name: 'raw',
     label: 'raw loop (undici + cheerio)',
     install: async () => undefined,
-    launch: async (job) => ({ command: node, args: [join(projectRoot, 'dist', 'bench', 'raw-loop.js'), ...sharedArgs(job)] }),
+    launch: async (job) => ({
+      command: node,
+      args: [join(projectRoot, 'dist', 'bench', 'raw-loop.js'), ...(job.seeds ?? [job.seed]).flatMap((seed) => ['--url', seed]), ...limitArgs(job)],
+    }),
   },
   crawlflow: {
     name: 'crawlflow',
