@@ -1082,6 +1082,46 @@ describe('SQLite store files: the schema version is the file\'s user_version', (
     assert.equal(userVersion(file), SQLITE_SCHEMA_VERSION);
   });
 
+  /** The definitions of a file's indexes, by name. */
+  const indexesOf = (file: string): Record<string, string> => {
+    const raw = new Database(file, { readonly: true });
+    try {
+      const rows = raw.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").all() as Array<{ name: string; sql: string }>;
+      return Object.fromEntries(rows.map(({ name, sql }) => [name, sql.replace(/\s+/g, ' ')]));
+    } finally {
+      raw.close();
+    }
+  };
+
+  it('a file at version 1 gets the batch and claim indexes with the key, as a new file has them, and keeps its claims', async () => {
+    const fresh = tempStoreFile();
+    await new SqliteFrontierStore(fresh).close();
+    const file = tempStoreFile();
+    const store = new SqliteFrontierStore(file);
+    await store.enqueue([entry('http://a.test/1'), entry('http://a.test/2')]);
+    assert.equal((await store.claim('b1', 'a.test', 1)).length, 1);
+    await store.close();
+    const raw = new Database(file);
+    raw.exec(`DROP INDEX urls_by_batch; DROP INDEX urls_claimed;
+      CREATE INDEX urls_by_batch ON urls (batch_id) WHERE batch_id IS NOT NULL;
+      CREATE INDEX urls_claimed ON urls (host) WHERE state = 1;
+      PRAGMA user_version = 1;`);
+    raw.close();
+    const reopened = new SqliteFrontierStore(file);
+    try {
+      assert.equal(userVersion(file), SQLITE_SCHEMA_VERSION);
+      assert.deepEqual(indexesOf(file), indexesOf(fresh));
+      assert.match(indexesOf(file).urls_claimed, /\(host, batch_id\)/);
+      // The claim is the batch's still: a retried attempt gets it back, and no other batch may take it.
+      const query = { render: false, freeBy: Date.now() + 10_000, batchLimit: 1, maxPagesPerHost: 100, holdersOf: () => 1, maxHolders: 1 };
+      assert.deepEqual((await reopened.claimReady('b1', query))?.urls.map((claimed) => claimed.url), ['http://a.test/1']);
+      assert.equal(await reopened.claimReady('b2', query), null, 'a.test has its one holder');
+      assert.deepEqual((await reopened.claim('b2', 'a.test', 5)).map((claimed) => claimed.url), ['http://a.test/2']);
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it("a release's file, at version 0, is brought up to date once and opens again as it is", async () => {
     const file = tempStoreFile();
     mkdirSync(dirname(file), { recursive: true });

@@ -39,7 +39,10 @@ function recordColumnDefinitions(): string[] {
  * A URL's row has the queue's columns, then the record's; the unique `url` is the seen-set.
  * Claims select a host's queued URLs by kind, most important first (`urls_queue`): fetch
  * batches must not step over a host's render backlog; queued URLs only, so a claim takes a URL
- * out of the index and its completion has nothing to write there.
+ * out of the index and its completion has nothing to write there. A claim's counts of a batch
+ * and a key (`urls_by_batch`: its share; `urls_claimed`: the key's holders, the batch's held
+ * keys and own claims) are read from the indexes alone: on a crawl of many small hosts a batch
+ * claims key after key, and reading its rows from the table took most of each claim.
  */
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS urls (
@@ -53,7 +56,7 @@ const SCHEMA = `
     ${recordColumnDefinitions().join(',\n    ')},
     UNIQUE (url)
   );
-  CREATE INDEX IF NOT EXISTS urls_by_batch ON urls (batch_id) WHERE batch_id IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS urls_by_batch ON urls (batch_id, host) WHERE batch_id IS NOT NULL;
   CREATE TABLE IF NOT EXISTS hosts (
     host TEXT PRIMARY KEY,
     queued INTEGER NOT NULL DEFAULT 0,
@@ -73,7 +76,7 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS seed_scope (key TEXT PRIMARY KEY) WITHOUT ROWID;
   CREATE INDEX IF NOT EXISTS urls_queue ON urls (host, render, priority DESC, id) WHERE state = ${QUEUED};
   CREATE INDEX IF NOT EXISTS hosts_shard_backlog ON hosts (shard, queued) WHERE queued > 0;
-  CREATE INDEX IF NOT EXISTS urls_claimed ON urls (host) WHERE state = ${CLAIMED};
+  CREATE INDEX IF NOT EXISTS urls_claimed ON urls (host, batch_id) WHERE state = ${CLAIMED};
   ${SHARDS_TABLE}
 `;
 
@@ -142,12 +145,17 @@ function catchUp(db: Database.Database): void {
   addMissingColumn(db, 'hosts', 'shard', 'ALTER TABLE hosts ADD COLUMN shard INTEGER NOT NULL DEFAULT 0');
 }
 
+/** Version 2: the batch and claim indexes gain the key (see SCHEMA), which makes them anew. */
+function claimIndexesWithKey(db: Database.Database): void {
+  db.exec('DROP INDEX IF EXISTS urls_by_batch; DROP INDEX IF EXISTS urls_claimed;');
+}
+
 /**
  * Schema versions of a store file, applied in order to a file made by an older version;
  * `PRAGMA user_version` counts those the file has, so each runs once per file. Never edit an
  * applied one: add the next, and its change to SCHEMA for new files.
  */
-const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [catchUp];
+const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [catchUp, claimIndexesWithKey];
 
 /** The schema version a migrated file is at. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

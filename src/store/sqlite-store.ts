@@ -34,7 +34,7 @@ import {
 import { recordsInPages, stopOrderText, toClaimed, toStopOrder, toTotals, type ClaimRow, type TotalsRow } from './store-rows';
 import { completedValues, toRecord, type RecordRow } from './record-fields';
 import { GroupCommit, savepointEach } from './group-commit';
-import { CLAIMED, HOST_PAGE_CAP } from './url-states';
+import { HOST_PAGE_CAP } from './url-states';
 import { firstReadyClaim, planClaim } from './claim-rules';
 import { migrate, sqliteFlag } from './sqlite-schema';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements';
@@ -135,7 +135,7 @@ function enqueueNow(s: SqliteStatements, entries: readonly FrontierEntry[]): num
 function claimNow(s: SqliteStatements, batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1, bounds: ClaimBounds): ClaimedUrl[] {
   const claimQueued = (n: number, skipped: string | null): Array<ClaimRow & { id: number }> =>
     n <= 0 ? [] : (s.claimQueued.all(batchId, skipped, host, render, n) as Array<ClaimRow & { id: number }>).sort(inClaimOrder);
-  const own = s.ownClaims.all(batchId, host, CLAIMED) as ClaimRow[];
+  const own = s.ownClaims.all(batchId, host) as ClaimRow[];
   // Each count is read only if the rule asks for it.
   const plan = planClaim(
     { limit, maxPagesPerHost, bounds },
@@ -189,7 +189,7 @@ function writeTransactions(db: Database.Database, s: SqliteStatements) {
     claimReady: db.transaction((batchId: string, query: ReadyQuery): ReadyClaim | null => {
       const render = query.render ? 1 : 0;
       const readyKeys = () => s.readyKeys.all({ batchId, render, shard: query.shard ?? null, maxHolders: query.maxHolders, freeBy: query.freeBy, limit: READY_CANDIDATES }) as string[];
-      return firstReadyClaim(s.heldKeys.all(batchId) as string[], readyKeys, (key) =>
+      return firstReadyClaim(s.heldKeys.all({ batchId }) as string[], readyKeys, (key) =>
         claimNow(s, batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit }),
       );
     }),
