@@ -6,8 +6,8 @@
  * Node runs it with young-generation semi-spaces of 8 MB instead of V8's 16 (the line above):
  * a worker's per-page garbage dies young either way, and the smaller nursery took a 20,000-page
  * crawl's peak RSS from 319-327 to 291-302 MB at the same CPU. glibc's malloc gets two arenas
- * instead of eight per core: the worker's threads (the workflow thread, libuv's pool, the
- * Temporal core's runtime) each kept an arena of their own mostly empty, and two took the same
+ * instead of eight per core: the worker's sixteen threads (V8's and libuv's pools, the workflow
+ * thread, the Temporal core's runtime) kept arenas of their own mostly empty, and two took the same
  * crawl's peak from 276-310 to 248-287 MB at the same CPU (bench/PROFILE.md).
  */
 import { Command, CommanderError, Option } from 'commander';
