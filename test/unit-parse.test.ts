@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import { buildPagePolicy, failedOutcome, fetchedOutcome, skippedOutcome } from '../src/activities/page-outcome';
 import type { FetchedPage } from '../src/fetch/fetch-page';
 import { parseHtmlPage, type ParseLimits } from '../src/parse/html-page';
+import { ScanTokenizer } from '../src/parse/scan-tokenizer';
+import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
+import { seededRandom } from '../src/sites/synthetic-site';
 import { parseCrawlConfig } from '../src/shared/crawl-config';
 
 const PAGE = 'http://site.test/dir/page.html';
@@ -186,6 +189,49 @@ describe('parseHtmlPage', () => {
       assert.doesNotThrow(() => parse(html), JSON.stringify(html));
     }
     assert.deepEqual(parse('<a href="">self</a>').links, [PAGE], 'an empty href is the page itself');
+  });
+});
+
+describe('ScanTokenizer: htmlparser2\'s tokenizer with its text skip done by indexOf', () => {
+  const EVENT_NAMES = [
+    'onattribdata', 'onattribentity', 'onattribend', 'onattribname', 'oncdata', 'onclosetag', 'oncomment', 'ondeclaration',
+    'onend', 'onopentagend', 'onopentagname', 'onprocessinginstruction', 'onselfclosingtag', 'ontext', 'ontextentity',
+  ] as const;
+  /** Every event the tokenizer emits, with its arguments, for `html` written in `chunks` pieces. */
+  const eventsOf = (Kind: typeof Tokenizer, html: string, decodeEntities: boolean, chunks: number): string[] => {
+    const events: string[] = [];
+    const callbacks = Object.fromEntries(EVENT_NAMES.map((name) => [name, (...args: unknown[]) => events.push(`${name}(${args.join(',')})`)])) as unknown as TokenizerCallbacks;
+    const tokenizer = new Kind({ decodeEntities }, callbacks);
+    const size = Math.ceil(html.length / chunks);
+    for (let start = 0; start < html.length; start += size) tokenizer.write(html.slice(start, start + size));
+    tokenizer.end();
+    return events;
+  };
+  const assertSameEvents = (html: string): void => {
+    for (const decodeEntities of [false, true]) {
+      for (const chunks of [1, 3, 7]) {
+        assert.deepEqual(eventsOf(ScanTokenizer, html, decodeEntities, chunks), eventsOf(Tokenizer, html, decodeEntities, chunks), `${JSON.stringify(html)}, entities ${decodeEntities}, ${chunks} chunk(s)`);
+      }
+    }
+  };
+
+  it('emits what the original emits on text, comments, CDATA and raw-text elements, whole and in chunks', () => {
+    const cases = [
+      '', 'plain text with no markup', 'text <', '<', 'a<b', '<p>one</p> two < three <a href="x">x</a>',
+      '<!-- a comment -- with dashes --> after', '<!-- never closed', '<!--->', '<![CDATA[ x ]] ]]> y', '<![CDATA[ unclosed ]',
+      '<script>if (a < b) { x = "</p>"; }</script><p>after</p>', '<style>a > b { }</style>', '<title>a < b &amp; c</title>',
+      '<textarea>one <b>two</b></textarea>', '&amp; &lt;text&gt; &#65;<a>&quot;</a>', '<a href="&amp;x">&', 'x'.repeat(5_000) + '<b>' + 'y'.repeat(5_000),
+    ];
+    for (const html of cases) assertSameEvents(html);
+  });
+
+  it('emits what the original emits on 3,000 random pages of markup fragments', () => {
+    const random = seededRandom(13);
+    const pieces = ['<', '>', '</', '/>', '<!--', '-->', '-', '<![CDATA[', ']]>', ']', '<script>', '</script>', '<title>', '</title>', '<a href="', '"', "'", '=', ' ', '\n', '&amp;', '&', 'text', 'é', '<p>', '<!doctype html>', '<?xml ?>'];
+    for (let page = 0; page < 3_000; page += 1) {
+      const length = 1 + Math.floor(random() * 40);
+      assertSameEvents(Array.from({ length }, () => pieces[Math.floor(random() * pieces.length)]).join(''));
+    }
   });
 });
 

@@ -14,8 +14,9 @@
  * enough to matter and skip the measurement.
  */
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
-import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
+import type { TokenizerCallbacks } from 'htmlparser2';
 import { normalizeUrl, type UrlNormalizer } from '../policy/normalize-url';
+import { ScanTokenizer } from './scan-tokenizer';
 import type { ExtractedFields, Extractor } from './extract-fields';
 
 export interface ParsedPage {
@@ -58,10 +59,10 @@ const NO_EVENTS: TokenizerCallbacks = {
 
 /**
  * One pass of htmlparser2's tokenizer over `html` with `events` (their indices are into
- * `html`), character references left as written.
+ * `html`), character references left as written; text is skipped natively (scan-tokenizer.ts).
  */
 function tokenize(html: string, events: Partial<TokenizerCallbacks>): void {
-  const tokenizer = new Tokenizer({ decodeEntities: false }, { ...NO_EVENTS, ...events });
+  const tokenizer = new ScanTokenizer({ decodeEntities: false }, { ...NO_EVENTS, ...events });
   tokenizer.write(html);
   tokenizer.end();
 }
