@@ -9,7 +9,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { countHistoryEventsInDataDir } from './crawlflow-history';
-import { checkPageSet, fetchSiteStats, resetSiteStats } from './page-set';
+import { checkPageSet, fetchSiteStats, pagesPerSecondOf, resetSiteStats } from './page-set';
 import { runProcess } from './run-process';
 import { startSiteProcess, type SiteProcess } from './site-process';
 import { CRAWLFLOW_CRAWL_ID, TOOLS, type CrawlJob, type Launch } from './tools';
@@ -87,8 +87,8 @@ async function crawlSites(options: BroadOptions, hosts: number): Promise<BroadRu
     options.log(`broad: crawlflow on ${hosts} host(s), ${site.reachableCount} pages`);
     const { run, pageSet } = await crawlOnce(site, await TOOLS.crawlflow.launch(job), `crawlflow on ${hosts} host(s)`, options.timeoutSeconds);
     const history = await countHistoryEventsInDataDir(join(runDir, 'data'), CRAWLFLOW_CRAWL_ID);
-    const pagesPerSecond = pageSet.pages / Math.max(1e-3, pageSet.windowSeconds);
-    const rawPagesPerSecond = raw.pageSet.pages / Math.max(1e-3, raw.pageSet.windowSeconds);
+    const pagesPerSecond = pagesPerSecondOf(pageSet);
+    const rawPagesPerSecond = pagesPerSecondOf(raw.pageSet);
     return {
       hosts,
       raw: { pagesPerSecond: rawPagesPerSecond, cpuSeconds: raw.run.usage.cpuSeconds, exactlyOnce: raw.pageSet.exactlyOnce },

@@ -26,6 +26,9 @@ export interface PageSetCheck {
 
 const EXAMPLES = 5;
 
+/** Distinct pages over the crawl window: the rate every tool is compared by. */
+export const pagesPerSecondOf = (check: PageSetCheck): number => check.pages / Math.max(1e-3, check.windowSeconds);
+
 export async function fetchSiteStats(origin: string): Promise<SiteStats> {
   const response = await fetch(`${origin}/__stats`);
   if (!response.ok) throw new Error(`site server /__stats: HTTP ${response.status}`);

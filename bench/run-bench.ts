@@ -22,7 +22,7 @@ import { countHistoryEventsInDataDir, type HistoryCount } from './crawlflow-hist
 import { describeBroadScenario, runBroadScenario, type BroadScenario } from './broad-bench';
 import { runShardScenario } from './shard-bench';
 import { ensureWrk } from './installers';
-import { checkPageSet, fetchSiteStats, resetSiteStats, type PageSetCheck } from './page-set';
+import { checkPageSet, fetchSiteStats, pagesPerSecondOf, resetSiteStats, type PageSetCheck } from './page-set';
 import { ProcessMeter, type ProcessUsage, type RssSample } from './process-meter';
 import { runProcess } from './run-process';
 import { PAGE_BYTES, SITE_SEED, startSiteProcess, type SiteProcess } from './site-process';
@@ -185,7 +185,7 @@ async function runTool(tool: ToolName, site: SiteProcess, options: Options): Pro
     ...(run.timedOut ? { error: `timed out after ${options.toolTimeoutSeconds} s with ${pageSet.pages} of ${site.reachableCount} pages` } : {}),
     pages: pageSet.pages,
     windowSeconds: pageSet.windowSeconds,
-    pagesPerSecond: pageSet.pages / Math.max(1e-3, pageSet.windowSeconds),
+    pagesPerSecond: pagesPerSecondOf(pageSet),
     wallSeconds: run.wallSeconds,
     cpuSeconds: run.usage.cpuSeconds,
     peakRssMb: run.usage.peakRssBytes / MB,

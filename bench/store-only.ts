@@ -11,7 +11,7 @@
  *   filled with ready claims up to 200 URLs, two batches per host at most (the broad scenario).
  *
  * Each completion carries the page's record (its links included) and its links, as a batch's
- * does. Prints, per run, CPU µs per page and the share of the store's time that claims took.
+ * does. Prints, per run, the store's CPU µs per page and the part of it its claims took.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,7 +50,7 @@ function siteOf(pages: number, hosts: number) {
     const match = /^http:\/\/h(\d+)\.test:8080\/page\/(\d+)$/.exec(url)!;
     return { host: Number(match[1]), page: Number(match[2]) };
   };
-  return { hosts, graph, key, urlOf, parse };
+  return { graph, key, urlOf, parse };
 }
 
 async function replay(pages: number, hosts: number): Promise<StoreRun> {

@@ -12,7 +12,7 @@ import { temporal } from '@temporalio/proto';
 import { startDevServer } from '../src/temporal/dev-server';
 import { freeServerPort } from '../src/workers/runtime';
 import { runCommand } from './installers';
-import { checkPageSet, fetchSiteStats, resetSiteStats, type PageSetCheck } from './page-set';
+import { checkPageSet, fetchSiteStats, pagesPerSecondOf, resetSiteStats, type PageSetCheck } from './page-set';
 import { ProcessMeter, type TreeUsage } from './process-meter';
 import type { SiteProcess } from './site-process';
 import { CRAWLFLOW_CLI, CRAWLFLOW_CRAWL_ID, crawlflowCrawlFlags, crawlflowEnv, type CrawlJob } from './tools';
@@ -83,7 +83,7 @@ export async function runWithWorkers(site: SiteProcess, job: CrawlJob, workers: 
     const history = await countHistoryEvents(server.address, CRAWLFLOW_CRAWL_ID);
     return {
       workers,
-      pagesPerSecond: pageSet.pages / Math.max(1e-3, pageSet.windowSeconds),
+      pagesPerSecond: pagesPerSecondOf(pageSet),
       pageSet,
       history,
       workerUsage: meters.map((meter) => usageOf(meter.stop())),
