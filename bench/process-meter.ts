@@ -20,6 +20,8 @@ export interface ProcessUsage {
   /** The kernel's name for it (`comm`): node, temporal, python3, bench-colly... */
   name: string;
   cpuSeconds: number;
+  /** The part of it its main thread spent: a Node process's event loop, which binds a crawl when it is busy. */
+  mainThreadCpuSeconds: number;
   peakRssBytes: number;
 }
 
@@ -48,10 +50,11 @@ interface StatLine {
   rssPages: number;
 }
 
-function readStat(pid: number): StatLine | undefined {
+/** The process's line of /proc, or with `task` its main thread's (thread ID = process ID). */
+function readStat(pid: number, task = false): StatLine | undefined {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    text = readFileSync(task ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
   } catch {
     return undefined; // exited between listing and reading
   }
@@ -76,10 +79,16 @@ function readPeakRss(pid: number): number | undefined {
   }
 }
 
+/** CPU seconds this process's main thread has spent so far (its other threads left out). */
+export function mainThreadCpuSeconds(): number {
+  return (readStat(process.pid, true)?.cpuTicks ?? 0) / CLOCK_TICKS_PER_SECOND;
+}
+
 export class ProcessMeter {
   private readonly seen = new Map<number, ProcessUsage>();
   /** CPU ticks of the processes alive at the first sample, taken then. */
   private readonly baselineTicks = new Map<number, number>();
+  private readonly baselineMainTicks = new Map<number, number>();
   private firstSample = true;
   private result: TreeUsage | undefined;
   private readonly rssOverTime: RssSample[] = [];
@@ -128,10 +137,15 @@ export class ProcessMeter {
     for (const [pid, stat] of this.tree()) {
       rss += stat.rssPages * PAGE_BYTES;
       byName[stat.name] = (byName[stat.name] ?? 0) + stat.rssPages * PAGE_BYTES;
-      const usage = this.seen.get(pid) ?? { pid, name: stat.name, cpuSeconds: 0, peakRssBytes: 0 };
+      const usage = this.seen.get(pid) ?? { pid, name: stat.name, cpuSeconds: 0, mainThreadCpuSeconds: 0, peakRssBytes: 0 };
       usage.name = stat.name; // a forked child takes its own name when it execs
-      if (this.firstSample) this.baselineTicks.set(pid, stat.cpuTicks);
+      const mainTicks = readStat(pid, true)?.cpuTicks;
+      if (this.firstSample) {
+        this.baselineTicks.set(pid, stat.cpuTicks);
+        if (mainTicks !== undefined) this.baselineMainTicks.set(pid, mainTicks);
+      }
       usage.cpuSeconds = (stat.cpuTicks - (this.baselineTicks.get(pid) ?? 0)) / CLOCK_TICKS_PER_SECOND;
+      if (mainTicks !== undefined) usage.mainThreadCpuSeconds = (mainTicks - (this.baselineMainTicks.get(pid) ?? 0)) / CLOCK_TICKS_PER_SECOND;
       const peak = readPeakRss(pid) ?? stat.rssPages * PAGE_BYTES;
       if (peak > usage.peakRssBytes) this.stepPeak(pid, peak);
       usage.peakRssBytes = Math.max(usage.peakRssBytes, peak);

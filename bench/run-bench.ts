@@ -62,8 +62,11 @@ interface ToolResult {
   crawlflow?: {
     history: HistoryCount;
     eventsPerThousandPages: number;
-    /** `startupRssMb`: the worker's peak RSS when the site saw the first page request. */
-    worker: { cpuSeconds: number; peakRssMb: number; startupRssMb: number };
+    /**
+     * `startupRssMb`: the worker's peak RSS when the site saw the first page request;
+     * `mainThreadCpuSeconds`: the CLI process's event loop, where every batch's fetch, parse and store write run.
+     */
+    worker: { cpuSeconds: number; peakRssMb: number; startupRssMb: number; mainThreadCpuSeconds: number };
     temporalServer: { cpuSeconds: number; peakRssMb: number };
   };
   rssOverTime?: Array<{ t: number; mb: number; byName: Record<string, number> }>;
@@ -204,7 +207,11 @@ async function runTool(tool: ToolName, site: SiteProcess, options: Options): Pro
       history,
       eventsPerThousandPages: (history.events * 1000) / Math.max(1, pageSet.pages),
       // The CLI process runs the worker (and the client); its child is the dev server.
-      worker: { ...sumUsage(run.usage.processes, 'node'), startupRssMb: run.usage.peakRssAt(run.pid, stats.firstRequestAt ?? 0) / MB },
+      worker: {
+        ...sumUsage(run.usage.processes, 'node'),
+        startupRssMb: run.usage.peakRssAt(run.pid, stats.firstRequestAt ?? 0) / MB,
+        mainThreadCpuSeconds: run.usage.processes.find((process) => process.pid === run.pid)?.mainThreadCpuSeconds ?? 0,
+      },
       temporalServer: sumUsage(run.usage.processes, 'temporal'),
     };
   }
@@ -373,7 +380,7 @@ async function main(): Promise<void> {
       const { history, eventsPerThousandPages, worker, temporalServer } = crawlflow.crawlflow;
       process.stdout.write(
         `crawlflow: ${history.events} history events over ${history.runs} run(s) = ${eventsPerThousandPages.toFixed(1)} per 1,000 pages; ` +
-          `worker ${worker.cpuSeconds.toFixed(1)} CPU s / ${worker.peakRssMb.toFixed(0)} MB peak (${worker.startupRssMb.toFixed(0)} MB at the first page request), Temporal server ${temporalServer.cpuSeconds.toFixed(1)} CPU s / ${temporalServer.peakRssMb.toFixed(0)} MB peak\n`,
+          `worker ${worker.cpuSeconds.toFixed(1)} CPU s (main thread ${worker.mainThreadCpuSeconds.toFixed(1)}) / ${worker.peakRssMb.toFixed(0)} MB peak (${worker.startupRssMb.toFixed(0)} MB at the first page request), Temporal server ${temporalServer.cpuSeconds.toFixed(1)} CPU s / ${temporalServer.peakRssMb.toFixed(0)} MB peak\n`,
       );
       if (options.scale) reportScale(crawlflow);
     }
