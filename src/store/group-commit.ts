@@ -73,19 +73,41 @@ export class GroupCommit<Item, Result> {
 }
 
 /**
- * One IMMEDIATE transaction over the items, each written by `writeOne` in its own savepoint
- * (better-sqlite3 turns a transaction inside a transaction into one): a write that fails,
- * say on a constraint, is rolled back alone and the others commit. `finish` then runs in the
- * same transaction with the results of the writes that were kept, for what they share (the
- * counter rows every write adds to); if it fails, nothing of the group is committed.
+ * A write of a group failed: the group is written again, each write in a savepoint, where the
+ * write fails again and its own error reaches its own caller. It never leaves this module.
  */
-export function savepointEach<Item, Result>(
+class GroupWriteFailed extends Error {}
+
+/**
+ * One IMMEDIATE transaction over the items, written by `writeOne`, then `finish` with their
+ * results for what they share (the counter rows every write adds to).
+ *
+ * A write that fails, say on a constraint, must be rolled back alone while the others commit.
+ * Savepoints do that, but cost two statements per write, a tenth of a completion's store time
+ * (bench/PROFILE.md), for a failure that comes from a bug or a bad record, not from the
+ * crawl. So the group is first written without them; only if a write fails is that attempt
+ * rolled back whole and the group written again with a savepoint each (better-sqlite3 turns a
+ * transaction inside a transaction into one). If `finish` fails, or the transaction as such
+ * (a locked file, a full disk), nothing of the group is committed.
+ */
+export function commitTogether<Item, Result>(
   db: Database.Database,
   writeOne: (item: Item) => Result,
   finish: (written: readonly Result[]) => void,
 ): CommitAll<Item, Result> {
+  const together = db.transaction((items: readonly Item[]): Array<WriteOutcome<Result>> => {
+    const values = items.map((item) => {
+      try {
+        return writeOne(item);
+      } catch {
+        throw new GroupWriteFailed('a write of the group failed');
+      }
+    });
+    finish(values);
+    return values.map((value) => ({ value }));
+  });
   const inSavepoint = db.transaction(writeOne);
-  const all = db.transaction((items: readonly Item[]) => {
+  const eachInSavepoint = db.transaction((items: readonly Item[]) => {
     const outcomes = items.map((item): WriteOutcome<Result> => {
       try {
         return { value: inSavepoint(item) };
@@ -99,5 +121,12 @@ export function savepointEach<Item, Result>(
     finish(outcomes.flatMap((outcome) => ('value' in outcome ? [outcome.value] : [])));
     return outcomes;
   });
-  return (items) => all.immediate(items);
+  return (items) => {
+    try {
+      return together.immediate(items);
+    } catch (error) {
+      if (!(error instanceof GroupWriteFailed)) throw error;
+      return eachInSavepoint.immediate(items);
+    }
+  };
 }
