@@ -50,11 +50,14 @@ interface StatLine {
   rssPages: number;
 }
 
-/** The process's line of /proc, or with `task` its main thread's (thread ID = process ID). */
-function readStat(pid: number, task = false): StatLine | undefined {
+/** A process's stat file, and its main thread's (whose thread ID is the process ID). */
+const processStat = (pid: number): string => `/proc/${pid}/stat`;
+const mainThreadStat = (pid: number): string => `/proc/${pid}/task/${pid}/stat`;
+
+function readStat(path: string): StatLine | undefined {
   let text: string;
   try {
-    text = readFileSync(task ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch {
     return undefined; // exited between listing and reading
   }
@@ -81,14 +84,13 @@ function readPeakRss(pid: number): number | undefined {
 
 /** CPU seconds this process's main thread has spent so far (its other threads left out). */
 export function mainThreadCpuSeconds(): number {
-  return (readStat(process.pid, true)?.cpuTicks ?? 0) / CLOCK_TICKS_PER_SECOND;
+  return (readStat(mainThreadStat(process.pid))?.cpuTicks ?? 0) / CLOCK_TICKS_PER_SECOND;
 }
 
 export class ProcessMeter {
   private readonly seen = new Map<number, ProcessUsage>();
-  /** CPU ticks of the processes alive at the first sample, taken then. */
-  private readonly baselineTicks = new Map<number, number>();
-  private readonly baselineMainTicks = new Map<number, number>();
+  /** CPU ticks of the processes alive at the first sample, and of their main threads, taken then. */
+  private readonly baselineTicks = new Map<number, { process: number; mainThread?: number }>();
   private firstSample = true;
   private result: TreeUsage | undefined;
   private readonly rssOverTime: RssSample[] = [];
@@ -112,7 +114,7 @@ export class ProcessMeter {
     const all = new Map<number, StatLine>();
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
-      const stat = readStat(Number(entry));
+      const stat = readStat(processStat(Number(entry)));
       if (stat) all.set(Number(entry), stat);
     }
     const tree = new Map<number, StatLine>();
@@ -139,13 +141,12 @@ export class ProcessMeter {
       byName[stat.name] = (byName[stat.name] ?? 0) + stat.rssPages * PAGE_BYTES;
       const usage = this.seen.get(pid) ?? { pid, name: stat.name, cpuSeconds: 0, mainThreadCpuSeconds: 0, peakRssBytes: 0 };
       usage.name = stat.name; // a forked child takes its own name when it execs
-      const mainTicks = readStat(pid, true)?.cpuTicks;
-      if (this.firstSample) {
-        this.baselineTicks.set(pid, stat.cpuTicks);
-        if (mainTicks !== undefined) this.baselineMainTicks.set(pid, mainTicks);
-      }
-      usage.cpuSeconds = (stat.cpuTicks - (this.baselineTicks.get(pid) ?? 0)) / CLOCK_TICKS_PER_SECOND;
-      if (mainTicks !== undefined) usage.mainThreadCpuSeconds = (mainTicks - (this.baselineMainTicks.get(pid) ?? 0)) / CLOCK_TICKS_PER_SECOND;
+      const mainTicks = readStat(mainThreadStat(pid))?.cpuTicks;
+      if (this.firstSample) this.baselineTicks.set(pid, { process: stat.cpuTicks, mainThread: mainTicks });
+      const baseline = this.baselineTicks.get(pid);
+      usage.cpuSeconds = (stat.cpuTicks - (baseline?.process ?? 0)) / CLOCK_TICKS_PER_SECOND;
+      // A process may exit between the two reads: its main thread keeps its last figure.
+      if (mainTicks !== undefined) usage.mainThreadCpuSeconds = (mainTicks - (baseline?.mainThread ?? 0)) / CLOCK_TICKS_PER_SECOND;
       const peak = readPeakRss(pid) ?? stat.rssPages * PAGE_BYTES;
       if (peak > usage.peakRssBytes) this.stepPeak(pid, peak);
       usage.peakRssBytes = Math.max(usage.peakRssBytes, peak);
