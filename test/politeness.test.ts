@@ -19,11 +19,13 @@ import { startSiteThread } from './helpers/site-thread';
  */
 const SEND_TOLERANCE_MS = 3;
 /**
- * How much closer two requests may reach the site than they left the crawler: the site's
- * thread notes a request when the machine schedules it, measured up to 12 ms late on this
- * 2-core box with a CPU hog beside the suite.
+ * How much closer two requests may reach the site than they left the crawler. The site's
+ * thread notes a request when the kernel next schedules it, and on a 2-core box with three
+ * workers, the dev server and PostgreSQL runnable that wait is a scheduler slice or two: it
+ * was measured up to 19 ms (a CI run whose requests left at least 997 ms apart and reached
+ * the site 981 ms apart). The gap as sent, checked to 3 ms, is the crawler's own guarantee.
  */
-const ARRIVAL_JITTER_MS = 15;
+const ARRIVAL_JITTER_MS = 25;
 
 /** Smallest gap between consecutive times. */
 function minGap(times: readonly number[]): number {
