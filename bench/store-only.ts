@@ -89,7 +89,7 @@ async function replay(pages: number, hosts: number): Promise<StoreRun> {
           ? await timed(() => store.claim(batchId, site.key(0), BATCH_URLS, undefined, false, { holders: BATCHES }))
           : ((await timed(() =>
               store.claimReady(batchId, { render: false, freeBy: Date.now() + 10_000, batchLimit: BATCH_URLS, maxPagesPerHost: pages, holdersOf: () => PER_HOST_BATCHES, maxHolders: PER_HOST_BATCHES }),
-            ))?.urls ?? []);
+            )).flatMap((ready) => ready.urls));
       for (const item of urls) await finish(batchId, item);
       claimed += urls.length;
       if (urls.length === 0 || hosts === 1 || claimed >= BATCH_URLS) return claimed > 0;

@@ -69,6 +69,34 @@ describe(`a broad crawl: ${HOSTS} hosts, a seed on each, two workers`, () => {
     assert.ok(orders.every((order) => order.hosts.reduce((sum, share) => sum + share.limit, order.fill ?? 0) <= 20), 'no batch ordered more than the batch size');
   });
 
+  it('a host that defers mid-claim gives back the keys claimed with it: each is fetched once later, the deferred page twice', async () => {
+    // 60 hosts seeded at once: batches claim several ready keys at a time. Every sixth host
+    // answers its first /p0 with a Retry-After long enough to defer the batch, which gives
+    // back every URL it holds unfinished, the later keys of its claim too.
+    const limited = (host: number) => host % 6 === 0;
+    const deferring = await startLinkedHosts(60, 2, {
+      firstAnswer: (host, path) => (limited(host) && path === '/p0' ? { status: 429, headers: { 'retry-after': '11' } } : undefined),
+    });
+    try {
+      const handle = await startCrawl(env.client, 'broad-deferring', { ...crawl(), seeds: deferring.origins.map((origin) => `${origin}/`), maxRetries: 2 }, queue);
+      const summary = await handle.result();
+      const records = await readRecords(env.store, 'broad-deferring');
+      assert.deepEqual(records.map((record) => record.url).sort(), [...deferring.pages].sort(), 'every page recorded once');
+      assert.deepEqual(records.filter((record) => record.status !== 200).map((record) => record.url), [], 'every page recorded with its 200');
+      const limitedPages = deferring.origins.filter((_, host) => limited(host)).map((origin) => `${origin}/p0`);
+      const askedTwice = [...deferring.requests].filter(([, n]) => n === 2).map(([url]) => url);
+      assert.deepEqual(askedTwice.sort(), [...limitedPages].sort(), 'each deferred page asked twice: the 429, then its page');
+      assert.deepEqual([...deferring.requests].filter(([, n]) => n > 2), [], 'no page asked more often');
+      assert.equal(deferring.requests.size, deferring.pages.length, 'every page was asked for');
+      assert.equal(summary.totals.fetched, deferring.pages.length);
+      const [{ history }] = await historiesOf(env.client, 'broad-deferring');
+      const deferredHosts = completedResults<BatchReport>(history, 'fetchBatch').flatMap((report) => (report.kind === 'done' ? report.deferred.map(({ host }) => host) : []));
+      assert.deepEqual([...new Set(deferredHosts)].sort(), limitedPages.map((page) => new URL(page).host).sort(), 'each limited host deferred its batch');
+    } finally {
+      await deferring.close();
+    }
+  });
+
   it('spends a page budget exactly, with batches that fill', async () => {
     for (const key of site.requests.keys()) site.requests.delete(key);
     const handle = await startCrawl(env.client, 'broad-budget', crawl(400), queue);

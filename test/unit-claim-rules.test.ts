@@ -1,11 +1,11 @@
 /**
  * The claim rules both frontier stores share (src/store/claim-rules.ts), with no store: how
  * many URLs a claim takes fresh and as page-cap skips, when it refuses, which counts it reads,
- * and the order a ready claim tries keys in, synchronous and asynchronous.
+ * and the keys a ready claim tries and takes, synchronous and asynchronous.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { firstReadyClaim, planClaim, type ClaimCounts, type ClaimRequest } from '../src/store/claim-rules';
+import { keysPerReadyClaim, planClaim, READY_CANDIDATES, readyClaims, type ClaimCounts, type ClaimRequest } from '../src/store/claim-rules';
 import type { ClaimedUrl } from '../src/store/frontier-store';
 
 const UNCAPPED = Number.MAX_SAFE_INTEGER;
@@ -80,34 +80,51 @@ describe('claim rule: how many URLs a claim takes', () => {
   });
 });
 
-describe('ready claim walk: which key a ready claim takes', () => {
-  it('tries the keys the batch holds first, then the ready ones, and the first that yields URLs wins', () => {
+describe('ready claim walk: which keys a ready claim takes', () => {
+  const keys = (n: number) => Array.from({ length: n }, (_, i) => `r${i}`);
+
+  it('takes every held key that yields, and asks for no ready key then', () => {
     const tried: string[] = [];
-    const yields: Record<string, ClaimedUrl[]> = { h2: [url(1)], r1: [url(2)] };
-    const claim = firstReadyClaim(['h1', 'h2'], () => ['r1'], (key, held) => (tried.push(`${key}:${held}`), yields[key] ?? []));
-    assert.deepEqual(claim, { key: 'h2', urls: [url(1)] });
-    assert.deepEqual(tried, ['h1:true', 'h2:true']);
+    let asked = 0;
+    const yields: Record<string, ClaimedUrl[]> = { h2: [url(1)], h3: [url(2)] };
+    const claims = readyClaims({ held: ['h1', 'h2', 'h3'], ready: () => (asked += 1, keys(8)), room: 0 }, (key, held) => (tried.push(`${key}:${held}`), yields[key] ?? []));
+    assert.deepEqual(claims, [{ key: 'h2', urls: [url(1)] }, { key: 'h3', urls: [url(2)] }], 'held keys resume even with no room left');
+    assert.deepEqual(tried, ['h1:true', 'h2:true', 'h3:true']);
+    assert.equal(asked, 0, 'a held key that yields spares the lookup');
   });
 
-  it('asks for the ready keys only once no held key had anything left', () => {
-    let asked = 0;
-    const ready = () => (asked += 1, ['r1', 'r2', 'r3']);
+  it('takes half the ready keys where the store found as many as it asked for, one where it found fewer', () => {
+    assert.equal(keysPerReadyClaim(READY_CANDIDATES), READY_CANDIDATES / 2);
+    assert.equal(keysPerReadyClaim(READY_CANDIDATES - 1), 1);
     const tried: string[] = [];
-    const claim = firstReadyClaim(['h1'], ready, (key, held) => (tried.push(`${key}:${held}`), key === 'r2' ? [url(3)] : []));
-    assert.deepEqual(claim, { key: 'r2', urls: [url(3)] });
-    assert.deepEqual(tried, ['h1:true', 'r1:false', 'r2:false']);
-    assert.equal(asked, 1);
-    assert.equal(firstReadyClaim(['h1'], ready, () => [url(1)])?.key, 'h1');
-    assert.equal(asked, 1, 'a held key that yields spares the lookup');
-    assert.equal(firstReadyClaim([], () => ['r1'], () => []), null);
+    const claimOf = (key: string, held: boolean) => (tried.push(`${key}:${held}`), held || key === 'r1' ? [] : [url(1)]);
+    const many = readyClaims({ held: ['h1'], ready: () => keys(READY_CANDIDATES), room: 10 }, claimOf);
+    assert.deepEqual(many.map((claim) => claim.key), ['r0', 'r2', 'r3', 'r4'], 'a key that yields nothing, held or ready, is passed over');
+    assert.deepEqual(tried, ['h1:true', 'r0:false', 'r1:false', 'r2:false', 'r3:false', 'r4:false']);
+    assert.deepEqual(readyClaims({ held: [], ready: () => keys(READY_CANDIDATES - 1), room: 10 }, claimOf).map((claim) => claim.key), ['r0']);
+    assert.deepEqual(readyClaims({ held: [], ready: () => [], room: 10 }, claimOf), []);
+  });
+
+  it('stops taking ready keys once their URLs fill the room', () => {
+    const tried: string[] = [];
+    const claimOf = (key: string) => (tried.push(key), [url(1), url(2), url(3)]);
+    assert.deepEqual(readyClaims({ held: [], ready: () => keys(READY_CANDIDATES), room: 5 }, claimOf).map((claim) => claim.key), ['r0', 'r1']);
+    assert.deepEqual(tried, ['r0', 'r1'], 'no key is tried once the room is used');
+    assert.deepEqual(readyClaims({ held: [], ready: () => keys(READY_CANDIDATES), room: 0 }, claimOf), [], 'no room: no ready key is tried');
+    assert.deepEqual(tried, ['r0', 'r1']);
   });
 
   it('walks the same way when each claim is a promise', async () => {
     const tried: string[] = [];
-    const claimOf = async (key: string, held: boolean): Promise<ClaimedUrl[]> => (tried.push(`${key}:${held}`), key === 'r1' ? [url(4)] : []);
-    assert.deepEqual(await firstReadyClaim(['h1'], () => ['r0', 'r1', 'r2'], claimOf), { key: 'r1', urls: [url(4)] });
-    assert.deepEqual(tried, ['h1:true', 'r0:false', 'r1:false']);
-    assert.equal(await firstReadyClaim(['h1'], () => ['r0'], async () => []), null);
-    assert.equal(firstReadyClaim([], () => [], claimOf), null, 'no key to try: null at once');
+    const claimOf = async (key: string, held: boolean): Promise<ClaimedUrl[]> => (tried.push(`${key}:${held}`), key === 'r1' ? [] : [url(4)]);
+    const claims = await readyClaims({ held: ['h1'], ready: () => keys(READY_CANDIDATES), room: 3 }, claimOf);
+    assert.deepEqual(claims, [{ key: 'h1', urls: [url(4)] }]);
+    assert.deepEqual(await readyClaims({ held: [], ready: () => keys(READY_CANDIDATES), room: 3 }, claimOf), [
+      { key: 'r0', urls: [url(4)] },
+      { key: 'r2', urls: [url(4)] },
+      { key: 'r3', urls: [url(4)] },
+    ]);
+    assert.deepEqual(tried, ['h1:true', 'r0:false', 'r1:false', 'r2:false', 'r3:false']);
+    assert.deepEqual(readyClaims({ held: [], ready: () => [], room: 3 }, claimOf), [], 'no key to try: an empty array at once');
   });
 });

@@ -23,7 +23,7 @@ import { hostKey } from '../src/policy/normalize-url';
 import Database from 'better-sqlite3';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
 import { SQLITE_SCHEMA_VERSION } from '../src/store/sqlite-schema';
-import { HOST_PAGE_CAP, INITIAL_PACING, type FrontierEntry, type FrontierStore, type HostPacing, type PageRecord } from '../src/store/frontier-store';
+import { HOST_PAGE_CAP, INITIAL_PACING, type FrontierEntry, type FrontierStore, type HostPacing, type PageRecord, type ReadyClaim } from '../src/store/frontier-store';
 import { openStoreBackend, UnknownCrawlError, type StoreBackend } from '../src/store/store-backend';
 import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store-url';
 import { PostgresDatabase, SCHEMA_VERSION } from '../src/store/postgres-database';
@@ -131,6 +131,8 @@ async function readRecords(store: FrontierStore): Promise<PageRecord[]> {
 }
 
 const urlsOf = (claimed: ReadonlyArray<{ url: string }>) => claimed.map((item) => item.url);
+/** A ready claim's keys, each with its URLs. */
+const claimedKeys = (claims: readonly ReadyClaim[]) => claims.map(({ key, urls }) => ({ key, urls: urlsOf(urls) }));
 
 /** One implementation of FrontierStore, as the contract suite drives it. */
 interface Implementation {
@@ -331,6 +333,29 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it('hands a filling batch several keys at once where many are ready, within the batch limit, and one where few are', async () => {
+    const store = await impl.fresh();
+    // Ten keys, h9 with the biggest backlog (10 URLs) down to h0 with one.
+    const urlOf = (key: number, n: number) => `http://h${key}.test/p/${n}`;
+    const backlog = (key: number) => Array.from({ length: key + 1 }, (_, n) => urlOf(key, n));
+    try {
+      await store.enqueue(Array.from({ length: 10 }, (_, key) => backlog(key).map((url) => entry(url))).flat());
+      const query = { render: false, freeBy: Date.now() + 10_000, batchLimit: 30, maxPagesPerHost: 100, holdersOf: () => 1, maxHolders: 1 };
+      const wide = [
+        { key: 'h9.test', urls: backlog(9) },
+        { key: 'h8.test', urls: backlog(8) },
+        { key: 'h7.test', urls: backlog(7) },
+        { key: 'h6.test', urls: backlog(6).slice(0, 3) },
+      ];
+      assert.deepEqual(claimedKeys(await store.claimReady('wide', query)), wide, 'four keys of the eight found, biggest backlog first, the last cut to the batch limit');
+      const resumed = claimedKeys(await store.claimReady('wide', query)).sort((x, y) => y.key.localeCompare(x.key));
+      assert.deepEqual(resumed, wide, 'a retried attempt gets every key it holds back, and no more');
+      assert.deepEqual(claimedKeys(await store.claimReady('next', query)), [{ key: 'h5.test', urls: backlog(5) }], 'six keys left to claim: one at a time');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('hands a filling batch ready work: its own keys first, then free ones by backlog, within every bound', async () => {
     const store = await impl.fresh();
     const C = 'c.test';
@@ -338,23 +363,18 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     try {
       await store.enqueue([...[0, 1, 2].map((n) => entry(urlA(n))), ...[0, 1, 2, 3, 4].map((n) => entry(urlB(n))), entry(urlC(0)), { ...entry(urlC(1)), render: true }]);
       const query = { render: false, freeBy: Date.now() + 10_000, batchLimit: 6, maxPagesPerHost: 100, holdersOf: () => 1, maxHolders: 1 };
-      const first = await store.claimReady('fill', query);
-      assert.deepEqual(first && { key: first.key, urls: urlsOf(first.urls) }, { key: B, urls: [0, 1, 2, 3, 4].map(urlB) }, 'the biggest backlog first');
-      const resumed = await store.claimReady('fill', query);
-      assert.deepEqual(resumed && urlsOf(resumed.urls), [0, 1, 2, 3, 4].map(urlB), 'a retried attempt gets its own key back first');
+      assert.deepEqual(claimedKeys(await store.claimReady('fill', query)), [{ key: B, urls: [0, 1, 2, 3, 4].map(urlB) }], 'the biggest backlog first, one key of three');
+      assert.deepEqual(claimedKeys(await store.claimReady('fill', query)), [{ key: B, urls: [0, 1, 2, 3, 4].map(urlB) }], 'a retried attempt gets its own key back first');
       for (const n of [0, 1, 2, 3, 4]) await store.complete('fill', pageRecord(urlB(n)), []);
-      const next = await store.claimReady('fill', query);
-      assert.deepEqual(next && { key: next.key, urls: urlsOf(next.urls) }, { key: A, urls: [urlA(0)] }, 'what is left of the batch limit');
-      assert.equal(await store.claimReady('full', { ...query, holdersOf: (key) => (key === C ? 0 : 1) }), null, 'A is held, B is empty, C refuses every holder');
-      const other = await store.claimReady('other', query);
-      assert.deepEqual(other && { key: other.key, urls: urlsOf(other.urls) }, { key: C, urls: [urlC(0)] }, 'a fetch batch never takes render URLs');
+      assert.deepEqual(claimedKeys(await store.claimReady('fill', query)), [{ key: A, urls: [urlA(0)] }], 'what is left of the batch limit');
+      assert.deepEqual(await store.claimReady('full', { ...query, holdersOf: (key) => (key === C ? 0 : 1) }), [], 'A is held, B is empty, C refuses every holder');
+      assert.deepEqual(claimedKeys(await store.claimReady('other', query)), [{ key: C, urls: [urlC(0)] }], 'a fetch batch never takes render URLs');
       await store.updatePacing(A, () => ({ pacing: INITIAL_PACING, notBefore: Date.now() + 60_000 }));
       await store.release('fill');
-      assert.equal(await store.claimReady('late', query), null, 'A is held back past freeBy; nothing else is queued to fetch');
-      assert.equal(await store.claimReady('render', { ...query, render: true }), null, 'fetch and render batches count as holders alike');
+      assert.deepEqual(await store.claimReady('late', query), [], 'A is held back past freeBy; nothing else is queued to fetch');
+      assert.deepEqual(await store.claimReady('render', { ...query, render: true }), [], 'fetch and render batches count as holders alike');
       await store.complete('other', pageRecord(urlC(0)), []);
-      const render = await store.claimReady('render', { ...query, render: true });
-      assert.deepEqual(render && urlsOf(render.urls), [urlC(1)]);
+      assert.deepEqual(claimedKeys(await store.claimReady('render', { ...query, render: true })), [{ key: C, urls: [urlC(1)] }]);
     } finally {
       await store.close();
     }
@@ -1114,8 +1134,8 @@ describe('SQLite store files: the schema version is the file\'s user_version', (
       assert.match(indexesOf(file).urls_claimed, /\(host, batch_id\)/);
       // The claim is the batch's still: a retried attempt gets it back, and no other batch may take it.
       const query = { render: false, freeBy: Date.now() + 10_000, batchLimit: 1, maxPagesPerHost: 100, holdersOf: () => 1, maxHolders: 1 };
-      assert.deepEqual((await reopened.claimReady('b1', query))?.urls.map((claimed) => claimed.url), ['http://a.test/1']);
-      assert.equal(await reopened.claimReady('b2', query), null, 'a.test has its one holder');
+      assert.deepEqual((await reopened.claimReady('b1', query)).flatMap((ready) => ready.urls.map((claimed) => claimed.url)), ['http://a.test/1']);
+      assert.deepEqual(await reopened.claimReady('b2', query), [], 'a.test has its one holder');
       assert.deepEqual((await reopened.claim('b2', 'a.test', 5)).map((claimed) => claimed.url), ['http://a.test/2']);
     } finally {
       await reopened.close();

@@ -18,7 +18,7 @@
 import { Context } from '@temporalio/activity';
 import type { BatchProgress, BatchReport, BatchResult, HostDeferral, LegacyBatchInput } from '../shared/crawl-types';
 import type { CrawlConfig } from '../shared/crawl-config';
-import { changesNothing, type ClaimBounds, type ClaimedUrl, type FrontierStore, type HostPacing } from '../store/frontier-store';
+import { changesNothing, type ClaimBounds, type ClaimedUrl, type FrontierStore, type HostPacing, type ReadyClaim } from '../store/frontier-store';
 import { RequestStarts } from '../store/request-starts';
 import type { HostOverride } from '../shared/politeness-config';
 import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
@@ -352,9 +352,9 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     run.work.fill && (run.policy.pacingOverride(key)?.perHostConcurrency ?? run.work.fill.perHostConcurrency);
 
   /**
-   * After its shares, a filling batch takes the ready work the store hands out, one key after
-   * another, until it holds as many URLs as it was ordered (`batchLimit`, which the store checks
-   * with every claim) or no key has anything for it.
+   * After its shares, a filling batch takes the ready work the store hands out, a few keys at a
+   * time, crawled one after another, until it holds as many URLs as it was ordered
+   * (`batchLimit`, which the store checks with every claim) or no key has anything for it.
    */
   async function fillFromStore(run: BatchRun, batchLimit: number, claimedSoFar: number, deferred: HostDeferral[]): Promise<number> {
     const { work, store, stop } = run;
@@ -370,13 +370,33 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     };
     let claimed = 0;
     while (claimedSoFar + claimed < batchLimit && !stop.asked) {
-      const ready = await store.claimReady(work.batchId, { ...query, freeBy: Date.now() + LONG_WAIT_MS });
-      if (ready === null) break;
-      const crawled = await crawlClaimed(run, ready.key, ready.urls);
-      claimed += ready.urls.length;
-      if (crawled.deferUntil !== undefined) deferred.push({ host: ready.key, until: crawled.deferUntil });
+      const claims = await store.claimReady(work.batchId, { ...query, freeBy: Date.now() + LONG_WAIT_MS });
+      if (claims.length === 0) break;
+      claimed += await crawlReadyClaims(run, claims, deferred);
     }
     return claimed;
+  }
+
+  /**
+   * Crawls the keys of one ready claim in order; returns the URLs of those it crawled. A
+   * deferral or a hand-over gives back every URL the batch holds unfinished, the later keys'
+   * too, so those are left to a later claim.
+   */
+  async function crawlReadyClaims(run: BatchRun, claims: readonly ReadyClaim[], deferred: HostDeferral[]): Promise<number> {
+    let crawledUrls = 0;
+    for (const { key, urls } of claims) {
+      if (run.stop.asked) {
+        await run.store.release(run.work.batchId);
+        break;
+      }
+      const crawled = await crawlClaimed(run, key, urls);
+      crawledUrls += urls.length;
+      if (crawled.deferUntil !== undefined) {
+        deferred.push({ host: key, until: crawled.deferUntil });
+        break;
+      }
+    }
+    return crawledUrls;
   }
 
   /**

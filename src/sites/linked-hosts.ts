@@ -27,7 +27,18 @@ function linkedHosts(n: number, hosts: number): number[] {
   return [(n + 1) % hosts, (n * 7 + 3) % hosts];
 }
 
-export async function startLinkedHosts(hosts: number, pagesPerHost: number): Promise<LinkedHosts> {
+/** An answer a host gives instead of its page, the first time the page is asked for. */
+export interface FirstAnswer {
+  status: number;
+  headers: Record<string, string>;
+}
+
+export interface LinkedHostsOptions {
+  /** What host `host` answers the first request for `path` with, if not its page. */
+  firstAnswer?: (host: number, path: string) => FirstAnswer | undefined;
+}
+
+export async function startLinkedHosts(hosts: number, pagesPerHost: number, { firstAnswer }: LinkedHostsOptions = {}): Promise<LinkedHosts> {
   const servers: Server[] = [];
   const origins: string[] = [];
   const requests = new Map<string, number>();
@@ -36,7 +47,8 @@ export async function startLinkedHosts(hosts: number, pagesPerHost: number): Pro
     let inFlight = 0;
     const server = createServer((req, res) => {
       const origin = origins[n];
-      requests.set(`${origin}${req.url}`, (requests.get(`${origin}${req.url}`) ?? 0) + 1);
+      const asked = (requests.get(`${origin}${req.url}`) ?? 0) + 1;
+      requests.set(`${origin}${req.url}`, asked);
       inFlight += 1;
       maxInFlight.set(origin, Math.max(maxInFlight.get(origin) ?? 0, inFlight));
       res.on('close', () => void (inFlight -= 1));
@@ -45,6 +57,8 @@ export async function startLinkedHosts(hosts: number, pagesPerHost: number): Pro
           ? [...Array.from({ length: pagesPerHost }, (_, page) => `/p${page}`), ...linkedHosts(n, hosts).map((other) => `${origins[other]}/`)]
           : [];
       if (req.url !== '/' && !/^\/p\d+$/.test(req.url ?? '')) return void res.writeHead(404).end();
+      const instead = asked === 1 ? firstAnswer?.(n, req.url ?? '/') : undefined;
+      if (instead) return void res.writeHead(instead.status, instead.headers).end();
       res.writeHead(200, { 'content-type': 'text/html' }).end(`<title>${origin}${req.url}</title>${links.map((href) => `<a href="${href}">x</a>`).join('')}`);
     });
     server.keepAliveTimeout = 1_000;

@@ -66,40 +66,70 @@ export function planClaim({ limit, maxPagesPerHost, bounds }: ClaimRequest, coun
 }
 
 /**
- * The keys a ready claim tries, in order: those the batch holds (a retried attempt resumes
- * them), then `ready()`, which is asked only once none the batch holds had anything left.
+ * Ready keys a claim asks its store for in one transaction: the query's holder bound is the
+ * largest any key has, so a key with a lower override may still refuse; a few more are always
+ * at hand.
  */
-function* readyCandidates(held: readonly string[], ready: () => readonly string[]): Generator<{ key: string; held: boolean }> {
-  for (const key of held) yield { key, held: true };
-  for (const key of ready()) yield { key, held: false };
-}
+export const READY_CANDIDATES = 8;
 
 /**
- * The first key that yields URLs, claimed by `claimOf`, or null. `claimOf` runs inside the
- * store's transaction: synchronous for SQLite (whose transactions cannot span an await), a
- * promise over a PostgreSQL connection, which makes the result a promise too (or null at
- * once when there is no key to try).
+ * How many ready keys one claim takes. Each claim is a write transaction, and on a crawl of
+ * many small hosts a key yields only a few URLs, so a batch takes several keys at once, up to
+ * half of what the store found, when it found as many as it was asked for. With fewer ready
+ * keys than that it takes one: a crawl of a few hosts keeps them spread over its batches
+ * instead of one batch holding them all while it fetches one.
  */
-export function firstReadyClaim(held: readonly string[], ready: () => readonly string[], claimOf: (key: string, held: boolean) => ClaimedUrl[]): ReadyClaim | null;
-export function firstReadyClaim(
-  held: readonly string[],
-  ready: () => readonly string[],
-  claimOf: (key: string, held: boolean) => Promise<ClaimedUrl[]>,
-): Promise<ReadyClaim | null> | null;
-export function firstReadyClaim(
-  held: readonly string[],
-  ready: () => readonly string[],
-  claimOf: (key: string, held: boolean) => ClaimedUrl[] | Promise<ClaimedUrl[]>,
-): ReadyClaim | null | Promise<ReadyClaim | null> {
-  const candidates = readyCandidates(held, ready);
-  const next = (): ReadyClaim | null | Promise<ReadyClaim | null> => {
-    for (let step = candidates.next(); !step.done; step = candidates.next()) {
-      const { key } = step.value;
-      const urls = claimOf(key, step.value.held);
-      if (urls instanceof Promise) return urls.then((claimed) => (claimed.length > 0 ? { key, urls: claimed } : next()));
-      if (urls.length > 0) return { key, urls };
-    }
-    return null;
+export function keysPerReadyClaim(found: number): number {
+  return found >= READY_CANDIDATES ? READY_CANDIDATES / 2 : 1;
+}
+
+/** What a ready claim walks (see `readyClaims`). */
+export interface ReadyWalk {
+  /** Keys the batch holds claimed URLs of: a retried attempt resumes them all. */
+  held: readonly string[];
+  /** The ready keys, best first; asked only once no held key had anything left. */
+  ready: () => readonly string[];
+  /** URLs the batch may still claim over every key. */
+  room: number;
+}
+
+type ClaimOf<T> = (key: string, held: boolean) => T;
+
+/**
+ * The claims of a ready claim, in the order the batch crawls them: every held key that
+ * yields URLs; else as many ready keys as `keysPerReadyClaim` allows and the room holds,
+ * each claimed by `claimOf`. Empty when no key yields. `claimOf` runs inside the store's
+ * transaction: synchronous for SQLite (whose transactions cannot span an await), a promise
+ * over a PostgreSQL connection, which makes the result a promise too (or an array at once
+ * when there is no key to try).
+ */
+export function readyClaims(walk: ReadyWalk, claimOf: ClaimOf<ClaimedUrl[]>): ReadyClaim[];
+export function readyClaims(walk: ReadyWalk, claimOf: ClaimOf<Promise<ClaimedUrl[]>>): Promise<ReadyClaim[]> | ReadyClaim[];
+export function readyClaims(walk: ReadyWalk, claimOf: ClaimOf<ClaimedUrl[] | Promise<ClaimedUrl[]>>): ReadyClaim[] | Promise<ReadyClaim[]> {
+  const claims: ReadyClaim[] = [];
+  let room = walk.room;
+  const add = (key: string, urls: ClaimedUrl[], held: boolean): void => {
+    if (urls.length === 0) return;
+    claims.push({ key, urls });
+    if (!held) room -= urls.length;
   };
-  return next();
+  /** Claims `keys` in order while `wanted` claims are not yet made (ready keys: and room is left), then runs `then`. */
+  const claimKeys = (keys: readonly string[], held: boolean, wanted: number, then: () => ReadyClaim[] | Promise<ReadyClaim[]>) => {
+    let next = 0;
+    const step = (): ReadyClaim[] | Promise<ReadyClaim[]> => {
+      while (next < keys.length && claims.length < wanted && (held || room > 0)) {
+        const key = keys[next++];
+        const urls = claimOf(key, held);
+        if (urls instanceof Promise) return urls.then((claimed) => (add(key, claimed, held), step()));
+        add(key, urls, held);
+      }
+      return then();
+    };
+    return step();
+  };
+  return claimKeys(walk.held, true, Infinity, () => {
+    if (claims.length > 0) return claims;
+    const ready = walk.ready();
+    return claimKeys(ready, false, keysPerReadyClaim(ready.length), () => claims);
+  });
 }

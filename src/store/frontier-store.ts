@@ -254,13 +254,15 @@ export interface FrontierStore {
    */
   claim(batchId: string, host: string, limit: number, maxPagesPerHost?: number, render?: boolean, bounds?: ClaimBounds): Promise<ClaimedUrl[]>;
   /**
-   * The store hands a filling batch ready work: in one atomic step, the URLs of one key, as
-   * `claim` would with the query's bounds. First a key the batch holds already (a retried
-   * attempt resumes it); else, biggest backlog first, a key of its lane and shard with backlog,
-   * held by fewer batches than its concurrency, and free to be asked by `freeBy` (a key held
-   * back past it would only be given back). Null when no key has anything for the batch.
+   * The store hands a filling batch ready work: in one atomic step, the URLs of its keys, each
+   * as `claim` would with the query's bounds, in the order the batch is to crawl them. First
+   * the keys the batch holds already (a retried attempt resumes them); else, biggest backlog
+   * first, keys of its lane and shard with backlog, held by fewer batches than their
+   * concurrency, and free to be asked by `freeBy` (a key held back past it would only be
+   * given back): several where many are ready (`keysPerReadyClaim`), within the batch limit.
+   * Empty when no key has anything for the batch.
    */
-  claimReady(batchId: string, query: ReadyQuery): Promise<ReadyClaim | null>;
+  claimReady(batchId: string, query: ReadyQuery): Promise<ReadyClaim[]>;
   complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number>;
   /**
    * Puts a batch's unfinished URLs back in the queue for a later batch; `retried` is the URL

@@ -44,7 +44,7 @@ import type { PoolClient } from 'pg';
 import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages, ROBOTS_COLUMNS, stopOrderText, toClaimed, toStopOrder, toTotals, type ClaimRow, type CountDialect, type TotalsRow } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
-import { firstReadyClaim, otherHoldersSql, planClaim, type ClaimPlan, type ClaimRequest } from './claim-rules';
+import { otherHoldersSql, planClaim, READY_CANDIDATES, readyClaims, type ClaimPlan, type ClaimRequest } from './claim-rules';
 import { claimHostCounts, requeuedUrl, requeueHostCounts } from './requeue-rules';
 import { KnownUrls } from './known-urls';
 
@@ -180,8 +180,6 @@ const LOCK_HOST = `SELECT taken, ${HOLDERS} FROM crawlflow.hosts WHERE crawl = $
 const LOCK_FREE_HOST = `SELECT taken, ${HOLDERS}, (SELECT count(*) FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $3 AND host = $2)::int AS share
   FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE SKIP LOCKED`;
 
-/** Keys a ready claim tries in one transaction (see sqlite-store.ts). */
-const READY_CANDIDATES = 8;
 
 /** One claim's arguments, as `claim` takes them. */
 interface KeyClaim extends ClaimRequest {
@@ -288,7 +286,7 @@ export class PostgresFrontierStore implements FrontierStore {
     return this.db.transaction((client) => this.claimWith(client, crawl, { batchId, host, limit, maxPagesPerHost, render, bounds }));
   }
 
-  async claimReady(batchId: string, query: ReadyQuery): Promise<ReadyClaim | null> {
+  async claimReady(batchId: string, query: ReadyQuery): Promise<ReadyClaim[]> {
     const crawl = await this.crawl();
     return this.db.transaction(async (client) => {
       const { rows } = await client.query<{ host: string; held: boolean }>(READY_KEYS, [
@@ -300,13 +298,18 @@ export class PostgresFrontierStore implements FrontierStore {
         query.freeBy,
         READY_CANDIDATES,
       ]);
-      const batchRows = await this.batchRows(client, crawl, batchId);
+      // The batch's rows, counted under its lock once, then grown by each ready key's claim. A
+      // held key's claim (a retried attempt, rare) counts them again after the others' top-ups.
+      let batchRows = await this.batchRows(client, crawl, batchId);
       const held = rows.filter((row) => row.held).map((row) => row.host);
       const ready = () => rows.filter((row) => !row.held).map((row) => row.host);
-      return firstReadyClaim(held, ready, (host, holding) => {
+      return readyClaims({ held, ready, room: query.batchLimit - batchRows }, async (host, holding) => {
         const bounds = { holders: query.holdersOf(host), batchLimit: query.batchLimit };
         const claim = { batchId, host, limit: query.batchLimit, maxPagesPerHost: query.maxPagesPerHost, render: query.render, bounds };
-        return holding ? this.claimWith(client, crawl, claim, batchRows) : this.claimFree(client, crawl, claim, batchRows);
+        if (holding) return this.claimWith(client, crawl, claim);
+        const claimed = await this.claimFree(client, crawl, claim, batchRows);
+        batchRows += claimed.length;
+        return claimed;
       });
     });
   }

@@ -35,7 +35,7 @@ import { recordsInPages, stopOrderText, toClaimed, toStopOrder, toTotals, type C
 import { completedValues, toRecord, type RecordRow } from './record-fields';
 import { commitTogether, GroupCommit } from './group-commit';
 import { HOST_PAGE_CAP } from './url-states';
-import { firstReadyClaim, planClaim } from './claim-rules';
+import { planClaim, READY_CANDIDATES, readyClaims } from './claim-rules';
 import { migrate, sqliteFlag } from './sqlite-schema';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements';
 import { KnownUrls } from './known-urls';
@@ -68,11 +68,6 @@ const BUSY_TIMEOUT_MS = 250;
  * table (4,096 frames) every read that misses the WAL searches one more table.
  */
 const WAL_CHECKPOINT_FRAMES = 4_000;
-/**
- * Keys a ready claim tries in one transaction: the query's holder bound is the largest any key
- * has, so a key with a lower override may still refuse; a few more are always at hand.
- */
-const READY_CANDIDATES = 8;
 /** A crawl's working connection: its completions rewrite the same hot pages, which the cache keeps. */
 const CRAWL_CACHE_KIB = 64 * 1024;
 /**
@@ -195,10 +190,11 @@ function writeTransactions(db: Database.Database, s: SqliteStatements) {
     claim: db.transaction((batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1, bounds: ClaimBounds) =>
       claimNow(s, batchId, host, limit, maxPagesPerHost, render, bounds),
     ),
-    claimReady: db.transaction((batchId: string, query: ReadyQuery): ReadyClaim | null => {
+    claimReady: db.transaction((batchId: string, query: ReadyQuery): ReadyClaim[] => {
       const render = query.render ? 1 : 0;
-      const readyKeys = () => s.readyKeys.all({ batchId, render, shard: query.shard ?? null, maxHolders: query.maxHolders, freeBy: query.freeBy, limit: READY_CANDIDATES }) as string[];
-      return firstReadyClaim(s.heldKeys.all({ batchId }) as string[], readyKeys, (key) =>
+      const ready = () => s.readyKeys.all({ batchId, render, shard: query.shard ?? null, maxHolders: query.maxHolders, freeBy: query.freeBy, limit: READY_CANDIDATES }) as string[];
+      const walk = { held: s.heldKeys.all({ batchId }) as string[], ready, room: query.batchLimit - (s.batchRows.get(batchId) as number) };
+      return readyClaims(walk, (key) =>
         claimNow(s, batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit }),
       );
     }),
@@ -263,7 +259,7 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.writes.claim.immediate(batchId, host, limit, maxPagesPerHost, render ? 1 : 0, bounds);
   }
 
-  async claimReady(batchId: string, query: ReadyQuery): Promise<ReadyClaim | null> {
+  async claimReady(batchId: string, query: ReadyQuery): Promise<ReadyClaim[]> {
     return this.writes.claimReady.immediate(batchId, query);
   }
 
