@@ -46,6 +46,47 @@ describe('normalizeUrl', () => {
     assert.equal(normalizeUrl('', base), 'http://example.com/dir/page.html?q=1');
     assert.equal(normalizeUrl('http://example.com/a/./b/../c'), 'http://example.com/a/c');
     assert.equal(normalizeUrl('x', new URL('https://example.org/a/')), 'https://example.org/a/x');
+
+  it('resolves a link against a base given as a URL exactly as against its string', () => {
+    const bases = [
+      'http://example.com/dir/page.html?q=1#top',
+      'https://Example.COM:8443/a/b/',
+      'http://[::1]:8080/x',
+      'http://xn--bcher-kva.example/',
+      'http://user:secret@example.com/dir/',
+      'http://user@example.com/dir/',
+      'ftp://example.com/dir/',
+      'blob:http://example.com/0f1e2d3c',
+    ];
+    const raws = [
+      '/root',
+      '/',
+      '/a/../b/./c',
+      '/%2e%2e/x',
+      '/a b?c d#e',
+      '/ünï',
+      '/?only=query',
+      '/#only-fragment',
+      '/a\t/b',
+      '/\t/evil.example/',
+      '/\n/evil.example/',
+      '/\\evil.example/',
+      '//evil.example/',
+      '/\\\\evil.example',
+      '/ ',
+      ' /leading-space',
+      'relative',
+      '?q',
+      '',
+    ];
+    for (const base of bases) {
+      for (const raw of raws) {
+        assert.equal(normalizeUrl(raw, new URL(base)), normalizeUrl(raw, base), `${JSON.stringify(raw)} against ${base}`);
+      }
+    }
+    assert.equal(normalizeUrl('/\\evil.example/x', new URL('http://example.com/')), 'http://evil.example/x', 'a backslash makes it scheme-relative');
+    assert.equal(normalizeUrl('/root', new URL('http://user:secret@example.com/')), undefined, 'the base credentials are kept, and refused');
+  });
   });
 
   it('rejects non-http(s) schemes, credentials and garbage with undefined', () => {

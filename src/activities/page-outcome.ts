@@ -96,16 +96,15 @@ function singleHeader(page: FetchedPage, name: string): string | null {
 }
 
 /** The links of a page to enqueue, after nofollow, depth, scope and include/exclude. */
-function follow(links: readonly string[], nofollow: boolean, item: Claimed, config: CrawlConfig, urls: UrlPolicy): Omit<PageOutcome, 'record'> {
+function follow(links: readonly URL[], nofollow: boolean, item: Claimed, config: CrawlConfig, urls: UrlPolicy): Omit<PageOutcome, 'record'> {
   const depth = item.depth + 1;
   if (nofollow) return { discovered: [], dropped: { nofollow: links.length } };
   if (depth > config.maxDepth) return { discovered: [], dropped: { 'max-depth': links.length } };
   const discovered: FrontierEntry[] = [];
   const dropped: Partial<Record<DropReason, number>> = {};
-  for (const link of links) {
-    const url = new URL(link);
+  for (const url of links) {
     const refusal = urls.admit(url);
-    if (refusal === null) discovered.push({ url: link, host: url.host, depth });
+    if (refusal === null) discovered.push({ url: url.href, host: url.host, depth });
     else dropped[refusal] = (dropped[refusal] ?? 0) + 1;
   }
   return { discovered, dropped };
@@ -124,7 +123,8 @@ function revalidatedOutcome(item: Claimed, page: FetchedPage, previous: PageReco
     change: 'unchanged',
     bodyRef: null,
   };
-  return { record, ...follow(previous.links, false, item, config, urls), capture: capture(page, previous) };
+  const links = previous.links.map((link) => new URL(link));
+  return { record, ...follow(links, false, item, config, urls), capture: capture(page, previous) };
 }
 
 export function skippedOutcome(item: Claimed, reason: string): PageOutcome {
@@ -187,7 +187,7 @@ function pageOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, poli
       page.finalUrl,
       page.robotsHeader,
       { maxLinks: config.maxLinksPerPage, maxUrlLength: config.maxUrlLength, extractor },
-      policy.urls.normalize,
+      policy.urls.resolve,
     );
   } catch (err) {
     if (err instanceof HtmlTooDeepError) return { record: { ...record, error: 'bad-content', contentHash }, discovered: [] };
@@ -203,5 +203,5 @@ function pageOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, poli
     // page's depth, and the page's links are left to it.
     return { record: { ...pageRecord, skipped: CANONICAL_DUPLICATE }, discovered: [{ url: duplicateOf.href, host: duplicateOf.host, depth: item.depth }], capture: capture(page) };
   }
-  return { record: pageRecord, ...follow(parsed.links, parsed.nofollow, item, config, policy.urls), capture: capture(page) };
+  return { record: pageRecord, ...follow(parsed.linkUrls, parsed.nofollow, item, config, policy.urls), capture: capture(page) };
 }

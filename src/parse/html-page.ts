@@ -15,13 +15,15 @@
  */
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
 import type { TokenizerCallbacks } from 'htmlparser2';
-import { normalizeUrl, type UrlNormalizer } from '../policy/normalize-url';
+import { normalizeUrl, resolveUrl, type UrlResolver } from '../policy/normalize-url';
 import { ScanTokenizer } from './scan-tokenizer';
 import type { ExtractedFields, Extractor } from './extract-fields';
 
 export interface ParsedPage {
   title: string | null;
   links: string[];
+  /** The links as the parsed URLs whose `href`s they are, in the same order: what scope checks read. */
+  linkUrls: URL[];
   canonical: string | null;
   noindex: boolean;
   nofollow: boolean;
@@ -204,35 +206,37 @@ function isCanonicalRel(rel: string | undefined): boolean {
   return rel !== undefined && rel.toLowerCase().split(/[\t\n\f\r ]+/).includes('canonical');
 }
 
-/** Links, the base and the canonical are normalized with `normalize`: the crawl's rules. */
+/** Links and the canonical are resolved with `resolve`: the crawl's normalization rules. */
 export function parseHtmlPage(
   html: string,
   pageUrl: string,
   robotsHeader: string | null,
   limits: ParseLimits,
-  normalize: UrlNormalizer = normalizeUrl,
+  resolve: UrlResolver = resolveUrl,
 ): ParsedPage {
   if (html.length > MEASURE_DEPTH_ABOVE_CHARS && nestingDepth(html) > MAX_NESTING_DEPTH) {
     throw new HtmlTooDeepError(`elements nested deeper than ${MAX_NESTING_DEPTH}`);
   }
   const markup = scanMarkup(html);
   // The base keeps its path as written: a trailing-slash rule must not change what relative links resolve to.
-  const base = (markup.baseHref && normalizeUrl(markup.baseHref, pageUrl)) || pageUrl;
+  // Parsed once: every link is resolved against it.
+  const base = new URL((markup.baseHref && normalizeUrl(markup.baseHref, pageUrl)) || pageUrl);
 
-  const links = new Set<string>();
+  const links = new Map<string, URL>();
   for (const href of markup.hrefs) {
     if (links.size >= limits.maxLinks) break;
-    const link = normalize(href, base);
-    if (link && link.length <= limits.maxUrlLength) links.add(link);
+    const link = resolve(href, base);
+    if (link && link.href.length <= limits.maxUrlLength && !links.has(link.href)) links.set(link.href, link);
   }
 
-  const canonical = markup.canonicalHref ? normalize(markup.canonicalHref, base) : undefined;
+  const canonical = markup.canonicalHref ? resolve(markup.canonicalHref, base)?.href : undefined;
   const directives = robotsDirectives([...markup.metaRobots, robotsHeader]);
   const title = (markup.title ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_TITLE_CHARS);
 
   return {
     title: title || null,
-    links: [...links],
+    links: [...links.keys()],
+    linkUrls: [...links.values()],
     canonical: canonical !== undefined && canonical.length <= limits.maxUrlLength ? canonical : null,
     noindex: directives.has('noindex') || directives.has('none'),
     nofollow: directives.has('nofollow') || directives.has('none'),

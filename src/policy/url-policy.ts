@@ -5,7 +5,7 @@
  * normalized, since the user named them.
  */
 import type { CrawlConfig } from '../shared/crawl-config';
-import { buildNormalizer, type UrlNormalizer } from './normalize-url';
+import { buildResolver, hrefOf, type UrlNormalizer, type UrlResolver } from './normalize-url';
 import { buildScope } from './scope';
 import { anyUrlPattern } from './url-patterns';
 
@@ -14,6 +14,8 @@ export type AdmitRefusal = 'out-of-scope' | 'excluded' | 'not-included';
 
 export interface UrlPolicy {
   normalize: UrlNormalizer;
+  /** `normalize`, returning the parsed URL (see `UrlResolver`). */
+  resolve: UrlResolver;
   /** null when the URL may be followed, else why not. */
   admit(url: URL): AdmitRefusal | null;
 }
@@ -25,8 +27,10 @@ export function buildUrlPolicy(config: UrlPolicyConfig, seedScopeKeys: Iterable<
   const inScope = buildScope(config.scope, config.seeds, seedScopeKeys);
   const excluded = anyUrlPattern(config.exclude);
   const included = anyUrlPattern(config.include);
+  const resolve = buildResolver(config.normalize);
   return {
-    normalize: buildNormalizer(config.normalize),
+    normalize: hrefOf(resolve),
+    resolve,
     admit(url) {
       if (!inScope(url)) return 'out-of-scope';
       if (excluded?.(url)) return 'excluded';
