@@ -172,14 +172,15 @@ export class UndiciTransport implements Transport {
     return agent;
   }
 
-  private async dispatcherFor(url: URL, guard: AddressGuard, proxy: ProxyRoute | undefined): Promise<Dispatcher> {
-    if (proxy === undefined) return this.agentFor(guard);
+  /** The proxy's agent, once the guard has checked the target (the proxy connects to it, not us). */
+  private async proxyDispatcherFor(url: URL, guard: AddressGuard, proxy: ProxyRoute): Promise<Dispatcher> {
     if (guard.checksAddresses) await checkedAddresses(url.hostname.replace(/^\[(.*)\]$/, '$1'), guard, this.lookup);
     return this.proxyAgentFor(proxy);
   }
 
   async get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard, proxy?: ProxyRoute, onSent?: OnSent): Promise<TransportResponse> {
-    const dispatcher = await this.dispatcherFor(url, guard, proxy);
+    // Without a proxy the agent is at hand: no await, so no promise a request.
+    const dispatcher = proxy === undefined ? this.agentFor(guard) : await this.proxyDispatcherFor(url, guard, proxy);
     const options: Dispatcher.RequestOptions & SentRequestOptions = { origin: url.origin, path: url.pathname + url.search, method: 'GET', headers, signal };
     if (onSent) options.onSent = () => onSent(url, Date.now());
     const response = await dispatcher.request(options);

@@ -24,21 +24,38 @@ export interface Patience {
 const FIRST_PAUSE_MS = 100;
 const LONGEST_PAUSE_MS = 2_000;
 
-async function patiently<T>(call: () => Promise<T>, patience: Patience): Promise<T> {
+/**
+ * `call`, repeated through an outage. A call that succeeds, nearly all of them, costs one
+ * promise more than the call itself: the waiting loop starts only once it has failed (a
+ * worker makes two store calls a page, and every promise pays the process's promise hooks).
+ */
+function patiently<T>(call: () => Promise<T>, patience: Patience): Promise<T> {
+  let first: Promise<T>;
+  try {
+    first = call();
+  } catch (err) {
+    first = Promise.reject(err);
+  }
+  return first.catch((err: unknown) => waitOut(err, call, patience));
+}
+
+/** Repeats `call`, which just failed with `failure`, while the store is out, for `patience.patienceMs` at most. */
+async function waitOut<T>(failure: unknown, call: () => Promise<T>, patience: Patience): Promise<T> {
   let started: number | undefined;
   try {
-    for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(pause * 2, LONGEST_PAUSE_MS)) {
+    for (let pause = FIRST_PAUSE_MS, err = failure; ; pause = Math.min(pause * 2, LONGEST_PAUSE_MS)) {
+      const outage = storeOutage(err);
+      if (outage === undefined) throw err;
+      if (started === undefined) {
+        started = Date.now();
+        patience.onWait?.(0, true);
+      }
+      if (Date.now() - started >= patience.patienceMs) throw outage;
+      await sleep(pause, undefined, { signal: patience.signal });
       try {
         return await call();
-      } catch (err) {
-        const outage = storeOutage(err);
-        if (outage === undefined) throw err;
-        if (started === undefined) {
-          started = Date.now();
-          patience.onWait?.(0, true);
-        }
-        if (Date.now() - started >= patience.patienceMs) throw outage;
-        await sleep(pause, undefined, { signal: patience.signal });
+      } catch (next) {
+        err = next;
       }
     }
   } finally {
