@@ -46,6 +46,7 @@ describe('normalizeUrl', () => {
     assert.equal(normalizeUrl('', base), 'http://example.com/dir/page.html?q=1');
     assert.equal(normalizeUrl('http://example.com/a/./b/../c'), 'http://example.com/a/c');
     assert.equal(normalizeUrl('x', new URL('https://example.org/a/')), 'https://example.org/a/x');
+  });
 
   it('resolves a link against a base given as a URL exactly as against its string', () => {
     const bases = [
@@ -86,7 +87,6 @@ describe('normalizeUrl', () => {
     }
     assert.equal(normalizeUrl('/\\evil.example/x', new URL('http://example.com/')), 'http://evil.example/x', 'a backslash makes it scheme-relative');
     assert.equal(normalizeUrl('/root', new URL('http://user:secret@example.com/')), undefined, 'the base credentials are kept, and refused');
-  });
   });
 
   it('rejects non-http(s) schemes, credentials and garbage with undefined', () => {

@@ -179,7 +179,7 @@ export class UndiciTransport implements Transport {
   }
 
   async get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard, proxy?: ProxyRoute, onSent?: OnSent): Promise<TransportResponse> {
-    // Without a proxy the agent is at hand: no await, so no promise a request.
+    // Without a proxy the agent is at hand: taken without an await, it costs no promise per request.
     const dispatcher = proxy === undefined ? this.agentFor(guard) : await this.proxyDispatcherFor(url, guard, proxy);
     const options: Dispatcher.RequestOptions & SentRequestOptions = { origin: url.origin, path: url.pathname + url.search, method: 'GET', headers, signal };
     if (onSent) options.onSent = () => onSent(url, Date.now());

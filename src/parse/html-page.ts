@@ -226,7 +226,9 @@ export function parseHtmlPage(
   for (const href of markup.hrefs) {
     if (links.size >= limits.maxLinks) break;
     const link = resolve(href, base);
-    if (link && link.href.length <= limits.maxUrlLength && !links.has(link.href)) links.set(link.href, link);
+    if (link === undefined) continue;
+    const key = link.href;
+    if (key.length <= limits.maxUrlLength && !links.has(key)) links.set(key, link);
   }
 
   const canonical = markup.canonicalHref ? resolve(markup.canonicalHref, base)?.href : undefined;

@@ -81,14 +81,14 @@ function withTrailingSlash(path: string, rule: TrailingSlashRule): string {
   return path;
 }
 
-/** `/`, `\\`, tab, line feed, carriage return: after a leading `/`, each makes a link scheme-relative or is removed before parsing. */
+/** `/`, `\`, tab, line feed, carriage return: after a leading `/`, each makes a link scheme-relative or is removed before parsing. */
 const NOT_PATH_ONLY_SECOND = new Set(['/', '\\', '\t', '\n', '\r'].map((char) => char.charCodeAt(0)));
 
 /**
  * `new URL(raw, base)`. A root-relative link (`/path`, the most common kind on a page) resolves
  * against the base's origin alone, so it is parsed as `origin + raw`: Node's URL parses the
  * base again for every link, even one given as a URL object, and that was half of what a
- * page's links cost. A second `/` or `\\` (scheme-relative), or a tab or newline that parsing
+ * page's links cost. A second `/` or `\` (scheme-relative), or a tab or newline that parsing
  * removes and that could make it so, takes the full path; so do a base with credentials (a
  * relative link keeps them) and one that is not http(s) (its origin is opaque).
  */
