@@ -10,6 +10,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { countHistoryEventsInDataDir } from './crawlflow-history';
 import { checkPageSet, fetchSiteStats, pagesPerSecondOf, resetSiteStats } from './page-set';
+import { describeRounds, median, medianBy } from './rounds';
 import { runProcess } from './run-process';
 import { startSiteProcess, type SiteProcess } from './site-process';
 import { CRAWLFLOW_CRAWL_ID, TOOLS, type CrawlJob, type Launch } from './tools';
@@ -38,11 +39,17 @@ export interface BroadRun {
   exactlyOnce: boolean;
 }
 
-export interface BroadScenario {
+/** One round: the raw loop and crawlflow on one host, then on many. */
+interface BroadRound {
   single: BroadRun;
   broad: BroadRun;
-  /** Broad pages/s over single-host pages/s. */
+}
+
+export interface BroadScenario extends BroadRound {
+  /** Broad pages/s over single-host pages/s: the rounds' median. */
   ratio: number;
+  /** With more than one round, each round's figures (`single` and `broad` are the median rounds, by `vsRaw`). */
+  rounds?: Array<BroadRound & { ratio: number }>;
 }
 
 export interface BroadOptions {
@@ -52,6 +59,7 @@ export interface BroadOptions {
   batchSize: number;
   workDir: string;
   timeoutSeconds: number;
+  rounds: number;
   log(line: string): void;
 }
 
@@ -109,15 +117,30 @@ async function crawlSites(options: BroadOptions, hosts: number): Promise<BroadRu
 }
 
 export async function runBroadScenario(options: BroadOptions): Promise<BroadScenario> {
-  const single = await crawlSites(options, 1);
-  const broad = await crawlSites(options, options.hosts);
-  return { single, broad, ratio: broad.pagesPerSecond / single.pagesPerSecond };
+  const rounds: Array<BroadRound & { ratio: number }> = [];
+  for (let round = 1; round <= options.rounds; round += 1) {
+    const single = await crawlSites(options, 1);
+    const broad = await crawlSites(options, options.hosts);
+    rounds.push({ single, broad, ratio: broad.pagesPerSecond / single.pagesPerSecond });
+  }
+  return {
+    single: medianBy(rounds.map((round) => round.single), (run) => run.vsRaw),
+    broad: medianBy(rounds.map((round) => round.broad), (run) => run.vsRaw),
+    ratio: median(rounds.map((round) => round.ratio)),
+    ...(rounds.length > 1 ? { rounds } : {}),
+  };
 }
 
-export function describeBroadScenario({ single, broad, ratio }: BroadScenario): string {
+export function describeBroadScenario({ single, broad, ratio, rounds }: BroadScenario): string {
   const line = (run: BroadRun): string =>
     `${String(run.hosts).padStart(5)} host(s) | ${run.pages} pages | ${run.pagesPerSecond.toFixed(0)} pages/s | ${run.cpuSeconds.toFixed(1)} CPU s | ` +
     `${run.eventsPerPage.toFixed(3)} events/page over ${run.runs} run(s) | ${run.refetched} refetched | exactly once: ${run.exactlyOnce} | ` +
     `raw loop ${run.raw.pagesPerSecond.toFixed(0)} pages/s, ${run.raw.cpuSeconds.toFixed(1)} CPU s, exactly once: ${run.raw.exactlyOnce} | ${run.vsRaw.toFixed(2)}x raw`;
-  return [`broad crawl (same pages, one host vs many):`, line(single), line(broad), `broad / single: ${ratio.toFixed(2)}x (target >= 0.8)`].join('\n');
+  const byRound = rounds
+    ? [
+        `round by round: one host x raw ${describeRounds(rounds.map((round) => round.single.vsRaw))}; ` +
+          `${broad.hosts} hosts x raw ${describeRounds(rounds.map((round) => round.broad.vsRaw))}; broad / single ${describeRounds(rounds.map((round) => round.ratio))}`,
+      ]
+    : [];
+  return [`broad crawl (same pages, one host vs many${rounds ? `, median of ${rounds.length} rounds` : ''}):`, line(single), line(broad), `broad / single: ${ratio.toFixed(2)}x (target >= 0.8)`, ...byRound].join('\n');
 }

@@ -1,0 +1,26 @@
+/**
+ * Rounds of a side-by-side comparison. On a shared 2-core machine one crawl's rate swings by
+ * ±20% from run to run, and a ratio of two crawls run one after the other swings with it; the
+ * median of several alternating rounds is the figure that holds from one invocation to the next.
+ */
+
+/** The item whose `value` is the median of all; of an even count, the lower of the middle two. */
+export function medianBy<T>(items: readonly T[], value: (item: T) => number): T {
+  if (items.length === 0) throw new Error('medianBy: no items');
+  const sorted = [...items].sort((a, b) => value(a) - value(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+export const median = (values: readonly number[]): number => medianBy(values, (value) => value);
+
+/** `--rounds`: a positive whole number. */
+export function parseRounds(text: string): number {
+  const rounds = Number(text);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds: expected a positive whole number, got "${text}"`);
+  return rounds;
+}
+
+/** `0.84, 0.68, 0.85 (median 0.84)`: each round's figure, then the one reported. */
+export function describeRounds(values: readonly number[]): string {
+  return `${values.map((value) => value.toFixed(2)).join(', ')} (median ${median(values).toFixed(2)})`;
+}
