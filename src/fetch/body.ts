@@ -5,7 +5,7 @@
  * body's real size.
  */
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import type { Readable, Transform } from 'node:stream';
+import { finished, type Readable, type Transform } from 'node:stream';
 import { FetchError, toFetchError } from './errors';
 import { discardBody } from './transport';
 
@@ -33,33 +33,43 @@ export interface BodyBytes {
  * Past `maxBytes` the body is `too-large`, unless `truncate` is set: then its first
  * `maxBytes` bytes are the result (robots.txt, whose RFC 9309 asks for the first 500 KiB to
  * be parsed rather than the file to be ignored).
+ *
+ * Read with listeners and `finished`, not `for await`: a stream's async iterator makes several
+ * promises per body, and every promise pays each enabled AsyncLocalStorage's hook
+ * (bench/PROFILE.md). `finished` reports what the iterator would have thrown: the stream's
+ * error, or a premature close.
  */
-export async function readBody(body: Readable, contentEncoding: string | undefined, maxBytes: number, truncate = false): Promise<BodyBytes> {
+export function readBody(body: Readable, contentEncoding: string | undefined, maxBytes: number, truncate = false): Promise<BodyBytes> {
   const decompressor = decompressorFor(contentEncoding);
-  let wireBytes = 0;
-  body.on('data', (chunk: Buffer) => {
-    wireBytes += chunk.length;
-  });
   const source: Readable = decompressor ? body.pipe(decompressor) : body;
   if (decompressor) body.once('error', (err) => decompressor.destroy(err));
-  const chunks: Buffer[] = [];
-  let total = 0;
-  try {
-    for await (const chunk of source as AsyncIterable<Buffer>) {
-      if (total + chunk.length > maxBytes) {
-        if (!truncate) throw new FetchError('too-large', `body exceeds ${maxBytes} bytes`);
-        chunks.push(chunk.subarray(0, maxBytes - total));
-        total = maxBytes;
-        break;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let wireBytes = 0;
+    let settled = false;
+    const settle = (error: unknown): void => {
+      if (settled) return;
+      settled = true;
+      stopWatching();
+      discardBody(body);
+      decompressor?.destroy();
+      if (error) reject(toFetchError(error, 'body'));
+      else resolve({ bytes: Buffer.concat(chunks, total), wireBytes });
+    };
+    if (decompressor) body.on('data', (chunk: Buffer) => (wireBytes += chunk.length));
+    source.on('data', (chunk: Buffer) => {
+      if (!decompressor) wireBytes += chunk.length;
+      if (total + chunk.length <= maxBytes) {
+        total += chunk.length;
+        chunks.push(chunk);
+        return;
       }
-      total += chunk.length;
-      chunks.push(chunk);
-    }
-  } catch (err) {
-    throw toFetchError(err, 'body');
-  } finally {
-    discardBody(body);
-    decompressor?.destroy();
-  }
-  return { bytes: Buffer.concat(chunks, total), wireBytes };
+      if (!truncate) return settle(new FetchError('too-large', `body exceeds ${maxBytes} bytes`));
+      chunks.push(chunk.subarray(0, maxBytes - total));
+      total = maxBytes;
+      settle(undefined);
+    });
+    const stopWatching = finished(source, settle);
+  });
 }
