@@ -265,7 +265,8 @@ function ratioTable(results: ToolResult[]): string {
     .map((r) => [
       r.status === 'timeout' ? `${r.tool} (timed out)` : r.tool,
       r.pagesPerSecond.toFixed(0),
-      (r.pagesPerSecond / raw.pagesPerSecond).toFixed(2),
+      // Against the raw loop of the tool's own round: with rounds, the raw row may be another round's.
+      (r.ratioToRaw ?? r.pagesPerSecond / raw.pagesPerSecond).toFixed(2),
       cpuMsPerPage(r).toFixed(2),
       (cpuMsPerPage(r) / cpuMsPerPage(raw)).toFixed(2),
       r.peakRssMb.toFixed(0),
