@@ -139,6 +139,8 @@ export class HostileSite {
 
   constructor() {
     this.server = createServer((req, res) => this.handle(req, res));
+    // Once per connection: a kept-alive socket serves many requests, and a listener per request piled up.
+    this.server.on('connection', (socket) => socket.on('error', () => undefined));
   }
 
   async start(): Promise<void> {
@@ -173,7 +175,6 @@ export class HostileSite {
     const url = new URL(req.url ?? '/', this.url('/', host));
     this.requests.push({ host, path: url.pathname + url.search });
     res.on('error', () => undefined);
-    req.socket.on('error', () => undefined);
     if (url.pathname === '/robots.txt') {
       const robots = ROBOTS_BY_HOST[host];
       if (robots) robots(req, res);
