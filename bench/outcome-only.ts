@@ -13,6 +13,7 @@ import { buildPagePolicy, fetchedOutcome } from '../src/activities/page-outcome'
 import type { FetchedPage } from '../src/fetch/fetch-page';
 import { parseCrawlConfig } from '../src/shared/crawl-config';
 import { pagePath, renderPage, SiteGraph } from '../src/sites/synthetic-site';
+import { median, parseRounds } from './rounds';
 import { PAGE_BYTES, SITE_SEED } from './site-process';
 
 const ORIGIN = 'http://127.0.0.1:8080';
@@ -36,7 +37,7 @@ function fetchedPages(): FetchedPage[] {
 
 function main(): void {
   const { values } = parseArgs({ options: { rounds: { type: 'string', default: '7' }, pages: { type: 'string', default: '4000' } } });
-  const rounds = Number(values.rounds);
+  const rounds = parseRounds(values.rounds);
   const perRound = Number(values.pages);
   const config = parseCrawlConfig({ seeds: [`${ORIGIN}/page/0`] });
   const policy = buildPagePolicy(config);
@@ -56,8 +57,8 @@ function main(): void {
     const perPage = round();
     process.stdout.write(`round ${n + 1} | ${perRound} pages | ${perPage.toFixed(1)} µs CPU/page\n`);
     return perPage;
-  }).sort((a, b) => a - b);
-  process.stdout.write(`median ${micros[Math.floor(rounds / 2)].toFixed(1)} µs, min ${micros[0].toFixed(1)} µs per page (${linksQueued} links queued)\n`);
+  });
+  process.stdout.write(`median ${median(micros).toFixed(1)} µs, min ${Math.min(...micros).toFixed(1)} µs per page (${linksQueued} links queued)\n`);
 }
 
 main();
