@@ -17,7 +17,7 @@ import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-s
 import { startCrawl, type CrawlHandle } from '../src/client/crawl-client';
 import { progressQuery } from '../src/shared/messages';
 import { crawlStorePath } from '../src/store/sqlite-store';
-import { freeLoopbackPort } from '../src/workers/runtime';
+import { freeServerPort } from '../src/workers/runtime';
 import type { CrawlProgress } from '../src/shared/crawl-types';
 import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { spawnWorker, type WorkerProcess } from './helpers/processes';
@@ -150,7 +150,7 @@ describe('faults: the PostgreSQL server stopped for 20 s', () => {
 
   it('pauses, shows the wait, resumes by itself when the server is back, every page once', async () => {
     const queue = uniqueQueue('outage-postgres');
-    const metricsPorts = [await freeLoopbackPort(), await freeLoopbackPort()];
+    const metricsPorts = [await freeServerPort(), await freeServerPort()];
     for (const port of metricsPorts) {
       const worker = spawnWorker({
         address: env.address,

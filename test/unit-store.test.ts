@@ -29,7 +29,7 @@ import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store
 import { PostgresDatabase, SCHEMA_VERSION } from '../src/store/postgres-database';
 import { storeOutage, StoreUnavailableError } from '../src/store/store-errors';
 import { patientStore } from '../src/store/patient-store';
-import { freeLoopbackPort } from '../src/workers/runtime';
+import { freeServerPort } from '../src/workers/runtime';
 import { drainHost, type RaceSide } from './helpers/store-race';
 import { sleep, waitFor } from './helpers/fixtures';
 import { PASSWORD, postgresBinary, startTestPostgres, type TestPostgres } from './helpers/postgres';
@@ -1605,7 +1605,7 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
   });
 
   it('an unreachable database fails at startup with the URL, password redacted', async () => {
-    const port = await freeLoopbackPort();
+    const port = await freeServerPort();
     const backend = await postgresBackend(`postgres://crawlflow:${PASSWORD}@127.0.0.1:${port}/crawlflow`);
     await assert.rejects(backend.check(), (err: Error) => {
       assert.ok(err instanceof StoreUnavailableError, String(err));

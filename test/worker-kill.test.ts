@@ -14,7 +14,7 @@ import { request } from 'undici';
 import { crawlBodyDir } from '../src/bodies/body-store';
 import type { PageRecord } from '../src/store/frontier-store';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
-import { freeLoopbackPort } from '../src/workers/runtime';
+import { freeServerPort } from '../src/workers/runtime';
 import { startCrawl } from '../src/client/crawl-client';
 import { readRecords, startTestTemporal, STORE_KINDS, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { PASSWORD } from './helpers/postgres';
@@ -76,7 +76,7 @@ describe(`worker killed mid-crawl (${store} store)`, () => {
     const killedAt = Date.now();
     const requestsAtKill = site.requests.length;
 
-    const metricsPort = await freeLoopbackPort();
+    const metricsPort = await freeServerPort();
     const second = spawnWorker({ address: env.address, taskQueue, dataDir: machines[1], storeUrl: env.store.storeUrl, logFile, metricsAddress: `127.0.0.1:${metricsPort}` });
     try {
       await second.ready;

@@ -10,7 +10,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
-import { freeLoopbackPort } from '../../src/workers/runtime';
+import { freeServerPort } from '../../src/workers/runtime';
 
 const run = promisify(execFile);
 
@@ -55,7 +55,7 @@ export async function startTestPostgres(options: { settings?: string[] } = {}): 
     chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
   }
   const data = join(dir, 'data');
-  const port = await freeLoopbackPort();
+  const port = await freeServerPort();
   await as('initdb', ['-D', data, '-U', 'crawlflow', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const settings = [`-p ${port}`, '-c listen_addresses=127.0.0.1', `-c unix_socket_directories=${dir}`, '-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off', ...(options.settings ?? [])];
   const start = async () => void (await as('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-o', settings.join(' '), '-w', '-t', '60', 'start']));

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { request } from 'undici';
 import { projectRoot } from '../../src/temporal/project-paths';
-import { freeLoopbackPort } from '../../src/workers/runtime';
+import { freeServerPort } from '../../src/workers/runtime';
 
 export const OPS_DIR = join(projectRoot, 'ops');
 
@@ -93,7 +93,7 @@ async function waitReady(url: string, child: ChildProcess, output: () => string,
 
 async function startServer(binary: string, args: (port: number, dir: string) => string[], prefix: string, dir?: string): Promise<LoopbackServer> {
   const workDir = dir ?? mkdtempSync(join(tmpdir(), prefix));
-  const port = await freeLoopbackPort();
+  const port = await freeServerPort();
   const child = spawn(binary, args(port, workDir), { cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';

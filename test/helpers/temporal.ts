@@ -16,7 +16,7 @@ import { temporalBinaryPath } from '../../src/temporal/project-paths';
 import { CRAWL_WORKFLOW_TYPE } from '../../src/shared/names';
 import { createCrawlWorker, type CrawlWorker, type CrawlWorkerOptions } from '../../src/workers/crawl-worker';
 import { startWorkerHost, type WorkerHost } from '../../src/workers/worker-host';
-import { freeLoopbackPort, freeServerPort, installRuntime } from '../../src/workers/runtime';
+import { freeServerPort, installRuntime } from '../../src/workers/runtime';
 import { createLogger } from '../../src/observability/logger';
 import { installTracing } from '../../src/observability/tracing';
 import { CrawlMetrics } from '../../src/observability/metrics';
@@ -193,7 +193,7 @@ export async function startMeteredWorkerHost(name: string, taskQueue: string): P
     target: { connectionOptions: { address: env.address }, namespace: 'default', embedded: false, uiUrl: undefined, startedHere: false, serverExited: undefined, close: async () => undefined },
     taskQueue,
     store: env.store,
-    metricsAddress: `127.0.0.1:${await freeLoopbackPort()}`,
+    metricsAddress: `127.0.0.1:${await freeServerPort()}`,
     logger: createLogger(name, 'warn'),
   });
   return { env, host };

@@ -13,7 +13,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/temporal/project-paths';
-import { freeLoopbackPort } from '../../src/workers/runtime';
+import { freeServerPort } from '../../src/workers/runtime';
 import { commitBuild, FINAL_0_2_0, releaseBuild, RELEASES, type ReleaseVersion } from '../helpers/releases';
 import { postgresBinary, startTestPostgres } from '../helpers/postgres';
 
@@ -34,8 +34,8 @@ async function runDemo(cli: string, dir: string, crawlId: string, out: string, e
       ...process.env,
       TEMPORAL_ADDRESS: '',
       CRAWLFLOW_DATA_DIR: join(dir, '.data'),
-      CRAWLFLOW_DEV_SERVER_PORT: String(await freeLoopbackPort()),
-      CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeLoopbackPort()),
+      CRAWLFLOW_DEV_SERVER_PORT: String(await freeServerPort()),
+      CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeServerPort()),
     },
   });
 }
