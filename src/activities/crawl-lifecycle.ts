@@ -19,6 +19,7 @@ import { classified, UNCLASSIFIED } from './activity-failures';
 import { appendSeeds, recordConfig } from './recorded-config';
 import { SNAPSHOT_HOSTS } from './crawl-batch';
 import type { ActivityDeps } from './deps';
+import type { StoreRegistry } from '../store/store-registry';
 import { HEARTBEAT_TICK_MS } from '../shared/activity-timing';
 
 /**
@@ -56,12 +57,11 @@ export interface OpenedCrawl {
   view: CrawlView;
 }
 
-export function createLifecycleActivities({ stores, metrics, bodies, transport }: Pick<ActivityDeps, 'stores' | 'metrics' | 'bodies' | 'transport'>) {
-  const resolve: LookupAll = (hostname) => transport.resolve(hostname);
-  /** `work` on the crawl's store, its errors classified for Temporal's retries. */
-  const onStore = <T>(crawlId: string, work: (store: FrontierStore) => Promise<T>): Promise<T> =>
-    classified(Context.current().info.attempt, () => stores.use(crawlId, work));
+/** Runs `work` on a crawl's store, its errors classified for Temporal's retries. */
+type OnStore = <T>(crawlId: string, work: (store: FrontierStore) => Promise<T>) => Promise<T>;
 
+/** Opening a crawl, and seeds added to it while it runs. */
+function openingActivities(stores: StoreRegistry, onStore: OnStore, resolve: LookupAll) {
   return {
     /**
      * Resolves the crawl's input (the one schema, with its defaults) once, records it in the
@@ -89,7 +89,12 @@ export function createLifecycleActivities({ stores, metrics, bodies, transport }
         return { added, configVersion: version, view: await store.view(SNAPSHOT_HOSTS) };
       });
     },
+  };
+}
 
+/** A run's control of its shards and batches: views, hand-overs, aborts, a shard's end. */
+function shardActivities(onStore: OnStore) {
+  return {
     /** The current view of the crawl, or of one shard: what a continued run starts from; `hosts` caps its backlog list. */
     crawlView({ crawlId, shard, hosts = SNAPSHOT_HOSTS }: { crawlId: string; shard?: number; hosts?: number }): Promise<CrawlView> {
       return onStore(crawlId, (store) => store.view(hosts, shard));
@@ -126,7 +131,12 @@ export function createLifecycleActivities({ stores, metrics, bodies, transport }
         return (await store.view(0, shard)).totals;
       });
     },
+  };
+}
 
+/** Riding out a store outage, giving up a batch, and finishing the crawl. */
+function recoveryActivities({ stores, metrics, bodies }: Pick<ActivityDeps, 'stores' | 'metrics' | 'bodies'>, onStore: OnStore) {
+  return {
     /**
      * Waits, heartbeating, until the store answers again, then gives back the claims of the
      * batches the outage stopped (`release`), so their URLs are crawled by later batches.
@@ -165,7 +175,12 @@ export function createLifecycleActivities({ stores, metrics, bodies, transport }
         return store.totals();
       });
     },
+  };
+}
 
+/** The seeding of crawls started by 0.2.0, whose config comes in the input. */
+function legacySeedActivities(stores: StoreRegistry) {
+  return {
     /** 0.2.0: idempotent seeding with the config in the input. */
     async seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
       if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
@@ -185,3 +200,13 @@ export function createLifecycleActivities({ stores, metrics, bodies, transport }
   };
 }
 
+export function createLifecycleActivities(deps: Pick<ActivityDeps, 'stores' | 'metrics' | 'bodies' | 'transport'>) {
+  const { stores, transport } = deps;
+  const onStore: OnStore = (crawlId, work) => classified(Context.current().info.attempt, () => stores.use(crawlId, work));
+  return {
+    ...openingActivities(stores, onStore, (hostname) => transport.resolve(hostname)),
+    ...shardActivities(onStore),
+    ...recoveryActivities(deps, onStore),
+    ...legacySeedActivities(stores),
+  };
+}

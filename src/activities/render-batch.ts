@@ -8,7 +8,8 @@
 import { fetchPage } from '../fetch/fetch-page';
 import type { Transport } from '../fetch/transport';
 import type { ChromiumRenderer } from '../render/chromium-renderer';
-import { createBatchActivities, type PageLoader } from './crawl-batch';
+import { createBatchActivities } from './crawl-batch';
+import type { PageLoader } from './page-loader';
 import type { ActivityDeps } from './deps';
 
 export function renderLoader(transport: Transport, renderer: ChromiumRenderer): PageLoader {

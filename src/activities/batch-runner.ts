@@ -1,0 +1,248 @@
+/**
+ * One attempt of a batch: its shares of hosts, then ready work from the store, each key's
+ * claimed URLs crawled in order, every record and its new links written before the next.
+ *
+ * Liveness and stopping: a ticker heartbeats every second whatever the network does, so a
+ * slow response never looks like a dead worker, and reads the store's stop order for the
+ * batch's run; cancellation reaches the in-flight request through the batch's AbortSignal
+ * (see batch-ticker.ts).
+ *
+ * Resume: the batch ID is the same on every attempt, and the store hands a retried attempt
+ * the URLs its predecessor claimed and did not finish; finished ones are never redone.
+ */
+import { Context } from '@temporalio/activity';
+import type { BatchProgress, HostDeferral } from '../shared/crawl-types';
+import type { CrawlConfig } from '../shared/crawl-config';
+import type { ClaimBounds, ClaimedUrl, FrontierStore, ReadyClaim } from '../store/frontier-store';
+import { RequestStarts } from '../store/request-starts';
+import { markRendered } from '../policy/render-routing';
+import { sharePriority } from '../policy/frontier-order';
+import { statusClass, type CrawlMetrics } from '../observability/metrics';
+import { captureRecords } from '../warc/warc-record';
+import { patientBodyWriter, storeWaitMetrics, type Patience } from '../store/patient-store';
+import type { HostShare } from '../scheduling/crawl-plan';
+import type { BodyStore } from '../bodies/body-store';
+import { BatchStop, startTicker } from './batch-ticker';
+import type { BatchGauges } from './batch-gauges';
+import type { CrawlPolicies, CrawlPolicy } from './crawl-policy';
+import type { PageLoader } from './page-loader';
+import type { PageOutcome } from './page-outcome';
+import { LONG_WAIT_MS, type UrlProcessor } from './url-processor';
+
+/**
+ * How long a batch's store calls wait out an outage before the batch reports it. Short, so
+ * the workflow shows the wait soon; far below the heartbeat timeout (the ticker runs on).
+ */
+export const BATCH_STORE_PATIENCE_MS = 5_000;
+
+/** How long a batch's store calls and body writes wait out an outage, with the wait on the metrics. */
+export const batchPatience = (metrics: CrawlMetrics, signal: AbortSignal): Patience => ({
+  patienceMs: BATCH_STORE_PATIENCE_MS,
+  signal,
+  onWait: storeWaitMetrics(metrics),
+});
+
+/** One batch's work: which URLs to claim, under which config; `run` is set for batches of a 0.3 workflow run. */
+export interface BatchWork {
+  crawlId: string;
+  batchId: string;
+  shares: HostShare[];
+  config: CrawlConfig;
+  run?: string;
+  shard?: number;
+  /** URLs to take from the store's ready keys after the shares, and the key concurrency that bounds every claim. */
+  fill?: { urls: number; perHostConcurrency: number };
+}
+
+/** What one attempt of a batch carries from host to host. */
+interface BatchRun {
+  work: BatchWork;
+  store: FrontierStore;
+  policy: CrawlPolicy;
+  progress: BatchProgress;
+  stop: BatchStop;
+  bodyWriter: ReturnType<BodyStore['writer']> | undefined;
+}
+
+/** Whether a host is one of the claimed URLs': the hosts under a politeness key that this batch meets. */
+function hostsOf(claimed: readonly ClaimedUrl[]): (host: string) => boolean {
+  const hosts = new Set(claimed.map((item) => new URL(item.url).host));
+  return (host) => hosts.has(host);
+}
+
+/** How many batches may hold a key at once: its override's concurrency, or the crawl's. */
+const holdersOf = (run: BatchRun, key: string): number | undefined =>
+  run.work.fill && (run.policy.pacingOverride(key)?.perHostConcurrency ?? run.work.fill.perHostConcurrency);
+
+export class BatchRunner {
+  constructor(
+    private readonly deps: { metrics: CrawlMetrics; bodies: BodyStore },
+    private readonly loader: PageLoader,
+    private readonly policies: CrawlPolicies,
+    private readonly gauges: BatchGauges,
+    private readonly urls: UrlProcessor,
+  ) {}
+
+  /**
+   * Crawls the batch's hosts one after another; a cancelled batch gives back what it had not
+   * finished, and one the store's abort order stopped returns what it did.
+   */
+  async run(work: BatchWork, store: FrontierStore): Promise<{ claimed: number; deferred: HostDeferral[] }> {
+    const { metrics } = this.deps;
+    const context = Context.current();
+    const stop = new BatchStop(context.cancellationSignal);
+    const resumed = context.info.heartbeatDetails as BatchProgress | undefined;
+    const progress: BatchProgress = { processed: resumed?.processed ?? 0 };
+    if (resumed) {
+      metrics.batchResumes.inc();
+      context.log.info('resuming batch from heartbeat', { batchId: work.batchId, processed: resumed.processed, attempt: context.info.attempt });
+    }
+    // Each attempt writes its own file (or rows): what a failed attempt wrote is never referenced.
+    const bodyWriter = work.config.storeBodies
+      ? patientBodyWriter(this.deps.bodies.writer(work.crawlId, work.batchId, context.info.attempt), batchPatience(metrics, stop.signal))
+      : undefined;
+    const run: BatchRun = { work, store, policy: await this.policies.forCrawl(work.crawlId, work.config, store), progress, stop, bodyWriter };
+    const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
+    const stopTicker = startTicker(work.run, work.shard, store, progress, stop);
+    this.gauges.trackBatch(work.crawlId, 1);
+    let claimed = 0;
+    const deferred: HostDeferral[] = [];
+    try {
+      claimed = await this.crawlWork(run, deferred);
+      stopTimer({ status: deferred.length === 0 ? 'completed' : 'deferred' });
+    } catch (err) {
+      stopTimer({ status: stop.signal.aborted ? 'cancelled' : 'failed' });
+      if (stop.signal.aborted) await store.release(work.batchId);
+      if (!stop.abortedByStoreAlone) throw err;
+    } finally {
+      stopTicker();
+      this.gauges.trackBatch(work.crawlId, -1);
+      await bodyWriter?.close();
+    }
+    context.log.info('batch finished', { batchId: work.batchId, hosts: work.shares.length, claimed, deferred: deferred.length });
+    return { claimed, deferred };
+  }
+
+  /** The batch's shares, then its fill; returns the URLs claimed, adding each key's deferral to `deferred`. */
+  private async crawlWork(run: BatchRun, deferred: HostDeferral[]): Promise<number> {
+    const { work, stop } = run;
+    let claimed = 0;
+    const batchLimit = work.shares.reduce((sum, share) => sum + share.limit, work.fill?.urls ?? 0);
+    for (const share of work.shares) {
+      if (stop.asked) break;
+      // A share is bounded by its own limit per key; only the fill after it needs the batch-wide one.
+      const crawled = await this.crawlShare(run, share, { holders: holdersOf(run, share.host) });
+      claimed += crawled.claimed;
+      if (crawled.deferUntil !== undefined) deferred.push({ host: share.host, until: crawled.deferUntil });
+    }
+    // Shares the view overstated (keys others took meanwhile) leave room: it is filled like the fill itself.
+    if (work.fill) claimed += await this.fillFromStore(run, batchLimit, claimed, deferred);
+    return claimed;
+  }
+
+  /**
+   * Claims the share of one host and fetches its URLs in order; stops early for a long wait
+   * the host asked for (the deferral is returned) or a hand-over (the rest is given back).
+   */
+  private async crawlShare(run: BatchRun, { host, limit }: HostShare, bounds: ClaimBounds): Promise<{ claimed: number; deferUntil?: number }> {
+    const claimed = await run.store.claim(run.work.batchId, host, limit, run.work.config.maxPagesPerHost, this.loader.render, bounds);
+    return { claimed: claimed.length, ...(await this.crawlClaimed(run, host, claimed)) };
+  }
+
+  /** Fetches the claimed URLs of one key in order (see `crawlShare`). */
+  private async crawlClaimed(run: BatchRun, host: string, claimed: readonly ClaimedUrl[]): Promise<{ deferUntil?: number }> {
+    const { work, store, policy, stop } = run;
+    const { signal } = stop;
+    const key = {
+      pacing: { current: await store.hostPacing(host) },
+      starts: new RequestStarts(store, host, signal, work.config.politenessKey === 'host' ? undefined : hostsOf(claimed)),
+    };
+    const urlWork = { crawlId: work.crawlId, config: work.config, host };
+    this.gauges.held.inc(claimed.length);
+    let pending = claimed.length;
+    try {
+      for (const item of claimed) {
+        signal.throwIfAborted();
+        if (stop.asked) {
+          await store.release(work.batchId);
+          break;
+        }
+        const result = await this.urls.process(urlWork, store, item, policy, key, signal);
+        if ('deferUntil' in result) {
+          await store.release(work.batchId, { url: item.url, attempts: result.attempts });
+          this.deps.metrics.hostDeferrals.inc();
+          return { deferUntil: result.deferUntil };
+        }
+        await this.complete(run, item, result.outcome);
+        pending -= 1;
+        this.gauges.held.dec();
+      }
+      return {};
+    } finally {
+      this.gauges.held.dec(pending);
+      await key.starts.settled();
+    }
+  }
+
+  /** Writes a URL's record and its new links (its body first, when the crawl keeps bodies). */
+  private async complete(run: BatchRun, item: ClaimedUrl, { record, discovered, dropped, capture }: PageOutcome): Promise<void> {
+    const { work, store, policy, bodyWriter } = run;
+    const { metrics } = this.deps;
+    if (bodyWriter && capture) record.bodyRef = await bodyWriter.append(captureRecords(capture, new Date(record.fetchedAt)));
+    const found = sharePriority(discovered, item.priority, work.config.frontierOrder);
+    const keyed = await policy.keys(found);
+    const added = await store.complete(work.batchId, record, markRendered(keyed, policy.renders));
+    this.gauges.countDropped(dropped, discovered.length - added);
+    metrics.pages.inc({ outcome: record.error ? 'error' : record.skipped ? 'skipped' : 'fetched', status_class: statusClass(record.status) });
+    metrics.bytes.inc(record.bytes);
+    run.progress.processed += 1;
+  }
+
+  /**
+   * After its shares, a filling batch takes the ready work the store hands out, a few keys at a
+   * time, crawled one after another, until it holds as many URLs as it was ordered
+   * (`batchLimit`, which the store checks with every claim) or no key has anything for it.
+   */
+  private async fillFromStore(run: BatchRun, batchLimit: number, claimedSoFar: number, deferred: HostDeferral[]): Promise<number> {
+    const { work, store, stop } = run;
+    const { perHostConcurrency } = work.fill!;
+    const overrides = Object.values(work.config.hosts).map((override) => override.perHostConcurrency ?? 0);
+    const query = {
+      render: this.loader.render,
+      shard: work.shard,
+      batchLimit,
+      maxPagesPerHost: work.config.maxPagesPerHost,
+      holdersOf: (key: string) => holdersOf(run, key)!,
+      maxHolders: Math.max(perHostConcurrency, ...overrides),
+    };
+    let claimed = 0;
+    while (claimedSoFar + claimed < batchLimit && !stop.asked) {
+      const claims = await store.claimReady(work.batchId, { ...query, freeBy: Date.now() + LONG_WAIT_MS });
+      if (claims.length === 0) break;
+      claimed += await this.crawlReadyClaims(run, claims, deferred);
+    }
+    return claimed;
+  }
+
+  /**
+   * Crawls the keys of one ready claim in order; returns the URLs of those it crawled. A
+   * deferral or a hand-over gives back every URL the batch holds unfinished, the later keys'
+   * too, so those are left to a later claim.
+   */
+  private async crawlReadyClaims(run: BatchRun, claims: readonly ReadyClaim[], deferred: HostDeferral[]): Promise<number> {
+    let crawledUrls = 0;
+    for (const { key, urls } of claims) {
+      if (run.stop.asked) {
+        await run.store.release(run.work.batchId);
+        break;
+      }
+      const crawled = await this.crawlClaimed(run, key, urls);
+      crawledUrls += urls.length;
+      if (crawled.deferUntil !== undefined) {
+        deferred.push({ host: key, until: crawled.deferUntil });
+        break;
+      }
+    }
+    return crawledUrls;
+  }
+}

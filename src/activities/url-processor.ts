@@ -1,0 +1,129 @@
+/**
+ * One claimed URL, from claim to outcome: robots.txt, a request slot under the host's
+ * pacing, the fetch and its retries. Backoff, Retry-After and AutoThrottle land in the store's
+ * state for the host, so every worker of the crawl waits them out. A wait longer than
+ * `LONG_WAIT_MS` is not waited here: the URL is given back with the time it may go, and the
+ * workflow waits on a durable timer.
+ */
+import type { CrawlConfig } from '../shared/crawl-config';
+import { changesNothing, type ClaimedUrl, type FrontierStore, type HostPacing } from '../store/frontier-store';
+import type { RequestStarts } from '../store/request-starts';
+import type { StoreRegistry } from '../store/store-registry';
+import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
+import type { FetchedPage, FetchPolicy } from '../fetch/fetch-page';
+import type { RobotsCache } from '../fetch/robots';
+import { hostPacingPolicy, pacingAfter, requestGapMs, type RequestOutcome } from '../policy/host-politeness';
+import { statusClass, type CrawlMetrics } from '../observability/metrics';
+import { conditionalHeaders } from '../recrawl/change';
+import { failedOutcome, fetchedOutcome, skippedOutcome, withChange, type OutcomeContext, type PageOutcome } from './page-outcome';
+import type { CrawlPolicy } from './crawl-policy';
+import type { PageLoader } from './page-loader';
+
+/** Waits longer than this are handed back to the workflow as durable timers. */
+export const LONG_WAIT_MS = 10_000;
+
+type Attempt = { page: FetchedPage } | { error: FetchErrorCode };
+export type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: number };
+
+/** Where a URL is processed: its crawl, and the politeness key its requests are paced under. */
+export interface UrlWork {
+  crawlId: string;
+  config: CrawlConfig;
+  host: string;
+}
+
+/** The requests of one politeness key in a batch: its pacing as last read, and its request slots. */
+export interface KeyRequests {
+  pacing: { current: HostPacing };
+  starts: RequestStarts;
+}
+
+/** The fetch policy of a URL's requests: the crawl's limits, and the host's own headers and route. */
+function fetchPolicyOf(config: CrawlConfig, crawlPolicy: CrawlPolicy, userAgent: string): FetchPolicy {
+  const { page: pagePolicy, guard, proxy, headersFor } = crawlPolicy;
+  return {
+    userAgent,
+    timeoutMs: config.timeoutMs,
+    maxBodyBytes: config.maxBodyBytes,
+    maxRedirects: config.maxRedirects,
+    allowRedirect: (target) => pagePolicy.urls.admit(target) === null,
+    acceptsContentType: pagePolicy.acceptsContentType,
+    guard,
+    headersFor,
+    proxy,
+  };
+}
+
+export class UrlProcessor {
+  constructor(
+    private readonly deps: { stores: StoreRegistry; robots: RobotsCache; metrics: CrawlMetrics },
+    private readonly loader: PageLoader,
+  ) {}
+
+  async process(work: UrlWork, store: FrontierStore, item: ClaimedUrl, crawlPolicy: CrawlPolicy, key: KeyRequests, signal: AbortSignal): Promise<UrlResult> {
+    const { config, host, crawlId } = work;
+    // A recrawl reads the earlier crawl's record of the URL: validators, hash, links.
+    const context: OutcomeContext = {
+      extractor: crawlPolicy.extractor,
+      recrawl: config.recrawlOf === undefined ? undefined : { previous: await this.deps.stores.use(config.recrawlOf, (previous) => previous.record(item.url)) },
+    };
+    if (item.skipped !== undefined) return { outcome: withChange(skippedOutcome(item, item.skipped), context) }; // over the host's page cap
+    // Requests (headers, cookies, robots.txt) belong to the URL's host; pacing to its politeness key.
+    const url = new URL(item.url);
+    const { profile } = crawlPolicy.hostRequests(url.host);
+    let crawlDelayMs: number | null = null;
+    if (config.respectRobots) {
+      const { guard, headersFor, proxy } = crawlPolicy;
+      const rules = await this.deps.robots.rules(store, `${crawlId}\n${url.host}`, url.origin, { userAgent: profile.userAgent, guard, headersFor, proxy }, signal);
+      if (rules.hostError !== null) return { outcome: withChange(failedOutcome(item, rules.hostError), context) };
+      if (!rules.isAllowed(item.url)) return { outcome: withChange(skippedOutcome(item, 'robots'), context) };
+      crawlDelayMs = rules.crawlDelayMs;
+    }
+    const pacingPolicy = hostPacingPolicy(config, crawlPolicy.pacingOverride(host), crawlDelayMs);
+    const policy = fetchPolicyOf(config, crawlPolicy, profile.userAgent);
+    const { pacing, starts } = key;
+    for (let attempts = item.attempts; ; ) {
+      const start = await starts.take(requestGapMs(pacingPolicy, pacing.current), LONG_WAIT_MS);
+      if ('deferUntil' in start) return { deferUntil: start.deferUntil, attempts };
+      this.deps.metrics.politenessWait.observe(start.waitedMs / 1000);
+
+      const attemptPolicy = start.sent ? { ...policy, onSent: start.sent } : policy;
+      const attempt = await this.attemptFetch(item.url, attemptPolicy, config, signal, conditionalHeaders(context.recrawl?.previous));
+      attempts += 1;
+      const page = 'page' in attempt ? attempt.page : null;
+      const outcome: RequestOutcome = {
+        status: page?.status ?? null,
+        error: 'error' in attempt ? attempt.error : null,
+        latencyMs: page?.latencyMs ?? null,
+        retryAfterMs: page !== null && BACKOFF_STATUSES.has(page.status) ? page.retryAfterMs : null,
+      };
+      // The common case (a success on a host this worker saw healthy) changes nothing: no store
+      // transaction per page. A failure or a throttle change always goes to the shared state.
+      if (!changesNothing(pacing.current, pacingAfter(pacingPolicy, pacing.current, outcome, Date.now()))) {
+        pacing.current = await store.updatePacing(host, (current) => pacingAfter(pacingPolicy, current, outcome, Date.now()));
+      }
+      if (attempts <= config.maxRetries && isRetryable(outcome)) {
+        this.deps.metrics.retries.inc();
+        continue;
+      }
+      if ('error' in attempt) return { outcome: withChange(failedOutcome(item, attempt.error), context) };
+      return { outcome: fetchedOutcome(item, attempt.page, config, crawlPolicy.page, context) };
+    }
+  }
+
+  private async attemptFetch(url: string, policy: FetchPolicy, config: CrawlConfig, signal: AbortSignal, headers: Record<string, string>): Promise<Attempt> {
+    const { metrics } = this.deps;
+    const stopTimer = metrics.taskDuration.startTimer({ type: this.loader.render ? 'render' : 'fetch' });
+    try {
+      const page = await this.loader.load(url, policy, config, signal, headers);
+      stopTimer({ status: statusClass(page.status) });
+      return { page };
+    } catch (err) {
+      signal.throwIfAborted();
+      if (!(err instanceof FetchError)) throw err;
+      stopTimer({ status: 'error' });
+      metrics.fetchErrors.inc({ code: err.code });
+      return { error: err.code };
+    }
+  }
+}
