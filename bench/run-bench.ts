@@ -356,6 +356,96 @@ function chartOf(results: ToolResult[], subtitle: string): string {
   return barPanelsSvg('crawlflow bench: same site, same concurrency, every reachable page once', panels, subtitle);
 }
 
+/** The site server's own ceiling, measured with wrk; why not, if it could not be. */
+async function wrkCeiling(site: SiteProcess): Promise<WrkCeiling | { error: string }> {
+  try {
+    const wrk = await measureWrkCeiling(await ensureWrk(), site.origin, site.pages, site.pid, WORK_DIR);
+    log(`site server ceiling: ${wrk.requestsPerSecond.toFixed(0)} req/s (${wrk.command})`);
+    return wrk;
+  } catch (err) {
+    log(`wrk: ${(err as Error).message}`);
+    return { error: (err as Error).message };
+  }
+}
+
+/** crawlflow with each `--workers` count of worker processes; a count that failed is logged and left out. */
+async function workerScaling(site: SiteProcess, options: Options): Promise<WorkerScalingRun[]> {
+  const workers: WorkerScalingRun[] = [];
+  for (const count of options.workers) {
+    log(`crawlflow with ${count} worker process(es)`);
+    const runDir = join(WORK_DIR, `${options.name}-workers-${count}`);
+    rmSync(runDir, { recursive: true, force: true });
+    try {
+      const job: CrawlJob = { seed: `${site.origin}/page/0`, maxPages: site.reachableCount, concurrency: options.concurrency, batchSize: options.batchSize, runDir };
+      const run = await runWithWorkers(site, job, count);
+      workers.push(run);
+      log(`${count} worker(s): ${run.pagesPerSecond.toFixed(0)} pages/s, exactly once: ${run.pageSet.exactlyOnce}`);
+    } catch (err) {
+      log(`${count} worker(s) failed: ${(err as Error).message}`);
+    }
+  }
+  return workers;
+}
+
+/** The measured parts of a run. */
+interface RunParts {
+  wrk: WrkCeiling | { error: string } | undefined;
+  results: ToolResult[];
+  rounds: ToolResult[][];
+  workers: WorkerScalingRun[];
+  broad: Awaited<ReturnType<typeof broadScenario>> | undefined;
+  shards: string | undefined;
+}
+
+/** What a run writes to bench/results/<name>.json. */
+function reportOf(site: SiteProcess, options: Options, { wrk, results, rounds, workers, broad, shards }: RunParts) {
+  return {
+    generatedAt: new Date().toISOString(),
+    command: `node dist/bench/run-bench.js ${process.argv.slice(2).join(' ')}`.trim(),
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: totalmem() / 1024 ** 3, node: process.version, loadAverageAtEnd: loadavg() },
+    site: { pages: site.pages, reachable: site.reachableCount, pageBytes: PAGE_BYTES, linksPerPage: 12, seed: SITE_SEED },
+    settings: { concurrency: options.concurrency, maxPages: site.reachableCount, crawlflowBatchSize: options.batchSize, robots: 'off' },
+    wrk,
+    tools: results,
+    ...(options.rounds > 1 ? { rounds } : {}),
+    workers,
+    broad,
+    shards,
+    targets: targetsOf(rounds, workers, broad),
+  };
+}
+
+type BenchReport = ReturnType<typeof reportOf>;
+
+/** The report's tables, figures and targets on stdout. */
+function printReport(report: BenchReport, rounds: ToolResult[][], options: Options): void {
+  const { wrk, workers, broad, shards } = report;
+  process.stdout.write(`\n${table(report.tools)}\n\n${ratioTable(report.tools)}\n\n`);
+  if (wrk && 'requestsPerSecond' in wrk) process.stdout.write(`site server ceiling (wrk): ${wrk.requestsPerSecond.toFixed(0)} req/s\n`);
+  const crawlflow = report.tools.find((r) => r.crawlflow);
+  if (crawlflow?.crawlflow) {
+    const { history, eventsPerThousandPages, worker, temporalServer } = crawlflow.crawlflow;
+    process.stdout.write(
+      `crawlflow: ${history.events} history events over ${history.runs} run(s) = ${eventsPerThousandPages.toFixed(1)} per 1,000 pages; ` +
+        `worker ${worker.cpuSeconds.toFixed(1)} CPU s (main thread ${worker.mainThreadCpuSeconds.toFixed(1)}) / ${worker.peakRssMb.toFixed(0)} MB peak (${worker.startupRssMb.toFixed(0)} MB at the first page request), Temporal server ${temporalServer.cpuSeconds.toFixed(1)} CPU s / ${temporalServer.peakRssMb.toFixed(0)} MB peak\n`,
+    );
+    if (options.scale) reportScale(crawlflow);
+  }
+  if (options.rounds > 1) {
+    for (const other of options.tools.filter((tool) => tool !== 'crawlflow')) {
+      const ratios = roundRatios(rounds, other);
+      if (ratios.length > 0) process.stdout.write(`crawlflow x ${other}, round by round: ${describeRounds(ratios)}\n`);
+    }
+  }
+  for (const run of workers) process.stdout.write(`crawlflow, ${run.workers} worker process(es): ${run.pagesPerSecond.toFixed(0)} pages/s\n`);
+  if (broad && 'ratio' in broad) process.stdout.write(`${describeBroadScenario(broad)}\n`);
+  if (shards !== undefined) process.stdout.write(`one crawl as 1 shard and as 4 (bench/shard-bench.ts):\n${shards}\n`);
+  for (const [name, target] of Object.entries(report.targets)) {
+    if (target.value !== null) process.stdout.write(`target ${name}: ${target.value.toFixed(3)} (${target.target}) ${target.met ? 'met' : 'NOT met'}\n`);
+  }
+  process.stdout.write(`\nwritten: bench/results/${options.name}.json, bench/results/${options.name}.svg\n`);
+}
+
 async function main(): Promise<void> {
   const options = parseOptions();
   mkdirSync(RESULTS_DIR, { recursive: true });
@@ -364,16 +454,7 @@ async function main(): Promise<void> {
   const site = await startSiteProcess(options.pages);
   try {
     log(`${site.reachableCount} pages reachable from /page/0 (every 10th page is an orphan)`);
-    let wrk: WrkCeiling | { error: string } | undefined;
-    if (options.wrk) {
-      try {
-        wrk = await measureWrkCeiling(await ensureWrk(), site.origin, site.pages, site.pid, WORK_DIR);
-        log(`site server ceiling: ${wrk.requestsPerSecond.toFixed(0)} req/s (${wrk.command})`);
-      } catch (err) {
-        wrk = { error: (err as Error).message };
-        log(`wrk: ${wrk.error}`);
-      }
-    }
+    const wrk = options.wrk ? await wrkCeiling(site) : undefined;
 
     const rounds: ToolResult[][] = [];
     for (let round = 1; round <= options.rounds; round += 1) {
@@ -382,67 +463,18 @@ async function main(): Promise<void> {
     }
     const results = medianResults(rounds, options.tools);
 
-    const workers: WorkerScalingRun[] = [];
-    for (const count of options.workers) {
-      log(`crawlflow with ${count} worker process(es)`);
-      const runDir = join(WORK_DIR, `${options.name}-workers-${count}`);
-      rmSync(runDir, { recursive: true, force: true });
-      try {
-        const job: CrawlJob = { seed: `${site.origin}/page/0`, maxPages: site.reachableCount, concurrency: options.concurrency, batchSize: options.batchSize, runDir };
-        const run = await runWithWorkers(site, job, count);
-        workers.push(run);
-        log(`${count} worker(s): ${run.pagesPerSecond.toFixed(0)} pages/s, exactly once: ${run.pageSet.exactlyOnce}`);
-      } catch (err) {
-        log(`${count} worker(s) failed: ${(err as Error).message}`);
-      }
-    }
+    const workers = await workerScaling(site, options);
 
     const broad = options.broadHosts > 0 ? await broadScenario(options) : undefined;
     const shards = options.shards ? await shardScenario() : undefined;
 
-    const report = {
-      generatedAt: new Date().toISOString(),
-      command: `node dist/bench/run-bench.js ${process.argv.slice(2).join(' ')}`.trim(),
-      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: totalmem() / 1024 ** 3, node: process.version, loadAverageAtEnd: loadavg() },
-      site: { pages: site.pages, reachable: site.reachableCount, pageBytes: PAGE_BYTES, linksPerPage: 12, seed: SITE_SEED },
-      settings: { concurrency: options.concurrency, maxPages: site.reachableCount, crawlflowBatchSize: options.batchSize, robots: 'off' },
-      wrk,
-      tools: results,
-      ...(options.rounds > 1 ? { rounds } : {}),
-      workers,
-      broad,
-      shards,
-      targets: targetsOf(rounds, workers, broad),
-    };
+    const report = reportOf(site, options, { wrk, results, rounds, workers, broad, shards });
     const subtitle = `${site.reachableCount.toLocaleString('en-US')} pages of ~8 KB, concurrency ${options.concurrency}, ${report.machine.cpus} cores, ${report.generatedAt.slice(0, 16)}Z`;
     writeFileSync(join(RESULTS_DIR, `${options.name}.json`), `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(join(RESULTS_DIR, `${options.name}.svg`), chartOf(results, subtitle));
     if (options.scale) writeScaleCharts(results);
 
-    process.stdout.write(`\n${table(results)}\n\n${ratioTable(results)}\n\n`);
-    if (wrk && 'requestsPerSecond' in wrk) process.stdout.write(`site server ceiling (wrk): ${wrk.requestsPerSecond.toFixed(0)} req/s\n`);
-    const crawlflow = results.find((r) => r.crawlflow);
-    if (crawlflow?.crawlflow) {
-      const { history, eventsPerThousandPages, worker, temporalServer } = crawlflow.crawlflow;
-      process.stdout.write(
-        `crawlflow: ${history.events} history events over ${history.runs} run(s) = ${eventsPerThousandPages.toFixed(1)} per 1,000 pages; ` +
-          `worker ${worker.cpuSeconds.toFixed(1)} CPU s (main thread ${worker.mainThreadCpuSeconds.toFixed(1)}) / ${worker.peakRssMb.toFixed(0)} MB peak (${worker.startupRssMb.toFixed(0)} MB at the first page request), Temporal server ${temporalServer.cpuSeconds.toFixed(1)} CPU s / ${temporalServer.peakRssMb.toFixed(0)} MB peak\n`,
-      );
-      if (options.scale) reportScale(crawlflow);
-    }
-    if (options.rounds > 1) {
-      for (const other of options.tools.filter((tool) => tool !== 'crawlflow')) {
-        const ratios = roundRatios(rounds, other);
-        if (ratios.length > 0) process.stdout.write(`crawlflow x ${other}, round by round: ${describeRounds(ratios)}\n`);
-      }
-    }
-    for (const run of workers) process.stdout.write(`crawlflow, ${run.workers} worker process(es): ${run.pagesPerSecond.toFixed(0)} pages/s\n`);
-    if (broad && 'ratio' in broad) process.stdout.write(`${describeBroadScenario(broad)}\n`);
-    if (shards !== undefined) process.stdout.write(`one crawl as 1 shard and as 4 (bench/shard-bench.ts):\n${shards}\n`);
-    for (const [name, target] of Object.entries(report.targets)) {
-      if (target.value !== null) process.stdout.write(`target ${name}: ${target.value.toFixed(3)} (${target.target}) ${target.met ? 'met' : 'NOT met'}\n`);
-    }
-    process.stdout.write(`\nwritten: bench/results/${options.name}.json, bench/results/${options.name}.svg\n`);
+    printReport(report, rounds, options);
   } finally {
     await site.stop();
   }

@@ -12,110 +12,124 @@ import type { Client } from '@temporalio/client';
 import { join } from 'node:path';
 import { startCrawl } from '../../src/client/crawl-client';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../../src/shared/messages';
-import { startSyntheticSite } from '../../src/sites/synthetic-site';
-import { startLinkedHosts } from '../../src/sites/linked-hosts';
+import { startSyntheticSite, type SyntheticSite } from '../../src/sites/synthetic-site';
+import { startLinkedHosts, type LinkedHosts } from '../../src/sites/linked-hosts';
 import { shardWorkflowId } from '../../src/scheduling/shards';
 import { projectRoot } from '../../src/temporal/project-paths';
 import { historiesOf, writeHistoryFile } from '../helpers/histories';
-import { startTestTemporal, uniqueQueue } from '../helpers/temporal';
+import { startTestTemporal, uniqueQueue, type TestTemporal } from '../helpers/temporal';
 
 const { version } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string };
 const outDir = join(projectRoot, 'test', 'fixtures', 'histories');
 /** Shards of the sharded scenarios. */
 const SHARDS = 2;
 
+/** A recorded crawl, run to its end: `run` returns the crawl's workflow ID. */
+type Scenario = [name: string, run: () => Promise<string>];
+
+/** Crawls of one site through the workflow's life: completion, continue-as-new, messages, limits, failures. */
+function lifecycleScenarios(env: TestTemporal, queue: string, site: SyntheticSite): Scenario[] {
+  const seeds = [site.urlOf(0)];
+  return [
+    ['completed', async () => {
+      await (await startCrawl(env.client, 'rec-completed', { seeds, batchSize: 20, perHostConcurrency: 4 }, queue)).result();
+      return 'rec-completed';
+    }],
+    ['continued-as-new', async () => {
+      await (await startCrawl(env.client, 'rec-can', { seeds, batchSize: 2, perHostConcurrency: 4 }, queue)).result();
+      return 'rec-can';
+    }],
+    ['paused-resumed-max-pages', async () => {
+      const handle = await startCrawl(env.client, 'rec-pause', { seeds, batchSize: 5, maxPages: 60 }, queue);
+      await handle.signal(pauseSignal);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await handle.signal(resumeSignal);
+      await handle.result();
+      return 'rec-pause';
+    }],
+    ['deadline', async () => {
+      await (await startCrawl(env.client, 'rec-deadline', { seeds, batchSize: 5, deadline: '700ms' }, queue)).result();
+      return 'rec-deadline';
+    }],
+    ['updated-then-stopped', async () => {
+      const handle = await startCrawl(env.client, 'rec-updates', { seeds, batchSize: 5, perHostConcurrency: 1 }, queue);
+      await handle.executeUpdate(setLimitsUpdate, { args: [{ perHostConcurrency: 3, delayMs: 1 }] });
+      await handle.executeUpdate(addSeedsUpdate, { args: [[site.urlOf(299)]] });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await handle.executeUpdate(stopUpdate);
+      await handle.result();
+      return 'rec-updates';
+    }],
+    ['failed-batches', async () => {
+      // A host override names a variable no worker has: that host's batches fail for good.
+      const other = await startSyntheticSite({ pages: 10 });
+      try {
+        const hosts = { [new URL(other.origin).host]: { headersFromEnv: { 'X-Token': 'CRAWLFLOW_RECORDING_UNSET' } } };
+        await (await startCrawl(env.client, 'rec-failed', { seeds: [...seeds, other.urlOf(0)], batchSize: 20, hosts }, queue)).result();
+      } finally {
+        await other.close();
+      }
+      return 'rec-failed';
+    }],
+    ['cancelled', async () => {
+      const handle = await startCrawl(env.client, 'rec-cancel', { seeds, batchSize: 5 }, queue);
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      await handle.cancel();
+      await handle.result().catch(() => undefined);
+      return 'rec-cancel';
+    }],
+  ];
+}
+
+/** Crawls whose frontier comes from elsewhere or spreads: a seeds file, many hosts, shards. */
+function frontierScenarios(env: TestTemporal, queue: string, site: SyntheticSite, hosts: LinkedHosts): Scenario[] {
+  const seeds = [site.urlOf(0)];
+  return [
+    ['seeds-file', async () => {
+      const seedsFile = join(tmpdir(), `crawlflow-record-seeds-${process.pid}.txt`);
+      writeFileSync(seedsFile, `# recorded\n${Array.from({ length: 40 }, (_, n) => site.urlOf(n)).join('\n')}\n`);
+      try {
+        await (await startCrawl(env.client, 'rec-seeds-file', { seedsFile, batchSize: 10, maxDepth: 0 }, queue)).result();
+      } finally {
+        rmSync(seedsFile, { force: true });
+      }
+      return 'rec-seeds-file';
+    }],
+    ['broad', async () => {
+      // More hosts than a batch report names: batches take ready work from the store.
+      const broad = await startLinkedHosts(150, 1);
+      try {
+        const input = { seeds: broad.origins.map((origin) => `${origin}/`), batchSize: 20, concurrency: 8, perHostConcurrency: 1, respectRobots: false };
+        await (await startCrawl(env.client, 'rec-broad', input, queue)).result();
+      } finally {
+        await broad.close();
+      }
+      return 'rec-broad';
+    }],
+    ['sharded', async () => {
+      const input = { seeds: [`${hosts.origins[0]}/`], scope: 'any' as const, shards: SHARDS, batchSize: 2, respectRobots: false };
+      await (await startCrawl(env.client, 'rec-sharded', input, queue)).result();
+      return 'rec-sharded';
+    }],
+    ['sharded-cancelled', async () => {
+      const handle = await startCrawl(env.client, 'rec-sharded-cancel', { seeds, shards: SHARDS, batchSize: 5 }, queue);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await handle.cancel();
+      await handle.result().catch(() => undefined);
+      return 'rec-sharded-cancel';
+    }],
+  ];
+}
+
 async function main(): Promise<void> {
   const env = await startTestTemporal({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 150 } });
   const queue = uniqueQueue('record');
   await env.startWorker(queue);
   const site = await startSyntheticSite({ pages: 300, latencyMs: 5 });
-  const seeds = [site.urlOf(0)];
   const hosts = await startLinkedHosts(8, 3);
   try {
-    const scenarios: Array<[string, () => Promise<string>]> = [
-      ['completed', async () => {
-        await (await startCrawl(env.client, 'rec-completed', { seeds, batchSize: 20, perHostConcurrency: 4 }, queue)).result();
-        return 'rec-completed';
-      }],
-      ['continued-as-new', async () => {
-        await (await startCrawl(env.client, 'rec-can', { seeds, batchSize: 2, perHostConcurrency: 4 }, queue)).result();
-        return 'rec-can';
-      }],
-      ['paused-resumed-max-pages', async () => {
-        const handle = await startCrawl(env.client, 'rec-pause', { seeds, batchSize: 5, maxPages: 60 }, queue);
-        await handle.signal(pauseSignal);
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        await handle.signal(resumeSignal);
-        await handle.result();
-        return 'rec-pause';
-      }],
-      ['deadline', async () => {
-        await (await startCrawl(env.client, 'rec-deadline', { seeds, batchSize: 5, deadline: '700ms' }, queue)).result();
-        return 'rec-deadline';
-      }],
-      ['updated-then-stopped', async () => {
-        const handle = await startCrawl(env.client, 'rec-updates', { seeds, batchSize: 5, perHostConcurrency: 1 }, queue);
-        await handle.executeUpdate(setLimitsUpdate, { args: [{ perHostConcurrency: 3, delayMs: 1 }] });
-        await handle.executeUpdate(addSeedsUpdate, { args: [[site.urlOf(299)]] });
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        await handle.executeUpdate(stopUpdate);
-        await handle.result();
-        return 'rec-updates';
-      }],
-      ['failed-batches', async () => {
-        // A host override names a variable no worker has: that host's batches fail for good.
-        const other = await startSyntheticSite({ pages: 10 });
-        try {
-          const hosts = { [new URL(other.origin).host]: { headersFromEnv: { 'X-Token': 'CRAWLFLOW_RECORDING_UNSET' } } };
-          await (await startCrawl(env.client, 'rec-failed', { seeds: [...seeds, other.urlOf(0)], batchSize: 20, hosts }, queue)).result();
-        } finally {
-          await other.close();
-        }
-        return 'rec-failed';
-      }],
-      ['seeds-file', async () => {
-        const seedsFile = join(tmpdir(), `crawlflow-record-seeds-${process.pid}.txt`);
-        writeFileSync(seedsFile, `# recorded\n${Array.from({ length: 40 }, (_, n) => site.urlOf(n)).join('\n')}\n`);
-        try {
-          await (await startCrawl(env.client, 'rec-seeds-file', { seedsFile, batchSize: 10, maxDepth: 0 }, queue)).result();
-        } finally {
-          rmSync(seedsFile, { force: true });
-        }
-        return 'rec-seeds-file';
-      }],
-      ['broad', async () => {
-        // More hosts than a batch report names: batches take ready work from the store.
-        const broad = await startLinkedHosts(150, 1);
-        try {
-          const input = { seeds: broad.origins.map((origin) => `${origin}/`), batchSize: 20, concurrency: 8, perHostConcurrency: 1, respectRobots: false };
-          await (await startCrawl(env.client, 'rec-broad', input, queue)).result();
-        } finally {
-          await broad.close();
-        }
-        return 'rec-broad';
-      }],
-      ['sharded', async () => {
-        const input = { seeds: [`${hosts.origins[0]}/`], scope: 'any' as const, shards: SHARDS, batchSize: 2, respectRobots: false };
-        await (await startCrawl(env.client, 'rec-sharded', input, queue)).result();
-        return 'rec-sharded';
-      }],
-      ['sharded-cancelled', async () => {
-        const handle = await startCrawl(env.client, 'rec-sharded-cancel', { seeds, shards: SHARDS, batchSize: 5 }, queue);
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
-        await handle.cancel();
-        await handle.result().catch(() => undefined);
-        return 'rec-sharded-cancel';
-      }],
-      ['cancelled', async () => {
-        const handle = await startCrawl(env.client, 'rec-cancel', { seeds, batchSize: 5 }, queue);
-        await new Promise((resolve) => setTimeout(resolve, 700));
-        await handle.cancel();
-        await handle.result().catch(() => undefined);
-        return 'rec-cancel';
-      }],
-    ];
     const only = process.argv.slice(2);
-    for (const [name, run] of scenarios.filter(([name]) => only.length === 0 || only.includes(name))) {
+    for (const [name, run] of [...lifecycleScenarios(env, queue, site), ...frontierScenarios(env, queue, site, hosts)].filter(([name]) => only.length === 0 || only.includes(name))) {
       const workflowId = await run();
       const shards = name.startsWith('sharded') ? SHARDS : 0;
       const recorded: Array<[string, string]> = [[name, workflowId], ...Array.from({ length: shards }, (_, n): [string, string] => [`${name}-shard-${n}`, shardWorkflowId(workflowId, n)])];
