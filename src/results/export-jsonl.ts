@@ -3,7 +3,8 @@
  */
 import type { BodyStore } from '../bodies/body-store';
 import type { FrontierStore, PageRecord } from '../store/frontier-store';
-import { openStoreBackend, UnknownCrawlError } from '../store/store-backend';
+import { openStoreBackend } from '../store/open-store-backend';
+import { UnknownCrawlError } from '../store/store-backend';
 import type { StoreConfig } from '../store/store-url';
 import { ChunkedWriter, writeAtomically } from './atomic-file';
 

@@ -14,7 +14,8 @@ import { UndiciTransport, type UndiciTransportOptions } from '../fetch/transport
 import type { CrawlMetrics } from '../observability/metrics';
 import { StoreRegistry } from '../store/store-registry';
 import { prebuiltWorkflowBundle } from './workflow-bundle';
-import { openStoreBackend, type StoreBackend } from '../store/store-backend';
+import { openStoreBackend } from '../store/open-store-backend';
+import type { StoreBackend } from '../store/store-backend';
 import type { StoreConfig } from '../store/store-url';
 import { RecordedConfigs } from '../activities/recorded-config';
 import { HEARTBEAT_THROTTLE_MS } from '../shared/activity-timing';
