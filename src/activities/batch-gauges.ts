@@ -31,7 +31,7 @@ export class BatchGauges {
   }
 
   /** The crawl's queued URLs, as its latest batch report saw them. */
-  frontierSize(crawlId: string, queued: number): void {
+  recordFrontierSize(crawlId: string, queued: number): void {
     this.frontierSizes.set(crawlId, queued);
     this.update();
   }

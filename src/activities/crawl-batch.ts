@@ -42,7 +42,7 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
     const fill = order.perHostConcurrency === undefined ? undefined : { urls: order.fill ?? 0, perHostConcurrency: order.perHostConcurrency };
     const { claimed, deferred } = await runner.run({ ...order, shares: order.hosts, config, fill }, store);
     const view = await store.view(REPORT_HOSTS, order.shard);
-    gauges.frontierSize(order.crawlId, view.queued);
+    gauges.recordFrontierSize(order.crawlId, view.queued);
     return { kind: 'done', batchId: order.batchId, hosts: order.hosts.map(({ host }) => host), claimed, deferred, view };
   }
 
