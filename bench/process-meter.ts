@@ -41,6 +41,11 @@ export interface TreeUsage {
   rssOverTime: RssSample[];
   /** A process's peak RSS as it stood at `at` (epoch ms), as sampled: its start-up peak, given when its work began. */
   peakRssAt(pid: number, at: number): number;
+  /**
+   * The tree's CPU seconds between two instants (epoch ms), interpolated between the samples
+   * around each: what a crawl window cost, without the start-up before it and the shutdown after.
+   */
+  cpuSecondsBetween(from: number, to: number): number;
 }
 
 interface StatLine {
@@ -87,6 +92,21 @@ export function mainThreadCpuSeconds(): number {
   return (readStat(mainThreadStat(process.pid))?.cpuTicks ?? 0) / CLOCK_TICKS_PER_SECOND;
 }
 
+function treeCpuSeconds(processes: Iterable<ProcessUsage>): number {
+  let seconds = 0;
+  for (const process of processes) seconds += process.cpuSeconds;
+  return seconds;
+}
+
+/** The tree's CPU seconds at `at`, on the line between the samples before and after it (clamped to the first and last). */
+function cpuSecondsAt(steps: ReadonlyArray<{ at: number; seconds: number }>, at: number): number {
+  const after = steps.findIndex((step) => step.at >= at);
+  if (after === -1) return steps.at(-1)?.seconds ?? 0;
+  if (after === 0) return steps[0].seconds;
+  const [before, next] = [steps[after - 1], steps[after]];
+  return before.seconds + ((next.seconds - before.seconds) * (at - before.at)) / Math.max(1, next.at - before.at);
+}
+
 export class ProcessMeter {
   private readonly seen = new Map<number, ProcessUsage>();
   /** CPU ticks of the processes alive at the first sample, and of their main threads, taken then. */
@@ -96,6 +116,8 @@ export class ProcessMeter {
   private readonly rssOverTime: RssSample[] = [];
   /** Per process, when its peak RSS grew (epoch ms) and to what, in order. */
   private readonly peakSteps = new Map<number, Array<{ at: number; bytes: number }>>();
+  /** The tree's CPU seconds so far at each sample (epoch ms), exited processes' last figures included. */
+  private readonly cpuSteps: Array<{ at: number; seconds: number }> = [];
   private readonly startedAt = Date.now();
   private lastRecordedAt = -Infinity;
   private peakRssBytes = 0;
@@ -155,6 +177,7 @@ export class ProcessMeter {
     this.firstSample = false;
     this.peakRssBytes = Math.max(this.peakRssBytes, rss);
     const now = Date.now();
+    this.cpuSteps.push({ at: now, seconds: treeCpuSeconds(this.seen.values()) });
     if (rss > 0 && now - this.lastRecordedAt >= (this.options.recordEveryMs ?? 1_000)) {
       this.rssOverTime.push({ t: (now - this.startedAt) / 1000, rssBytes: rss, byName });
       this.lastRecordedAt = now;
@@ -174,11 +197,12 @@ export class ProcessMeter {
     clearInterval(this.timer);
     const processes = [...this.seen.values()];
     this.result = {
-      cpuSeconds: processes.reduce((sum, process) => sum + process.cpuSeconds, 0),
+      cpuSeconds: treeCpuSeconds(processes),
       peakRssBytes: this.peakRssBytes,
       processes,
       rssOverTime: this.rssOverTime,
       peakRssAt: (pid, at) => (this.peakSteps.get(pid) ?? []).filter((step) => step.at <= at).at(-1)?.bytes ?? 0,
+      cpuSecondsBetween: (from, to) => cpuSecondsAt(this.cpuSteps, to) - cpuSecondsAt(this.cpuSteps, from),
     };
     return this.result;
   }
