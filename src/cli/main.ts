@@ -72,7 +72,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
   checkContentOptions(config, crawlId, flags.format, store);
   const input = await withStdinSeeds(request.input, flags.dataDir, crawlId);
   const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
-  const run = await traced('crawlflow crawl', () =>
+  await traced('crawlflow crawl', () =>
     runCrawl({
       crawlId,
       input,
@@ -86,9 +86,9 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
       metricsAddress: flags.metricsAddress ?? null,
       logger,
       clientPlugins: [tracing.plugin],
+      report: (run) => reportRun(run, out, flags.format, flags.json),
     }),
   );
-  reportRun(run, out, flags.format, flags.json);
 }
 
 interface WorkerFlags extends StoreFlags {

@@ -30,6 +30,12 @@ export interface RunCrawlOptions {
   metricsAddress: string | null;
   logger: Logger;
   clientPlugins: ClientPlugin[];
+  /**
+   * Shows the crawl's results once they are written, before the worker and an embedded
+   * server stop: the server takes about a second to shut down, and nothing it does then
+   * changes what the crawl did.
+   */
+  report(run: CrawlRun): void;
 }
 
 export interface CrawlRun {
@@ -102,7 +108,9 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
           });
         const summary = await Promise.race([result, ...(workerStopped ? [workerStopped] : [])]);
         const lines = await exportResults(options.format, options.store, options.crawlId, options.out);
-        return { summary, lines, uiUrl, uiStopsWithCommand: target.startedHere };
+        const run = { summary, lines, uiUrl, uiStopsWithCommand: target.startedHere };
+        options.report(run);
+        return run;
       } finally {
         progress?.stop();
       }
