@@ -6,7 +6,7 @@
  *   node dist/bench/cpu-profile-summary.js <file.cpuprofile> [--top 30]
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { BenchUsageError, parseFlags, runBenchCommand, wholeNumber } from './bench-args';
 
 interface ProfileNode {
   id: number;
@@ -30,9 +30,14 @@ function bucketOf(url: string, functionName: string): string {
   return url.replace(/^file:\/\//, '');
 }
 
+const USAGE = `usage: node dist/bench/cpu-profile-summary.js <file.cpuprofile> [--top N]
+  --top N   rows of each table (default 30)
+`;
+
 function main(): void {
-  const { positionals, values } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' } } });
-  if (positionals.length !== 1) throw new Error('usage: cpu-profile-summary <file.cpuprofile> [--top N]');
+  const { positionals, values } = parseFlags({ allowPositionals: true, options: { top: { type: 'string', default: '30' }, help: { type: 'boolean' } } });
+  if (positionals.length !== 1) throw new BenchUsageError('expected one .cpuprofile file');
+  const top = wholeNumber('--top', values.top);
   const profile = JSON.parse(readFileSync(positionals[0], 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfMs = new Map<number, number>();
@@ -50,7 +55,7 @@ function main(): void {
   }
   const print = (title: string, entries: Map<string, number>): void => {
     process.stdout.write(`\n${title}\n`);
-    for (const [name, ms] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) {
+    for (const [name, ms] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top)) {
       process.stdout.write(`${((100 * ms) / total).toFixed(1).padStart(5)}%  ${ms.toFixed(0).padStart(7)} ms  ${name}\n`);
     }
   };
@@ -59,4 +64,4 @@ function main(): void {
   print('self time by function', functions);
 }
 
-main();
+runBenchCommand(main, USAGE);

@@ -8,12 +8,12 @@
  *
  * Prints each round's CPU µs per page, then their median and minimum.
  */
-import { parseArgs } from 'node:util';
 import { buildPagePolicy, fetchedOutcome } from '../src/activities/page-outcome';
 import type { FetchedPage } from '../src/fetch/fetch-page';
 import { parseCrawlConfig } from '../src/shared/crawl-config';
 import { pagePath, renderPage, SiteGraph } from '../src/sites/synthetic-site';
 import { median, parseRounds } from './rounds';
+import { parseFlags, runBenchCommand, wholeNumber } from './bench-args';
 import { PAGE_BYTES, SITE_SEED } from './site-process';
 
 const ORIGIN = 'http://127.0.0.1:8080';
@@ -35,10 +35,15 @@ function fetchedPages(): FetchedPage[] {
   });
 }
 
+const USAGE = `usage: node dist/bench/outcome-only.js [--rounds N] [--pages N]
+  --rounds N   measured rounds after a warm-up one (default 7)
+  --pages N    page outcomes per round (default 4000)
+`;
+
 function main(): void {
-  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '7' }, pages: { type: 'string', default: '4000' } } });
+  const { values } = parseFlags({ options: { rounds: { type: 'string', default: '7' }, pages: { type: 'string', default: '4000' }, help: { type: 'boolean' } } });
   const rounds = parseRounds(values.rounds);
-  const perRound = Number(values.pages);
+  const perRound = wholeNumber('--pages', values.pages);
   const config = parseCrawlConfig({ seeds: [`${ORIGIN}/page/0`] });
   const policy = buildPagePolicy(config);
   const pages = fetchedPages();
@@ -61,4 +66,4 @@ function main(): void {
   process.stdout.write(`median ${median(micros).toFixed(1)} µs, min ${Math.min(...micros).toFixed(1)} µs per page (${linksQueued} links queued)\n`);
 }
 
-main();
+runBenchCommand(main, USAGE);

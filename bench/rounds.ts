@@ -3,6 +3,7 @@
  * ±20% from run to run, and a ratio of two crawls run one after the other swings with it; the
  * median of several alternating rounds is the figure that holds from one invocation to the next.
  */
+import { wholeNumber } from './bench-args';
 
 /** The item whose `value` is the median of all; of an even count, the lower of the middle two. */
 export function medianBy<T>(items: readonly T[], value: (item: T) => number): T {
@@ -14,11 +15,7 @@ export function medianBy<T>(items: readonly T[], value: (item: T) => number): T 
 export const median = (values: readonly number[]): number => medianBy(values, (value) => value);
 
 /** `--rounds`: a positive whole number. */
-export function parseRounds(text: string): number {
-  const rounds = Number(text);
-  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds: expected a positive whole number, got "${text}"`);
-  return rounds;
-}
+export const parseRounds = (text: string): number => wholeNumber('--rounds', text);
 
 /** `0.84, 0.68, 0.85 (median 0.84)`: each round's figure, then the one reported. */
 export function describeRounds(values: readonly number[]): string {

@@ -18,12 +18,12 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { projectRoot } from '../src/temporal/project-paths';
 import { barPanelsSvg, lineChartSvg, type BarPanel } from './chart';
 import { countHistoryEventsInDataDir, type HistoryCount } from './crawlflow-history';
 import { describeBroadScenario, runBroadScenario, type BroadScenario } from './broad-bench';
 import { describeRounds, median, medianBy, parseRounds } from './rounds';
+import { BenchUsageError, parseFlags, runBenchCommand, wholeNumber } from './bench-args';
 import { runShardScenario } from './shard-bench';
 import { ensureWrk } from './installers';
 import { checkPageSet, fetchSiteStats, pagesPerSecondOf, resetSiteStats, type PageSetCheck } from './page-set';
@@ -96,8 +96,23 @@ interface Options {
   name: string;
 }
 
+const USAGE = `usage: node dist/bench/run-bench.js [options]   (npm run bench -- [options])
+  --tools a,b,...      tools to run, in turn (${TOOL_NAMES.join(', ')}; default: all)
+  --rounds N           run the tools, and the broad scenario, N times; report each figure's median (default 1)
+  --pages N            pages of the site (default 20000; 1000000 with --scale)
+  --concurrency N      requests in flight, every tool (default 32)
+  --batch-size N       crawlflow's URLs per batch (default 200)
+  --workers a,b        crawlflow worker processes to compare (default 1,2); --no-workers skips it
+  --broad-hosts N      hosts of the broad scenario (default 1000); 0 or --no-broad skips it
+  --no-wrk             skip the site server's wrk ceiling
+  --no-shards          skip the 1-vs-4-shard scenario on PostgreSQL
+  --scale              1,000,000 pages, crawlflow only, RSS over time
+  --tool-timeout S     stop a tool after S seconds (default 240; 14400 with --scale)
+  --help               this text
+`;
+
 function parseOptions(): Options {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     options: {
       tools: { type: 'string' },
       rounds: { type: 'string', default: '1' },
@@ -112,24 +127,25 @@ function parseOptions(): Options {
       'no-broad': { type: 'boolean', default: false },
       'no-shards': { type: 'boolean', default: false },
       'tool-timeout': { type: 'string' },
+      help: { type: 'boolean', default: false },
     },
   });
   const tools = (values.tools ?? (values.scale ? 'crawlflow' : TOOL_NAMES.join(','))).split(',') as ToolName[];
-  for (const tool of tools) if (!TOOL_NAMES.includes(tool)) throw new Error(`--tools: unknown tool "${tool}" (known: ${TOOL_NAMES.join(', ')})`);
+  for (const tool of tools) if (!TOOL_NAMES.includes(tool)) throw new BenchUsageError(`--tools: unknown tool "${tool}" (known: ${TOOL_NAMES.join(', ')})`);
   const all = TOOL_NAMES.every((tool) => tools.includes(tool));
   return {
     tools,
     rounds: parseRounds(values.rounds),
-    pages: Number(values.pages ?? (values.scale ? 1_000_000 : 20_000)),
-    concurrency: Number(values.concurrency),
-    batchSize: Number(values['batch-size']),
-    workers: values['no-workers'] || values.scale ? [] : values.workers.split(',').map(Number),
+    pages: wholeNumber('--pages', values.pages ?? (values.scale ? '1000000' : '20000')),
+    concurrency: wholeNumber('--concurrency', values.concurrency),
+    batchSize: wholeNumber('--batch-size', values['batch-size']),
+    workers: values['no-workers'] || values.scale ? [] : values.workers.split(',').map((count) => wholeNumber('--workers', count)),
     wrk: !values['no-wrk'],
     scale: values.scale,
-    broadHosts: values['no-broad'] || values.scale || !tools.includes('crawlflow') ? 0 : Number(values['broad-hosts']),
+    broadHosts: values['no-broad'] || values.scale || !tools.includes('crawlflow') ? 0 : wholeNumber('--broad-hosts', values['broad-hosts'], 0),
     shards: !values['no-shards'] && !values.scale && tools.includes('crawlflow'),
     // Keeps one invocation of the head-to-head near 10 minutes even when a tool stalls.
-    toolTimeoutSeconds: Number(values['tool-timeout'] ?? (values.scale ? 4 * 3600 : 240)),
+    toolTimeoutSeconds: wholeNumber('--tool-timeout', values['tool-timeout'] ?? (values.scale ? String(4 * 3600) : '240')),
     name: values.scale ? 'scale' : all ? 'latest' : 'partial',
   };
 }
@@ -549,7 +565,4 @@ function writeScaleCharts(results: ToolResult[]): void {
   writeFileSync(join(RESULTS_DIR, 'scale-rss.svg'), lineChartSvg(`crawlflow, ${crawlflow.pages.toLocaleString('en-US')} pages: RSS over time`, 'minutes', 'RSS (MB)', series));
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+runBenchCommand(main, USAGE);

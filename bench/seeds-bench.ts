@@ -16,7 +16,6 @@ import { createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileS
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
@@ -31,6 +30,7 @@ import { createLogger } from '../src/observability/logger';
 import { installTracing } from '../src/observability/tracing';
 import { fetchSiteStats } from './page-set';
 import { startSiteProcess } from './site-process';
+import { parseFlags, runBenchCommand, wholeNumber } from './bench-args';
 
 const TASK_QUEUE = 'bench-seeds';
 const CRAWL_ID = 'bench-seeds';
@@ -133,11 +133,20 @@ export function describeSeedStart(run: SeedStartRun): string {
   ].join('\n');
 }
 
+const USAGE = `usage: node dist/bench/seeds-bench.js [--seeds N] [--hosts N] [--max-pages N]   (npm run bench:seeds -- [options])
+  --seeds N       lines of the seed file (default 1000000)
+  --hosts N       hosts the seeds are spread over (default 1000)
+  --max-pages N   the crawl's page limit: it measures the start, not the crawl (default 200)
+`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seeds: { type: 'string', default: '1000000' }, hosts: { type: 'string', default: '1000' }, 'max-pages': { type: 'string', default: '200' } } });
+  const { values } = parseFlags({
+    options: { seeds: { type: 'string', default: '1000000' }, hosts: { type: 'string', default: '1000' }, 'max-pages': { type: 'string', default: '200' }, help: { type: 'boolean' } },
+  });
+  const [seeds, hosts, maxPages] = [wholeNumber('--seeds', values.seeds), wholeNumber('--hosts', values.hosts), wholeNumber('--max-pages', values['max-pages'])];
   const workDir = mkdtempSync(join(tmpdir(), 'crawlflow-bench-seeds-'));
   try {
-    const run = await measure(Number(values.seeds), Number(values.hosts), Number(values['max-pages']), workDir);
+    const run = await measure(seeds, hosts, maxPages, workDir);
     console.log(describeSeedStart(run));
     const resultsDir = join(projectRoot, 'bench', 'results');
     mkdirSync(resultsDir, { recursive: true });
@@ -147,12 +156,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  main().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runBenchCommand(main, USAGE);

@@ -9,7 +9,6 @@
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import { startTestPostgres } from '../test/helpers/postgres';
 import { projectRoot } from '../src/temporal/project-paths';
@@ -17,6 +16,7 @@ import { checkPageSet, fetchSiteStats } from './page-set';
 import { runProcess } from './run-process';
 import { startSiteProcess } from './site-process';
 import { TOOLS } from './tools';
+import { parseFlags, runBenchCommand, wholeNumber } from './bench-args';
 
 interface StatementCost {
   query: string;
@@ -45,9 +45,14 @@ const SIZES = `
     pg_total_relation_size('crawlflow.hosts')::float8 AS hosts_bytes,
     (SELECT count(*) FROM crawlflow.hosts)::float8 AS hosts`;
 
+const USAGE = `usage: node dist/bench/store-footprint.js [--pages N] [--hosts N]
+  --pages N   pages of the crawl (default 20000)
+  --hosts N   hosts of the site (default 100)
+`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { pages: { type: 'string', default: '20000' }, hosts: { type: 'string', default: '100' } } });
-  const [pages, hosts] = [Number(values.pages), Number(values.hosts)];
+  const { values } = parseFlags({ options: { pages: { type: 'string', default: '20000' }, hosts: { type: 'string', default: '100' }, help: { type: 'boolean' } } });
+  const [pages, hosts] = [wholeNumber('--pages', values.pages), wholeNumber('--hosts', values.hosts)];
   const postgres = await startTestPostgres({ settings: ['-c shared_preload_libraries=pg_stat_statements', '-c pg_stat_statements.track=all'] });
   const site = await startSiteProcess(pages, hosts);
   try {
@@ -90,7 +95,4 @@ function report(pages: number, seconds: number, exactlyOnce: boolean, wal: numbe
   for (const s of statements.slice(0, 8)) console.log(`  ${per(s.calls).padStart(6)}  ${(s.rows / Math.max(1, s.calls)).toFixed(1).padStart(6)}  ${s.query.slice(0, 110)}`);
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+runBenchCommand(main, USAGE);

@@ -17,11 +17,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
 import type { ClaimedUrl, FrontierEntry, PageRecord } from '../src/store/frontier-store';
 import { pagePath, SiteGraph } from '../src/sites/synthetic-site';
 import { mainThreadCpuSeconds } from './process-meter';
+import { BenchUsageError, parseFlags, runBenchCommand, wholeNumber } from './bench-args';
 
 const BATCHES = 32;
 const BATCH_URLS = 200;
@@ -117,12 +117,20 @@ async function replay(pages: number, hosts: number): Promise<StoreRun> {
   return { pages: processed, cpuMicrosPerPage: (used.user + used.system) / processed, mainThreadMicrosPerPage: (mainUsed * 1e6) / processed, claimMicrosPerPage: claimMicros / processed, claims };
 }
 
+const USAGE = `usage: node dist/bench/store-only.js [--runs N] [--pages N] [--hosts N]
+  --runs N    runs of both crawl shapes, one host and --hosts hosts (default 3)
+  --pages N   pages of each replayed crawl (default 20000)
+  --hosts N   hosts of the many-host shape; --pages must be a multiple of it (default 1000)
+`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, pages: { type: 'string', default: '20000' }, hosts: { type: 'string', default: '1000' } } });
-  const pages = Number(values.pages);
-  const manyHosts = Number(values.hosts);
-  if (!Number.isInteger(pages / manyHosts)) throw new Error(`--pages ${pages} must be a multiple of --hosts ${manyHosts}`);
-  for (let run = 1; run <= Number(values.runs); run += 1) {
+  const { values } = parseFlags({
+    options: { runs: { type: 'string', default: '3' }, pages: { type: 'string', default: '20000' }, hosts: { type: 'string', default: '1000' }, help: { type: 'boolean' } },
+  });
+  const pages = wholeNumber('--pages', values.pages);
+  const manyHosts = wholeNumber('--hosts', values.hosts);
+  if (!Number.isInteger(pages / manyHosts)) throw new BenchUsageError(`--pages ${pages} must be a multiple of --hosts ${manyHosts}`);
+  for (let run = 1; run <= wholeNumber('--runs', values.runs); run += 1) {
     for (const hosts of [1, manyHosts]) {
       const result = await replay(pages, hosts);
       process.stdout.write(
@@ -134,7 +142,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`store-only: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+runBenchCommand(main, USAGE);

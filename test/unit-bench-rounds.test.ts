@@ -1,10 +1,11 @@
 /**
  * The bench's rounds (bench/rounds.ts): which round is reported as the median, and what
- * `--rounds` accepts.
+ * `--rounds` accepts; the bench commands' flags (bench/bench-args.ts).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeRounds, median, medianBy, parseRounds } from '../bench/rounds';
+import { BenchUsageError, parseFlags, wholeNumber } from '../bench/bench-args';
 
 describe('bench rounds: the median round and the --rounds option', () => {
   it('reports the middle round of an odd count, the lower middle one of an even count', () => {
@@ -22,5 +23,21 @@ describe('bench rounds: the median round and the --rounds option', () => {
       assert.throws(() => parseRounds(bad), { message: `--rounds: expected a positive whole number, got "${bad}"` });
     }
     assert.throws(() => medianBy([], () => 0), /no items/);
+  });
+});
+
+describe('bench flags: bad input is a usage error that names the flag', () => {
+  it('checks whole numbers against their least value', () => {
+    assert.equal(wholeNumber('--pages', '20000'), 20_000);
+    assert.equal(wholeNumber('--broad-hosts', '0', 0), 0);
+    assert.throws(() => wholeNumber('--pages', 'abc'), { name: 'Error', code: 'bench-usage', message: '--pages: expected a positive whole number, got "abc"' });
+    assert.throws(() => wholeNumber('--hosts', '-1', 0), { message: '--hosts: expected a whole number of at least 0, got "-1"' });
+  });
+
+  it('turns an unknown flag or a missing value into a usage error', () => {
+    const options = { pages: { type: 'string' as const, default: '10' } };
+    assert.equal(parseFlags({ options, args: ['--pages', '7'] }).values.pages, '7');
+    assert.throws(() => parseFlags({ options, args: ['--bogus'] }), (err: unknown) => err instanceof BenchUsageError && /Unknown option '--bogus'/.test(err.message));
+    assert.throws(() => parseFlags({ options, args: ['--pages'] }), (err: unknown) => err instanceof BenchUsageError && /--pages/.test(err.message));
   });
 });
