@@ -99,7 +99,7 @@ function treeCpuSeconds(processes: Iterable<ProcessUsage>): number {
 }
 
 /** The tree's CPU seconds at `at`, on the line between the samples before and after it (clamped to the first and last). */
-function cpuSecondsAt(steps: ReadonlyArray<{ at: number; seconds: number }>, at: number): number {
+export function cpuSecondsAt(steps: ReadonlyArray<{ at: number; seconds: number }>, at: number): number {
   const after = steps.findIndex((step) => step.at >= at);
   if (after === -1) return steps.at(-1)?.seconds ?? 0;
   if (after === 0) return steps[0].seconds;

@@ -1,11 +1,13 @@
 /**
- * The bench's rounds (bench/rounds.ts): which round is reported as the median, and what
- * `--rounds` accepts; the bench commands' flags (bench/bench-args.ts).
+ * The bench's helpers: its rounds (bench/rounds.ts): which round is reported as the median, and what
+ * `--rounds` accepts; the bench commands' flags (bench/bench-args.ts); the CPU a crawl window
+ * is charged (bench/process-meter.ts).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeRounds, median, medianBy, parseRounds } from '../bench/rounds';
 import { BenchUsageError, parseFlags, wholeNumber } from '../bench/bench-args';
+import { cpuSecondsAt } from '../bench/process-meter';
 
 describe('bench rounds: the median round and the --rounds option', () => {
   it('reports the middle round of an odd count, the lower middle one of an even count', () => {
@@ -39,5 +41,26 @@ describe('bench flags: bad input is a usage error that names the flag', () => {
     assert.equal(parseFlags({ options, args: ['--pages', '7'] }).values.pages, '7');
     assert.throws(() => parseFlags({ options, args: ['--bogus'] }), (err: unknown) => err instanceof BenchUsageError && /Unknown option '--bogus'/.test(err.message));
     assert.throws(() => parseFlags({ options, args: ['--pages'] }), (err: unknown) => err instanceof BenchUsageError && /--pages/.test(err.message));
+  });
+});
+
+describe('bench CPU in a crawl window: the tree CPU between two instants', () => {
+  const steps = [
+    { at: 1_000, seconds: 0.5 },
+    { at: 1_250, seconds: 1.0 },
+    { at: 1_500, seconds: 1.1 },
+  ];
+
+  it('interpolates between the samples around an instant', () => {
+    assert.equal(cpuSecondsAt(steps, 1_250), 1.0);
+    assert.equal(cpuSecondsAt(steps, 1_125), 0.75);
+    assert.ok(Math.abs(cpuSecondsAt(steps, 1_375) - 1.05) < 1e-12);
+    assert.ok(Math.abs(cpuSecondsAt(steps, 1_375) - cpuSecondsAt(steps, 1_125) - 0.3) < 1e-12, 'a window is the difference of its two ends');
+  });
+
+  it('clamps before the first sample and after the last, and counts nothing without samples', () => {
+    assert.equal(cpuSecondsAt(steps, 0), 0.5);
+    assert.equal(cpuSecondsAt(steps, 9_999), 1.1);
+    assert.equal(cpuSecondsAt([], 1_000), 0);
   });
 });
