@@ -29,6 +29,7 @@ import { UnknownCrawlError, type StoreBackend } from '../src/store/store-backend
 import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store-url';
 import { PostgresDatabase, SCHEMA_VERSION } from '../src/store/postgres-database';
 import { storeOutage, StoreUnavailableError } from '../src/store/store-errors';
+import { READY_CANDIDATES } from '../src/store/claim-rules';
 import { patientStore } from '../src/store/patient-store';
 import { freeServerPort } from '../src/workers/runtime';
 import { drainHost, type RaceSide } from './helpers/store-race';
@@ -336,22 +337,24 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
 
   it('hands a filling batch several keys at once where many are ready, within the batch limit, and one where few are', async () => {
     const store = await impl.fresh();
-    // Ten keys, h9 with the biggest backlog (10 URLs) down to h0 with one.
+    // Two keys more than a claim asks for, each with a backlog one bigger than the key before:
+    // h0 has one URL, the last key the most.
+    const keys = READY_CANDIDATES + 2;
+    const half = READY_CANDIDATES / 2;
     const urlOf = (key: number, n: number) => `http://h${key}.test/p/${n}`;
     const backlog = (key: number) => Array.from({ length: key + 1 }, (_, n) => urlOf(key, n));
+    // The biggest `half` keys, the last of them cut to three URLs by the batch limit.
+    const biggest = Array.from({ length: half }, (_, n) => keys - 1 - n);
+    const batchLimit = biggest.slice(0, -1).reduce((sum, key) => sum + key + 1, 0) + 3;
     try {
-      await store.enqueue(Array.from({ length: 10 }, (_, key) => backlog(key).map((url) => entry(url))).flat());
-      const query = { render: false, freeBy: Date.now() + 10_000, batchLimit: 30, maxPagesPerHost: 100, holdersOf: () => 1, maxHolders: 1 };
-      const wide = [
-        { key: 'h9.test', urls: backlog(9) },
-        { key: 'h8.test', urls: backlog(8) },
-        { key: 'h7.test', urls: backlog(7) },
-        { key: 'h6.test', urls: backlog(6).slice(0, 3) },
-      ];
-      assert.deepEqual(claimedKeys(await store.claimReady('wide', query)), wide, 'four keys of the eight found, biggest backlog first, the last cut to the batch limit');
-      const resumed = claimedKeys(await store.claimReady('wide', query)).sort((x, y) => y.key.localeCompare(x.key));
+      await store.enqueue(Array.from({ length: keys }, (_, key) => backlog(key).map((url) => entry(url))).flat());
+      const query = { render: false, freeBy: Date.now() + 10_000, batchLimit, maxPagesPerHost: 100, holdersOf: () => 1, maxHolders: 1 };
+      const wide = biggest.map((key, n) => ({ key: `h${key}.test`, urls: n === half - 1 ? backlog(key).slice(0, 3) : backlog(key) }));
+      assert.deepEqual(claimedKeys(await store.claimReady('wide', query)), wide, 'half the keys found, biggest backlog first, the last cut to the batch limit');
+      const resumed = claimedKeys(await store.claimReady('wide', query)).sort((x, y) => Number(y.key.slice(1, -5)) - Number(x.key.slice(1, -5)));
       assert.deepEqual(resumed, wide, 'a retried attempt gets every key it holds back, and no more');
-      assert.deepEqual(claimedKeys(await store.claimReady('next', query)), [{ key: 'h5.test', urls: backlog(5) }], 'six keys left to claim: one at a time');
+      const next = keys - 1 - half;
+      assert.deepEqual(claimedKeys(await store.claimReady('next', query)), [{ key: `h${next}.test`, urls: backlog(next) }], 'fewer keys left free than a claim asks for: one at a time');
     } finally {
       await store.close();
     }
