@@ -5,10 +5,11 @@ import { progressQuery } from '../shared/messages';
 
 const POLL_MS = 500;
 
-export function followProgress(handle: CrawlHandle, maxPages: number): { stop(): void } {
+/** Polls the crawl's progress and draws it on `stream` (a terminal) until stopped. */
+export function followProgress(handle: Pick<CrawlHandle, 'query'>, maxPages: number, stream: NodeJS.WritableStream = process.stderr): { stop(): void } {
   const bar = new SingleBar({
     format: '{crawlId} [{bar}] {value}/{total} | {rate}/s | queued {queued} | errors {errors} | {status}',
-    stream: process.stderr,
+    stream,
     hideCursor: true,
     clearOnComplete: false,
   });
@@ -25,10 +26,15 @@ export function followProgress(handle: CrawlHandle, maxPages: number): { stop():
           status: progress.status,
           rate: (progress.processed / Math.max(0.001, (Date.now() - startedAt) / 1000)).toFixed(1),
         };
-        if (!started) bar.start(total, progress.processed, payload);
-        else bar.update(progress.processed, payload);
-        bar.setTotal(total);
-        started = true;
+        // The total first: drawn with the new count against the old total, the bar showed more
+        // pages done than its total whenever the frontier had grown since the last poll.
+        if (started) {
+          bar.setTotal(total);
+          bar.update(progress.processed, payload);
+        } else {
+          bar.start(total, progress.processed, payload);
+          started = true;
+        }
       },
       () => undefined, // a query can fail between runs (continue-as-new); the next poll retries
     );

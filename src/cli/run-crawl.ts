@@ -93,6 +93,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
       const uiUrl = workflowUiUrl(target, options.crawlId);
       options.logger.info({ crawlId: options.crawlId, uiUrl }, 'crawl started');
       const progress = options.progress ? followProgress(crawlHandle(client, options.crawlId), options.config.maxPages) : undefined;
+      let run: CrawlRun;
       try {
         const workerStopped = host?.done.then(() => {
           throw new WorkerStoppedError(
@@ -108,12 +109,13 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
           });
         const summary = await Promise.race([result, ...(workerStopped ? [workerStopped] : [])]);
         const lines = await exportResults(options.format, options.store, options.crawlId, options.out);
-        const run = { summary, lines, uiUrl, uiStopsWithCommand: target.startedHere };
-        options.report(run);
-        return run;
+        run = { summary, lines, uiUrl, uiStopsWithCommand: target.startedHere };
       } finally {
         progress?.stop();
       }
+      // After the progress bar has finished its line, before the shutdown below.
+      options.report(run);
+      return run;
     } finally {
       await client.connection.close();
     }

@@ -1,0 +1,43 @@
+/**
+ * The terminal progress bar of `crawlflow crawl` (src/cli/progress.ts), drawn from the
+ * workflow's progress query: what it shows as the frontier grows between polls.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { followProgress } from '../src/cli/progress';
+import type { CrawlProgress } from '../src/shared/crawl-types';
+
+/** A terminal that keeps what is written to it. */
+function capturingTerminal(): { stream: NodeJS.WritableStream; text(): string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  Object.assign(stream, { isTTY: true, columns: 200 });
+  return { stream, text: () => chunks.join('') };
+}
+
+const progressOf = (processed: number, queued: number) => ({ crawlId: 'c1', status: 'running', processed, queued, errors: 0 }) as CrawlProgress;
+
+describe('progress bar: done against total', () => {
+  it('never shows more pages done than its total when the frontier grows between polls', async () => {
+    const polls = [progressOf(100, 900), progressOf(1_500, 3_000), progressOf(4_000, 2_000)];
+    let poll = 0;
+    const handle = { query: async () => polls[Math.min(poll++, polls.length - 1)] } as unknown as Parameters<typeof followProgress>[0];
+    const terminal = capturingTerminal();
+    const progress = followProgress(handle, 5_000, terminal.stream);
+    await sleep(1_700);
+    progress.stop();
+    const drawn = [...terminal.text().matchAll(/\] (\d+)\/(\d+) \|/g)].map((match) => [Number(match[1]), Number(match[2])]);
+    assert.ok(poll >= 3, `three polls at least, got ${poll}`);
+    assert.deepEqual(drawn.at(0), [100, 1_000], 'the first poll: 100 done of 100 + 900');
+    assert.deepEqual(drawn.at(-1), [4_000, 5_000], 'the total capped at maxPages');
+    assert.ok(drawn.some(([done, total]) => done === 1_500 && total === 4_500), 'the second poll: 1,500 done of 1,500 + 3,000');
+    for (const [done, total] of drawn) assert.ok(done <= total, `drawn ${done}/${total}`);
+  });
+});
