@@ -72,6 +72,15 @@ describe('invalid input', { concurrency: 4 }, () => {
     ['a zero AutoThrottle target', ['crawl', 'http://127.0.0.1:9/', '--auto-throttle', '--auto-throttle-target', '0'], /--auto-throttle-target: /],
   ];
   itRejectsEach(cases, env);
+
+  it('prints the version of package.json with --version, and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const result = await runCli([flag], env);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, `${version}\n`);
+    }
+  });
 });
 
 describe('quick start: embedded dev server', () => {

@@ -17,7 +17,7 @@ import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { NoStoredBodiesError } from '../results/export-warc';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
-import { DEFAULT_RENDER_TASK_QUEUE, ENV } from '../shared/names';
+import { CRAWLFLOW_VERSION, DEFAULT_RENDER_TASK_QUEUE, ENV } from '../shared/names';
 import { assertChromium, ChromiumMissingError, DEFAULT_CHROMIUM_PATH } from '../render/chromium-binary';
 import { startSyntheticSite } from '../sites/synthetic-site';
 import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, usesExternalCluster } from '../temporal/target';
@@ -161,6 +161,7 @@ async function runUi(flags: { dataDir: string }): Promise<void> {
 function buildProgram(): Command {
   const program = new Command('crawlflow')
     .description('A web crawler whose coordination is done by Temporal.')
+    .version(CRAWLFLOW_VERSION, '-V, --version', 'print the version')
     .exitOverride();
 
   const crawlOptions = (command: Command) =>

@@ -4,8 +4,10 @@
  */
 import { version } from '../../package.json';
 
-/** The default User-Agent names the release that sends it; package.json is its one source. */
-export const DEFAULT_USER_AGENT = `crawlflow/${version}`;
+/** The release, as `crawlflow --version` prints it; package.json is its one source. */
+export const CRAWLFLOW_VERSION = version;
+/** The default User-Agent names the release that sends it. */
+export const DEFAULT_USER_AGENT = `crawlflow/${CRAWLFLOW_VERSION}`;
 export const DEFAULT_TASK_QUEUE = 'crawlflow';
 export const CRAWL_WORKFLOW_TYPE = 'crawlSession';
 export const DEFAULT_NAMESPACE = 'default';
