@@ -5,7 +5,7 @@
  * crawl's record: a 304 takes that record's content and links, so the recrawl still reaches
  * every page behind an unchanged one.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { CrawlConfig } from '../shared/crawl-config';
 import type { FrontierEntry, PageRecord } from '../store/frontier-store';
 import type { FetchedPage } from '../fetch/fetch-page';
@@ -178,7 +178,7 @@ function pageOutcome(item: Claimed, page: FetchedPage, config: CrawlConfig, poli
   }
   if (page.status < 300 && !policy.acceptsContentType(page.contentType)) return { record: { ...record, skipped: CONTENT_TYPE_SKIP }, discovered: [] };
   if (page.html === null || page.body === null) return { record, discovered: [] };
-  const contentHash = createHash('sha256').update(page.body).digest('hex');
+  const contentHash = hash('sha256', page.body, 'hex');
 
   let parsed: ParsedPage;
   try {
