@@ -20,17 +20,19 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../src/temporal/project-paths';
 import { barPanelsSvg, lineChartSvg, type BarPanel } from './chart';
-import { countHistoryEventsInDataDir, type HistoryCount } from './crawlflow-history';
+import { countHistoryEventsInDataDir } from './crawlflow-history';
 import { describeBroadScenario, runBroadScenario, type BroadScenario } from './broad-bench';
-import { describeRounds, median, medianBy, parseRounds } from './rounds';
-import { BenchUsageError, parseFlags, runBenchCommand, wholeNumber } from './bench-args';
+import { describeRounds } from './rounds';
+import { runBenchCommand } from './bench-args';
+import { parseOptions, USAGE, type Options } from './bench-options';
 import { runShardScenario } from './shard-bench';
 import { ensureWrk } from './installers';
-import { checkPageSet, fetchSiteStats, pagesPerSecondOf, resetSiteStats, type PageSetCheck } from './page-set';
+import { checkPageSet, fetchSiteStats, pagesPerSecondOf, resetSiteStats } from './page-set';
 import { ProcessMeter, type ProcessUsage, type RssSample } from './process-meter';
 import { runProcess } from './run-process';
 import { PAGE_BYTES, SITE_SEED, startSiteProcess, type SiteProcess } from './site-process';
-import { CRAWLFLOW_CRAWL_ID, TOOL_NAMES, TOOLS, type CrawlJob, type ToolName } from './tools';
+import { CRAWLFLOW_CRAWL_ID, TOOLS, type CrawlJob, type ToolName } from './tools';
+import { failed, medianResults, ratioTable, roundRatios, table, targetsOf, type ToolResult } from './tool-results';
 import { runWithWorkers, type WorkerScalingRun } from './worker-scaling';
 import { measureWrkCeiling, type WrkCeiling } from './wrk-ceiling';
 
@@ -38,117 +40,6 @@ const RESULTS_DIR = join(projectRoot, 'bench', 'results');
 /** Scratch space for run directories (crawl stores, Temporal databases, outputs); not committed. */
 const WORK_DIR = join(projectRoot, '.tools', 'bench-runs');
 const MB = 1024 * 1024;
-
-interface ToolResult {
-  tool: ToolName;
-  label: string;
-  /** `timeout`: killed at --tool-timeout; its figures cover what it fetched until then. */
-  status: 'ok' | 'failed' | 'timeout';
-  error?: string;
-  pages: number;
-  windowSeconds: number;
-  /** Distinct pages / crawl window (first page request to last page response, at the server). */
-  pagesPerSecond: number;
-  /** The process's whole life, start-up and shutdown included. */
-  wallSeconds: number;
-  cpuSeconds: number;
-  /** The part of `cpuSeconds` spent in the crawl window: the per-page cost, without start-up and shutdown. */
-  windowCpuSeconds: number;
-  peakRssMb: number;
-  ratioToRaw: number | null;
-  /** Fetched every reachable page exactly once, and the same set as every other tool. */
-  samePageSet: boolean;
-  pageSet?: PageSetCheck;
-  processes: Array<Omit<ProcessUsage, 'peakRssBytes'> & { peakRssMb: number }>;
-  /** The site server's CPU during this tool's run, as a share of one core over the window. */
-  siteServerCoreShare: number;
-  /** 1-minute load average when the tool started: the machine is shared, this shows how busy. */
-  loadAverageAtStart?: number;
-  toolOutput?: Record<string, unknown>;
-  crawlflow?: {
-    history: HistoryCount;
-    eventsPerThousandPages: number;
-    /**
-     * `startupRssMb`: the worker's peak RSS when the site saw the first page request;
-     * `mainThreadCpuSeconds`: the CLI process's event loop, where every batch's fetch, parse and store write run.
-     */
-    worker: { cpuSeconds: number; peakRssMb: number; startupRssMb: number; mainThreadCpuSeconds: number };
-    temporalServer: { cpuSeconds: number; peakRssMb: number };
-  };
-  rssOverTime?: Array<{ t: number; mb: number; byName: Record<string, number> }>;
-}
-
-interface Options {
-  tools: ToolName[];
-  /** Times the tools run, in turn; figures and targets are the rounds' medians (bench/rounds.ts). */
-  rounds: number;
-  pages: number;
-  concurrency: number;
-  batchSize: number;
-  workers: number[];
-  wrk: boolean;
-  scale: boolean;
-  /** Hosts of the broad-crawl scenario (bench/broad-bench.ts); 0 skips it. */
-  broadHosts: number;
-  /** Runs the 1-vs-4-shard scenario on PostgreSQL (bench/shard-bench.ts). */
-  shards: boolean;
-  toolTimeoutSeconds: number;
-  name: string;
-}
-
-const USAGE = `usage: node dist/bench/run-bench.js [options]   (npm run bench -- [options])
-  --tools a,b,...      tools to run, in turn (${TOOL_NAMES.join(', ')}; default: all)
-  --rounds N           run the tools, and the broad scenario, N times; report each figure's median (default 1)
-  --pages N            pages of the site (default 20000; 1000000 with --scale)
-  --concurrency N      requests in flight, every tool (default 32)
-  --batch-size N       crawlflow's URLs per batch (default 200)
-  --workers a,b        crawlflow worker processes to compare (default 1,2); --no-workers skips it
-  --broad-hosts N      hosts of the broad scenario (default 1000); 0 or --no-broad skips it
-  --no-wrk             skip the site server's wrk ceiling
-  --no-shards          skip the 1-vs-4-shard scenario on PostgreSQL
-  --scale              1,000,000 pages, crawlflow only, RSS over time
-  --tool-timeout S     stop a tool after S seconds (default 240; 14400 with --scale)
-  --help               this text
-`;
-
-function parseOptions(): Options {
-  const { values } = parseFlags({
-    options: {
-      tools: { type: 'string' },
-      rounds: { type: 'string', default: '1' },
-      pages: { type: 'string' },
-      concurrency: { type: 'string', default: '32' },
-      'batch-size': { type: 'string', default: '200' },
-      workers: { type: 'string', default: '1,2' },
-      'no-workers': { type: 'boolean', default: false },
-      'no-wrk': { type: 'boolean', default: false },
-      scale: { type: 'boolean', default: false },
-      'broad-hosts': { type: 'string', default: '1000' },
-      'no-broad': { type: 'boolean', default: false },
-      'no-shards': { type: 'boolean', default: false },
-      'tool-timeout': { type: 'string' },
-      help: { type: 'boolean', default: false },
-    },
-  });
-  const tools = (values.tools ?? (values.scale ? 'crawlflow' : TOOL_NAMES.join(','))).split(',') as ToolName[];
-  for (const tool of tools) if (!TOOL_NAMES.includes(tool)) throw new BenchUsageError(`--tools: unknown tool "${tool}" (known: ${TOOL_NAMES.join(', ')})`);
-  const all = TOOL_NAMES.every((tool) => tools.includes(tool));
-  return {
-    tools,
-    rounds: parseRounds(values.rounds),
-    pages: wholeNumber('--pages', values.pages ?? (values.scale ? '1000000' : '20000')),
-    concurrency: wholeNumber('--concurrency', values.concurrency),
-    batchSize: wholeNumber('--batch-size', values['batch-size']),
-    workers: values['no-workers'] || values.scale ? [] : values.workers.split(',').map((count) => wholeNumber('--workers', count)),
-    wrk: !values['no-wrk'],
-    scale: values.scale,
-    broadHosts: values['no-broad'] || values.scale || !tools.includes('crawlflow') ? 0 : wholeNumber('--broad-hosts', values['broad-hosts'], 0),
-    shards: !values['no-shards'] && !values.scale && tools.includes('crawlflow'),
-    // Keeps one invocation of the head-to-head near 10 minutes even when a tool stalls.
-    toolTimeoutSeconds: wholeNumber('--tool-timeout', values['tool-timeout'] ?? (values.scale ? String(4 * 3600) : '240')),
-    name: values.scale ? 'scale' : all ? 'latest' : 'partial',
-  };
-}
 
 function log(line: string): void {
   process.stderr.write(`[bench] ${line}\n`);
@@ -159,26 +50,6 @@ function sumUsage(processes: ProcessUsage[], name: string): { cpuSeconds: number
   return {
     cpuSeconds: matching.reduce((sum, process) => sum + process.cpuSeconds, 0),
     peakRssMb: matching.reduce((sum, process) => sum + process.peakRssBytes, 0) / MB,
-  };
-}
-
-function failed(tool: ToolName, error: string): ToolResult {
-  return {
-    tool,
-    label: TOOLS[tool].label,
-    status: 'failed',
-    error,
-    pages: 0,
-    windowSeconds: 0,
-    pagesPerSecond: 0,
-    wallSeconds: 0,
-    cpuSeconds: 0,
-    windowCpuSeconds: 0,
-    peakRssMb: 0,
-    ratioToRaw: null,
-    samePageSet: false,
-    processes: [],
-    siteServerCoreShare: 0,
   };
 }
 
@@ -251,61 +122,6 @@ function toMbSample(sample: RssSample): { t: number; mb: number; byName: Record<
   return { t: sample.t, mb: sample.rssBytes / MB, byName: Object.fromEntries(Object.entries(sample.byName).map(([name, bytes]) => [name, bytes / MB])) };
 }
 
-function table(results: ToolResult[]): string {
-  const header = ['tool', 'pages', 'pages/s', 'wall s', 'CPU s', 'peak RSS MB', 'x raw', 'same page set'];
-  const rows = results.map((r) =>
-    r.status === 'failed'
-      ? [r.tool, 'failed', '', '', '', '', '', r.error?.split('\n')[0] ?? '']
-      : [
-          r.tool,
-          r.status === 'timeout' ? `${r.pages} (timed out at ${r.wallSeconds.toFixed(0)} s)` : String(r.pages),
-          r.pagesPerSecond.toFixed(0),
-          r.wallSeconds.toFixed(1),
-          r.cpuSeconds.toFixed(1),
-          r.peakRssMb.toFixed(0),
-          r.ratioToRaw === null ? '' : r.ratioToRaw.toFixed(2),
-          r.samePageSet ? 'yes' : `no (${r.pageSet?.missing} missing, ${r.pageSet?.duplicates} duplicates, ${r.pageSet?.unexpected} unexpected)`,
-        ],
-  );
-  return [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
-}
-
-/** The process tree's CPU per page fetched, so a tool stopped early is not flattered. */
-const cpuMsPerPage = (r: ToolResult): number => (r.cpuSeconds * 1000) / Math.max(1, r.pages);
-
-/** The same over the crawl window alone: what one more page costs, once the tool is up. */
-const windowCpuMsPerPage = (r: ToolResult): number => (r.windowCpuSeconds * 1000) / Math.max(1, r.pages);
-
-/**
- * Each tool against the raw loop of the same run: throughput, CPU per page and peak RSS as
- * ratios (CPU per page, not CPU seconds, so a tool stopped early is not flattered), over the
- * whole run and over the crawl window alone (the CPU outside it is start-up and shutdown,
- * which a longer crawl does not repeat), and crawlflow's history events per page, which have
- * no raw-loop counterpart.
- */
-function ratioTable(results: ToolResult[]): string {
-  const raw = results.find((r) => r.tool === 'raw' && r.status === 'ok');
-  if (!raw) return '';
-  const header = ['tool', 'pages/s', 'x raw', 'CPU ms/page', 'x raw', 'CPU ms/page in the window', 'x raw', 'CPU s outside it', 'peak RSS MB', 'x raw', 'events/page'];
-  const rows = results
-    .filter((r) => r.status !== 'failed')
-    .map((r) => [
-      r.status === 'timeout' ? `${r.tool} (timed out)` : r.tool,
-      r.pagesPerSecond.toFixed(0),
-      // Against the raw loop of the tool's own round: with rounds, the raw row may be another round's.
-      (r.ratioToRaw ?? r.pagesPerSecond / raw.pagesPerSecond).toFixed(2),
-      cpuMsPerPage(r).toFixed(2),
-      (cpuMsPerPage(r) / cpuMsPerPage(raw)).toFixed(2),
-      windowCpuMsPerPage(r).toFixed(2),
-      (windowCpuMsPerPage(r) / windowCpuMsPerPage(raw)).toFixed(2),
-      (r.cpuSeconds - r.windowCpuSeconds).toFixed(1),
-      r.peakRssMb.toFixed(0),
-      (r.peakRssMb / raw.peakRssMb).toFixed(2),
-      r.crawlflow ? (r.crawlflow.eventsPerThousandPages / 1000).toFixed(3) : '',
-    ]);
-  return [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
-}
-
 /** One round: each tool in turn, with its pages/s over this round's raw loop's. */
 async function runRound(site: SiteProcess, options: Options): Promise<ToolResult[]> {
   const results: ToolResult[] = [];
@@ -314,65 +130,6 @@ async function runRound(site: SiteProcess, options: Options): Promise<ToolResult
   const raw = results.find((r) => r.tool === 'raw' && r.status === 'ok');
   for (const r of results) if (raw && r.status !== 'failed') r.ratioToRaw = r.pagesPerSecond / raw.pagesPerSecond;
   return results;
-}
-
-/**
- * Each tool's median round: by its ratio to the raw loop where every round has one, else (and
- * for the raw loop itself) by pages/s. A tool that failed every round: its first failure.
- */
-function medianResults(rounds: ToolResult[][], tools: ToolName[]): ToolResult[] {
-  return tools.map((tool) => {
-    const runs = rounds.map((round) => round.find((r) => r.tool === tool)!);
-    const ran = runs.filter((r) => r.status !== 'failed');
-    if (ran.length === 0) return runs[0];
-    const byRatio = tool !== 'raw' && ran.every((r) => r.ratioToRaw !== null);
-    return medianBy(ran, (r) => (byRatio ? r.ratioToRaw! : r.pagesPerSecond));
-  });
-}
-
-/** crawlflow's pages/s over `other`'s, in each round where both ran. */
-function roundRatios(rounds: ToolResult[][], other: ToolName): number[] {
-  return rounds.flatMap((round) => {
-    const ran = (tool: ToolName) => round.find((r) => r.tool === tool && r.status !== 'failed');
-    const crawlflow = ran('crawlflow');
-    const base = ran(other);
-    return crawlflow && base ? [crawlflow.pagesPerSecond / base.pagesPerSecond] : [];
-  });
-}
-
-/** Each target's rounds' median; peak RSS, their largest. */
-function targetsOf(
-  rounds: ToolResult[][],
-  workers: WorkerScalingRun[],
-  broad: BroadScenario | { error: string } | undefined,
-): Record<string, { value: number | null; target: string; met: boolean | null }> {
-  // A timed-out tool's rate covers only its first, faster part: comparisons flatter it.
-  const crawlflows = rounds.flatMap((round) => round.filter((r) => r.tool === 'crawlflow' && r.status !== 'failed'));
-  const medianOf = (values: number[]): number | null => (values.length === 0 ? null : median(values));
-  const ratio = (other: ToolName): number | null => medianOf(roundRatios(rounds, other));
-  const crawlflowFigures = crawlflows.flatMap((r) => (r.crawlflow ? [r.crawlflow] : []));
-  const check = (value: number | null, target: string, ok: (v: number) => boolean) => ({ value, target, met: value === null ? null : ok(value) });
-  const one = workers.find((w) => w.workers === 1);
-  const two = workers.find((w) => w.workers === 2);
-  const broadRuns = broad !== undefined && 'ratio' in broad ? broad : undefined;
-  return {
-    crawlflowVsRaw: check(ratio('raw'), '>= 0.8', (v) => v >= 0.8),
-    crawlflowVsCrawlee: check(ratio('crawlee'), '>= 3', (v) => v >= 3),
-    crawlflowVsScrapy: check(ratio('scrapy'), '>= 1 (be ahead)', (v) => v >= 1),
-    crawlflowVsColly: check(ratio('colly'), '>= 1 (be ahead)', (v) => v >= 1),
-    historyEventsPerPage: check(medianOf(crawlflowFigures.map((figures) => figures.eventsPerThousandPages / 1000)), '<= 0.05', (v) => v <= 0.05),
-    broadVsSingleHost: check(broadRuns?.ratio ?? null, '>= 0.8', (v) => v >= 0.8),
-    // The issue's target on the many-host site: against the raw loop on that site.
-    broadVsRaw: check(broadRuns?.broad.vsRaw ?? null, '>= 0.8', (v) => v >= 0.8),
-    broadEventsPerPage: check(broadRuns?.broad.eventsPerPage ?? null, '<= 0.05', (v) => v <= 0.05),
-    singleHostEventsPerPage: check(broadRuns?.single.eventsPerPage ?? null, '<= 0.05', (v) => v <= 0.05),
-    // The process tree: the worker and the Temporal server it starts, over its whole life.
-    cpuMsPerPage: check(medianOf(crawlflows.map(cpuMsPerPage)), '<= 0.8', (v) => v <= 0.8),
-    // The same in the crawl window alone, beside it: start-up is not a cost per page.
-    windowCpuMsPerPage: check(medianOf(crawlflows.map(windowCpuMsPerPage)), '<= 0.8', (v) => v <= 0.8),
-    workerPeakRssMb: check(crawlflowFigures.length === 0 ? null : Math.max(...crawlflowFigures.map((figures) => figures.worker.peakRssMb)), '< 300', (v) => v < 300),
-    twoWorkersSpeedup: check(one && two ? two.pagesPerSecond / one.pagesPerSecond : null, '> 1', (v) => v > 1),
-  };
 }
 
 function chartOf(results: ToolResult[], subtitle: string): string {
