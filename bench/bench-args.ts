@@ -18,10 +18,13 @@ export function wholeNumber(flag: string, text: string, min = 1): number {
   return value;
 }
 
-/** `parseArgs` in strict mode, its errors (an unknown flag, a missing value) as usage errors. */
+/**
+ * `parseArgs` in strict mode, its errors (an unknown flag, a missing value) as usage errors.
+ * Every command also takes `--help`, which `runBenchCommand` answers before `main` runs.
+ */
 export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
   try {
-    return parseArgs<T>({ ...config, strict: true });
+    return parseArgs<T>({ ...config, options: { ...config.options, help: { type: 'boolean' } }, strict: true });
   } catch (err) {
     throw new BenchUsageError((err as Error).message);
   }

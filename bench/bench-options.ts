@@ -55,7 +55,6 @@ export function parseOptions(): Options {
       'no-broad': { type: 'boolean', default: false },
       'no-shards': { type: 'boolean', default: false },
       'tool-timeout': { type: 'string' },
-      help: { type: 'boolean', default: false },
     },
   });
   const tools = (values.tools ?? (values.scale ? 'crawlflow' : TOOL_NAMES.join(','))).split(',') as ToolName[];

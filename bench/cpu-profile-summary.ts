@@ -35,7 +35,7 @@ const USAGE = `usage: node dist/bench/cpu-profile-summary.js <file.cpuprofile> [
 `;
 
 function main(): void {
-  const { positionals, values } = parseFlags({ allowPositionals: true, options: { top: { type: 'string', default: '30' }, help: { type: 'boolean' } } });
+  const { positionals, values } = parseFlags({ allowPositionals: true, options: { top: { type: 'string', default: '30' } } });
   if (positionals.length !== 1) throw new BenchUsageError('expected one .cpuprofile file');
   const top = wholeNumber('--top', values.top);
   const profile = JSON.parse(readFileSync(positionals[0], 'utf8')) as CpuProfile;

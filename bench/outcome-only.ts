@@ -41,7 +41,7 @@ const USAGE = `usage: node dist/bench/outcome-only.js [--rounds N] [--pages N]
 `;
 
 function main(): void {
-  const { values } = parseFlags({ options: { rounds: { type: 'string', default: '7' }, pages: { type: 'string', default: '4000' }, help: { type: 'boolean' } } });
+  const { values } = parseFlags({ options: { rounds: { type: 'string', default: '7' }, pages: { type: 'string', default: '4000' } } });
   const rounds = parseRounds(values.rounds);
   const perRound = wholeNumber('--pages', values.pages);
   const config = parseCrawlConfig({ seeds: [`${ORIGIN}/page/0`] });

@@ -141,7 +141,7 @@ const USAGE = `usage: node dist/bench/seeds-bench.js [--seeds N] [--hosts N] [--
 
 async function main(): Promise<void> {
   const { values } = parseFlags({
-    options: { seeds: { type: 'string', default: '1000000' }, hosts: { type: 'string', default: '1000' }, 'max-pages': { type: 'string', default: '200' }, help: { type: 'boolean' } },
+    options: { seeds: { type: 'string', default: '1000000' }, hosts: { type: 'string', default: '1000' }, 'max-pages': { type: 'string', default: '200' } },
   });
   const [seeds, hosts, maxPages] = [wholeNumber('--seeds', values.seeds), wholeNumber('--hosts', values.hosts), wholeNumber('--max-pages', values['max-pages'])];
   const workDir = mkdtempSync(join(tmpdir(), 'crawlflow-bench-seeds-'));

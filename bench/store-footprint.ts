@@ -51,7 +51,7 @@ const USAGE = `usage: node dist/bench/store-footprint.js [--pages N] [--hosts N]
 `;
 
 async function main(): Promise<void> {
-  const { values } = parseFlags({ options: { pages: { type: 'string', default: '20000' }, hosts: { type: 'string', default: '100' }, help: { type: 'boolean' } } });
+  const { values } = parseFlags({ options: { pages: { type: 'string', default: '20000' }, hosts: { type: 'string', default: '100' } } });
   const [pages, hosts] = [wholeNumber('--pages', values.pages), wholeNumber('--hosts', values.hosts)];
   const postgres = await startTestPostgres({ settings: ['-c shared_preload_libraries=pg_stat_statements', '-c pg_stat_statements.track=all'] });
   const site = await startSiteProcess(pages, hosts);

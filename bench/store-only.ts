@@ -125,7 +125,7 @@ const USAGE = `usage: node dist/bench/store-only.js [--runs N] [--pages N] [--ho
 
 async function main(): Promise<void> {
   const { values } = parseFlags({
-    options: { runs: { type: 'string', default: '3' }, pages: { type: 'string', default: '20000' }, hosts: { type: 'string', default: '1000' }, help: { type: 'boolean' } },
+    options: { runs: { type: 'string', default: '3' }, pages: { type: 'string', default: '20000' }, hosts: { type: 'string', default: '1000' } },
   });
   const pages = wholeNumber('--pages', values.pages);
   const manyHosts = wholeNumber('--hosts', values.hosts);
