@@ -70,6 +70,10 @@ export function failed(tool: ToolName, error: string): ToolResult {
   };
 }
 
+/** Rows under a header, as a Markdown table. */
+const markdownTable = (header: string[], rows: string[][]): string =>
+  [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
+
 export function table(results: ToolResult[]): string {
   const header = ['tool', 'pages', 'pages/s', 'wall s', 'CPU s', 'peak RSS MB', 'x raw', 'same page set'];
   const rows = results.map((r) =>
@@ -86,7 +90,7 @@ export function table(results: ToolResult[]): string {
           r.samePageSet ? 'yes' : `no (${r.pageSet?.missing} missing, ${r.pageSet?.duplicates} duplicates, ${r.pageSet?.unexpected} unexpected)`,
         ],
   );
-  return [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
+  return markdownTable(header, rows);
 }
 
 /** The process tree's CPU per page fetched, so a tool stopped early is not flattered. */
@@ -122,7 +126,7 @@ export function ratioTable(results: ToolResult[]): string {
       (r.peakRssMb / raw.peakRssMb).toFixed(2),
       r.crawlflow ? (r.crawlflow.eventsPerThousandPages / 1000).toFixed(3) : '',
     ]);
-  return [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
+  return markdownTable(header, rows);
 }
 
 /**
