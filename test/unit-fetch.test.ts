@@ -144,6 +144,16 @@ describe('fetchPage over UndiciTransport', () => {
       assert.equal(error.html, null);
     });
 
+    it('reads the final response after an informational 103 Early Hints', async () => {
+      site.routes.set('/early-hints', (_req, res) => {
+        res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+        res.writeHead(200, { 'content-type': 'text/html' }).end(html('after hints'));
+      });
+      const page = await fetch(site.url('/early-hints'));
+      assert.equal(page.status, 200);
+      assert.equal(page.html, html('after hints'));
+    });
+
     it("rejects binary data labelled text/html as 'bad-content'", async () => {
       const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]);
       await expectFetchError(fetch(site.serve('/fake.html', png)), 'bad-content');

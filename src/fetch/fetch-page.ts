@@ -5,10 +5,9 @@
  * cancellation, not an error.
  */
 import type { AddressGuard } from './address-guard';
-import { readBody } from './body';
 import { decodeHtml } from './charset';
 import { FetchError, toFetchError } from './errors';
-import { discardBody, type OnSent, type Transport, type TransportResponse } from './transport';
+import type { OnSent, RequestStop, Transport, TransportResponse } from './transport';
 import type { ProxyRoute } from './request-profile';
 
 export interface FetchPolicy {
@@ -98,15 +97,16 @@ function looksBinary(bytes: Buffer, text: string): boolean {
 }
 
 /**
- * One fetch's abort signal: the caller's cancellation or the fetch's own deadline, whichever
- * comes first. Disposed when the fetch ends, so its timer and its listener on the batch's
- * signal go at once. `AbortSignal.timeout` + `AbortSignal.any` per page would leave a live
- * timer for the whole timeout and a dependant on the batch's signal for every page fetched.
+ * What stops one fetch's requests: the caller's cancellation or the fetch's own deadline,
+ * whichever comes first. Disposed when the fetch ends, so its timer and its listener on the
+ * caller's signal go at once. Not an AbortController of its own per fetch: making one, and the
+ * transport listening to it, cost more than the rest of the deadline (bench/PROFILE.md).
  */
-class FetchDeadline {
-  private readonly controller = new AbortController();
+class FetchDeadline implements RequestStop {
   private readonly timer: NodeJS.Timeout;
-  private readonly cancel = (): void => this.controller.abort(this.cancellation.reason);
+  private readonly cancel = (): void => this.stopWith(this.cancellation.reason);
+  private stopRequest: ((reason: unknown) => void) | undefined;
+  private stopped: { reason: unknown } | undefined;
   expired = false;
 
   constructor(
@@ -115,19 +115,28 @@ class FetchDeadline {
   ) {
     this.timer = setTimeout(() => {
       this.expired = true;
-      this.controller.abort(new DOMException(`no response within ${timeoutMs} ms`, 'TimeoutError'));
+      this.stopWith(new DOMException(`no response within ${timeoutMs} ms`, 'TimeoutError'));
     }, timeoutMs).unref();
-    if (cancellation.aborted) this.cancel();
-    else cancellation.addEventListener('abort', this.cancel, { once: true });
+    cancellation.addEventListener('abort', this.cancel, { once: true });
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  watch(stop: (reason: unknown) => void): () => void {
+    this.stopRequest = stop;
+    if (this.stopped) stop(this.stopped.reason);
+    return () => {
+      if (this.stopRequest === stop) this.stopRequest = undefined;
+    };
   }
 
   dispose(): void {
     clearTimeout(this.timer);
     this.cancellation.removeEventListener('abort', this.cancel);
+  }
+
+  private stopWith(reason: unknown): void {
+    if (this.stopped) return;
+    this.stopped = { reason };
+    this.stopRequest?.(reason);
   }
 }
 
@@ -135,7 +144,7 @@ async function followRedirects(
   transport: Transport,
   start: URL,
   policy: FetchPolicy,
-  signal: AbortSignal,
+  stop: RequestStop,
   extraHeaders: Record<string, string>,
 ): Promise<{ url: URL; response: TransportResponse; blocked: string | null; headers: Record<string, string> }> {
   const headers = {
@@ -148,10 +157,10 @@ async function followRedirects(
   let url = start;
   for (let hop = 0; ; hop++) {
     const hopHeaders = policy.headersFor ? { ...headers, ...policy.headersFor(url) } : headers;
-    const response = await transport.get(url, hopHeaders, signal, policy.guard, policy.proxy, policy.onSent);
+    const response = await transport.get(url, hopHeaders, stop, policy.guard, policy.proxy, policy.onSent);
     const location = header(response, 'location');
     if (!REDIRECT_STATUSES.has(response.status) || location === null) return { url, response, blocked: null, headers };
-    discardBody(response.body);
+    response.body.discard();
     let target: URL;
     try {
       target = new URL(location, url);
@@ -184,10 +193,12 @@ export async function fetchResource(
   /** Sent on every hop besides the usual ones: a recrawl's If-None-Match / If-Modified-Since. */
   extraHeaders: Record<string, string> = {},
 ): Promise<FetchedResource> {
+  // A fetch its caller has already cancelled never starts.
+  signal.throwIfAborted();
   const deadline = new FetchDeadline(signal, policy.timeoutMs);
   const startedAt = Date.now();
   try {
-    const { url, response, blocked, headers } = await followRedirects(transport, new URL(resourceUrl), policy, deadline.signal, extraHeaders);
+    const { url, response, blocked, headers } = await followRedirects(transport, new URL(resourceUrl), policy, deadline, extraHeaders);
     const latencyMs = Date.now() - startedAt;
     const contentType = header(response, 'content-type');
     const base = {
@@ -202,11 +213,11 @@ export async function fetchResource(
       requestHeaders: headers,
     };
     if (blocked !== null || !wantsBody(response.status, contentType)) {
-      discardBody(response.body);
+      response.body.discard();
       return { ...base, body: null, bytes: 0 };
     }
     const contentEncoding = header(response, 'content-encoding') ?? undefined;
-    const { bytes, wireBytes } = await readBody(response.body, contentEncoding, policy.maxBodyBytes, policy.truncateBody);
+    const { bytes, wireBytes } = await response.body.read({ contentEncoding, maxBytes: policy.maxBodyBytes, truncate: policy.truncateBody ?? false });
     return { ...base, body: bytes, bytes: wireBytes };
   } catch (err) {
     if (signal.aborted) throw signal.reason;

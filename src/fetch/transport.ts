@@ -17,24 +17,32 @@
  */
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
-import type { Readable } from 'node:stream';
 import { Agent, buildConnector, ProxyAgent, type Dispatcher } from 'undici';
 import type { AddressGuard } from './address-guard';
+import type { BodyBytes, BodyLimits } from './body';
+import { ResponseHandler } from './response-handler';
 import type { ProxyRoute } from './request-profile';
 
 export interface TransportResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Readable;
+  body: ResponseBody;
+}
+
+/** A response's body as it arrives: read once, or dropped. */
+export interface ResponseBody {
+  read(limits: BodyLimits): Promise<BodyBytes>;
+  /** Drops the body; a connection still receiving it is closed. */
+  discard(): void;
 }
 
 /**
- * Drops a body we do not want. Destroying an undici body emits an abort error, which would be
- * an unhandled 'error' event without the listener.
+ * What ends a request early: the fetch's deadline or its caller's cancellation. A fetch's
+ * requests (its redirect hops) run one at a time, and each is watched while it runs.
  */
-export function discardBody(body: Readable): void {
-  body.on('error', () => undefined);
-  body.destroy();
+export interface RequestStop {
+  /** Calls `stop` when the request must end, at once if it must already, until the returned function is called. */
+  watch(stop: (reason: unknown) => void): () => void;
 }
 
 export interface Transport {
@@ -43,36 +51,13 @@ export interface Transport {
    * through a proxy; `onSent` is told when the request goes out (its connection ready, its
    * headers about to be written), the moment a site sees as its start.
    */
-  get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard, proxy?: ProxyRoute, onSent?: OnSent): Promise<TransportResponse>;
+  get(url: URL, headers: Record<string, string>, stop: RequestStop, guard: AddressGuard, proxy?: ProxyRoute, onSent?: OnSent): Promise<TransportResponse>;
   /** What `hostname` resolves to, by the resolver this transport's connections use (politeness by IP asks it). */
   resolve: LookupAll;
   close(): Promise<void>;
 }
 
 export type OnSent = (url: URL, sentAt: number) => void;
-
-/** The request options `get` hands its dispatcher: undici's, and who to tell when it goes out. */
-type SentRequestOptions = Dispatcher.DispatchOptions & { onSent?: () => void };
-
-/**
- * Tells a request's `onSent` when undici starts it on a connection: onRequestStart comes once
- * the connection is ready, right before the headers are written. Everything else is passed on.
- */
-const reportSent: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (options: SentRequestOptions, handler) => {
-  if (options.onSent === undefined) return dispatch(options, handler);
-  const { onSent, ...rest } = options;
-  return dispatch(rest, {
-    onRequestStart: (controller, context) => {
-      onSent();
-      handler.onRequestStart?.(controller, context);
-    },
-    onRequestUpgrade: (controller, statusCode, headers, socket) => handler.onRequestUpgrade?.(controller, statusCode, headers, socket),
-    onResponseStart: (controller, statusCode, headers, statusMessage) => handler.onResponseStart?.(controller, statusCode, headers, statusMessage),
-    onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
-    onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
-    onResponseError: (controller, error) => handler.onResponseError?.(controller, error),
-  });
-};
 
 /** Every address a name resolves to. */
 export type LookupAll = (hostname: string) => Promise<ReadonlyArray<{ address: string }>>;
@@ -149,7 +134,7 @@ export class UndiciTransport implements Transport {
         bodyTimeout: this.options.idleTimeoutMs,
         keepAliveTimeout: 10_000,
         connections: this.options.connectionsPerOrigin,
-      }).compose(reportSent);
+      });
       this.agents.set(guard.key, agent);
     }
     return agent;
@@ -166,7 +151,7 @@ export class UndiciTransport implements Transport {
         bodyTimeout: this.options.idleTimeoutMs,
         keepAliveTimeout: 10_000,
         connections: this.options.connectionsPerOrigin,
-      }).compose(reportSent);
+      });
       this.proxyAgents.set(key, agent);
     }
     return agent;
@@ -178,13 +163,17 @@ export class UndiciTransport implements Transport {
     return this.proxyAgentFor(proxy);
   }
 
-  async get(url: URL, headers: Record<string, string>, signal: AbortSignal, guard: AddressGuard, proxy?: ProxyRoute, onSent?: OnSent): Promise<TransportResponse> {
+  get(url: URL, headers: Record<string, string>, stop: RequestStop, guard: AddressGuard, proxy?: ProxyRoute, onSent?: OnSent): Promise<TransportResponse> {
     // Without a proxy the agent is at hand: taken without an await, it costs no promise per request.
-    const dispatcher = proxy === undefined ? this.agentFor(guard) : await this.proxyDispatcherFor(url, guard, proxy);
-    const options: Dispatcher.RequestOptions & SentRequestOptions = { origin: url.origin, path: url.pathname + url.search, method: 'GET', headers, signal };
-    if (onSent) options.onSent = () => onSent(url, Date.now());
-    const response = await dispatcher.request(options);
-    return { status: response.statusCode, headers: response.headers, body: response.body };
+    if (proxy === undefined) return this.dispatch(this.agentFor(guard), url, headers, stop, onSent);
+    return this.proxyDispatcherFor(url, guard, proxy).then((dispatcher) => this.dispatch(dispatcher, url, headers, stop, onSent));
+  }
+
+  private dispatch(dispatcher: Dispatcher, url: URL, headers: Record<string, string>, stop: RequestStop, onSent: OnSent | undefined): Promise<TransportResponse> {
+    return new Promise((resolve, reject) => {
+      const handler = new ResponseHandler({ resolve, reject }, stop, onSent && (() => onSent(url, Date.now())));
+      dispatcher.dispatch({ origin: url.origin, path: url.pathname + url.search, method: 'GET', headers }, handler);
+    });
   }
 
   async close(): Promise<void> {
