@@ -88,12 +88,16 @@ export function parseRetryAfter(value: string | null, now: number): number | nul
  */
 const BINARY_SIGNATURES = ['%PDF-', '\x89PNG', 'GIF8', '\xff\xd8\xff', 'PK\x03\x04', '\x1f\x8b', '\x7fELF'].map((text) => Buffer.from(text, 'latin1'));
 
+const startsWith = (bytes: Buffer, signature: Buffer): boolean =>
+  // `compare` on ranges makes no view of the body (a `subarray` per signature cost 1 µs a page).
+  bytes.length >= signature.length && bytes[0] === signature[0] && bytes.compare(signature, 0, signature.length, 0, signature.length) === 0;
+
 /**
  * Binary data: a known binary signature, or NUL characters in the decoded text (checked
  * after decoding, so UTF-16 passes).
  */
 function looksBinary(bytes: Buffer, text: string): boolean {
-  return BINARY_SIGNATURES.some((signature) => bytes.subarray(0, signature.length).equals(signature)) || text.slice(0, 1024).includes('\u0000');
+  return BINARY_SIGNATURES.some((signature) => startsWith(bytes, signature)) || text.slice(0, 1024).includes('\u0000');
 }
 
 /**
