@@ -123,7 +123,9 @@ export class BodyReader {
   }
 
   private finish(): void {
-    if (this.settle()) this.resolve({ bytes: Buffer.concat(this.chunks, this.total), wireBytes: this.wireBytes });
+    // Most pages come in one chunk: then it is the body as it is, without a copy.
+    const bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.total);
+    if (this.settle()) this.resolve({ bytes, wireBytes: this.wireBytes });
   }
 
   /** True the first time: the caller settles the result. */
