@@ -391,6 +391,42 @@ describe('fetchPage over UndiciTransport', () => {
       await assert.rejects(fetch(site.url('/plain'), {}, AbortSignal.abort(reason)), (err: unknown) => err === reason);
       assert.equal(site.requests.length, before, 'no request was sent');
     });
+
+    it('cancelling a fetch queued behind a busy connection rejects at once and never sends it', async () => {
+      const single = new UndiciTransport({ connectTimeoutMs: 2_000, idleTimeoutMs: 10_000, connectionsPerOrigin: 1 });
+      let answerBusy: (() => void) | undefined;
+      const busyArrived = new Promise<void>((arrived) => {
+        site.routes.set('/queue/busy', (_req, res) => {
+          answerBusy = () => res.writeHead(200, { 'content-type': 'text/html' }).end(html('busy'));
+          arrived();
+        });
+      });
+      site.serve('/queue/waiting', html('waiting'));
+      const fetchOn = (path: string, signal: AbortSignal) => fetchPage(single, site.url(path), basePolicy, signal);
+      try {
+        const busy = fetchOn('/queue/busy', new AbortController().signal);
+        await busyArrived;
+        const controller = new AbortController();
+        const reason = new Error('stop the queued fetch');
+        const waiting = fetchOn('/queue/waiting', controller.signal);
+        controller.abort(reason);
+        // The one connection stays busy meanwhile: a cancellation that waited for it would not come.
+        let timer: NodeJS.Timeout | undefined;
+        const settled = await Promise.race([
+          waiting.then(() => 'fetched', (err: unknown) => err),
+          new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still queued after 1 s'), 1_000))),
+        ]).finally(() => clearTimeout(timer));
+        assert.equal(settled, reason);
+        answerBusy!();
+        assert.equal((await busy).html, html('busy'));
+        // Requests on the one connection go in order: once this one is answered, the site has
+        // seen every request sent before it.
+        assert.equal((await fetchOn('/queue/waiting', new AbortController().signal)).html, html('waiting'));
+        assert.equal(site.seen('/queue/waiting'), 1, 'the cancelled request was never sent, only the later one');
+      } finally {
+        await single.close();
+      }
+    });
   });
 
   describe('Retry-After', () => {
