@@ -2,10 +2,11 @@
  * One GET as an undici dispatch handler: the status line and headers settle the response,
  * and the body's chunks go straight to the reader that `read` starts.
  *
- * Why not `Dispatcher.request`: it makes a Readable for every body, an AsyncResource and an
- * abort listener for every request, and a `compose` interceptor around it (which is how a
- * request's start was reported) converts the headers twice. Together that was about 30 µs of a
- * page fetch's CPU, a twelfth of the worker's main thread per page (bench/PROFILE.md).
+ * Why not `Dispatcher.request`: it makes a Readable for every body and an AsyncResource with
+ * an abort listener for every request, and reporting a request's start from a `compose`
+ * interceptor around it makes undici convert the headers twice. Together they cost about 30 µs
+ * of CPU a request, and 60 µs of the worker's main thread a page in the bench's crawl
+ * (bench/PROFILE.md).
  */
 import type { Dispatcher } from 'undici';
 import { BodyReader, type BodyBytes, type BodyLimits } from './body';
