@@ -7,7 +7,8 @@
 import type { AddressGuard } from './address-guard';
 import { decodeHtml } from './charset';
 import { FetchError, toFetchError } from './errors';
-import type { OnSent, RequestStop, Transport, TransportResponse } from './transport';
+import type { RequestStop, TransportResponse } from './response';
+import type { OnSent, Transport } from './transport';
 import type { ProxyRoute } from './request-profile';
 
 export interface FetchPolicy {

@@ -10,7 +10,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { BodyReader, type BodyBytes, type BodyLimits } from './body';
-import type { RequestStop, ResponseBody, TransportResponse } from './transport';
+import type { RequestStop, ResponseBody, TransportResponse } from './response';
 
 /** Chunks held for a body nobody reads yet; past this the connection waits. */
 const UNREAD_BYTES_MAX = 64 * 1024;
