@@ -18,9 +18,10 @@ import { startCrawl } from '../src/client/crawl-client';
 import { progressQuery } from '../src/shared/messages';
 import { temporalBinaryPath } from '../src/temporal/project-paths';
 import type { BatchOrder } from '../src/scheduling/crawl-plan';
+import type { BatchReport } from '../src/shared/crawl-types';
 import { readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { page, startRecordingSite } from './helpers/recording-site';
-import { historiesOf, scheduledInputs } from './helpers/histories';
+import { completedResults, historiesOf, scheduledInputs } from './helpers/histories';
 import { embeddedServerEnv, runCli } from './helpers/processes';
 import { sleep, waitFor } from './helpers/fixtures';
 import { fetchCounts, reachablePaths } from './helpers/faults';
@@ -174,6 +175,50 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it("at a crawl's start the free slots wait for the seed's links: launched with the seed, they take one link each", async () => {
+    const links = ['/a', '/b', '/c'];
+    // The seed answers late, so the waiting batches are surely waiting when its links are queued.
+    const site = await startRecordingSite({
+      '/': (_req, res) => setTimeout(() => page(res, links), 500),
+      ...Object.fromEntries(links.map((path) => [path, (_req: unknown, res: Parameters<typeof page>[0]) => setTimeout(() => page(res), 300)])),
+    });
+    try {
+      const { summary } = await runCrawlToEnd(env, queue, 'core-ramp', { seeds: [`${site.origin}/`], concurrency: 4, perHostConcurrency: 4, batchSize: 50, delayMs: 0, respectRobots: false });
+      assert.equal(summary.status, 'completed');
+      assert.deepEqual(site.pages().map((request) => request.path).sort(), ['/', ...links], 'every page fetched once');
+
+      const [{ history }] = await historiesOf(env.client, 'core-ramp');
+      const orders = scheduledInputs<BatchOrder>(history, 'fetchBatch');
+      assert.deepEqual(
+        orders.slice(0, 4).map((order) => [order.hosts.map(({ host, limit }) => `${host}:${limit}`), order.fill, order.waitsForWork ?? false]),
+        [[[`${site.host}:1`], 0, false], [[], 50, true], [[], 50, true], [[], 50, true]],
+        'the seed, and a waiting batch in each other slot',
+      );
+      const events = history.events ?? [];
+      const scheduled = events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchBatch').map((event) => String(event.eventId));
+      const firstEnd = events.find((event) => scheduled.includes(String(event.activityTaskCompletedEventAttributes?.scheduledEventId)));
+      assert.ok(
+        Number(scheduled[3]) < Number(firstEnd?.eventId),
+        `all four were launched before any batch ended (events ${scheduled.slice(0, 4).join(', ')}; first end ${firstEnd?.eventId}): no round trip through the workflow for the first links`,
+      );
+      const claimedBy = new Map(completedResults<BatchReport>(history, 'fetchBatch').map((report) => [report.batchId, report.kind === 'done' ? report.claimed : 0]));
+      // Which of the four takes the seed is a race (a waiting batch may ask before the seed's batch).
+      const firstFour = orders.slice(0, 4).map((order) => claimedBy.get(order.batchId) ?? 0);
+      const shares = JSON.stringify(firstFour.filter((n) => n > 0).sort());
+      assert.ok(
+        shares === '[1,1,1,1]' || shares === '[1,1,2]',
+        `the four batches launched together fetched the four pages, one link each (plus the seed for one of them): ${firstFour}`,
+      );
+      const linkRequests = site.pages().filter((request) => request.path !== '/');
+      assert.ok(
+        linkRequests.every((request) => linkRequests.every((other) => request.startedAt < other.startedAt + 300)),
+        `the three links were fetched side by side, not one after another: ${JSON.stringify(linkRequests.map((request) => request.startedAt))}`,
+      );
+    } finally {
+      await site.close();
     }
   });
 

@@ -17,7 +17,7 @@ function request(limit: number, overrides: Partial<ClaimRequest> = {}): ClaimReq
 
 /** A batch with nothing of the key, on a key nobody holds and nothing was taken of. */
 function counts(overrides: Partial<ClaimCounts> = {}): ClaimCounts {
-  return { share: 0, batchRows: 0, holding: false, otherHolders: 0, taken: 0, ...overrides };
+  return { share: 0, batchRows: 0, holding: false, otherHolders: 0, taken: 0, queued: 0, ...overrides };
 }
 
 /** Counts whose reads are recorded, so a test sees which ones the rule asked for. */
@@ -65,6 +65,16 @@ describe('claim rule: how many URLs a claim takes', () => {
     assert.deepEqual(planClaim(request(5), counts({ otherHolders: 50 })), { fresh: 5, capped: 0 }, 'no holder bound: any number of holders');
   });
 
+  it("spread: takes its even part of the key's queue, one of the key's holders", () => {
+    const spread = request(200, { bounds: { holders: 32, spread: true } });
+    assert.deepEqual(planClaim(spread, counts({ queued: 12 })), { fresh: 1, capped: 0 }, 'a short queue: one URL each for 12 batches');
+    assert.deepEqual(planClaim(spread, counts({ queued: 144 })), { fresh: 5, capped: 0 });
+    assert.deepEqual(planClaim(spread, counts({ queued: 10_000 })), { fresh: 200, capped: 0 }, 'a long queue: the room binds');
+    assert.equal(planClaim(spread, counts({ queued: 0 })), null);
+    assert.deepEqual(planClaim(request(200, { bounds: { holders: 32 } }), counts({ queued: 12 })), { fresh: 200, capped: 0 }, 'not spread: the whole room');
+    assert.deepEqual(planClaim(request(5, { maxPagesPerHost: 10, bounds: { holders: 2, spread: true } }), counts({ queued: 8, taken: 8 })), { fresh: 2, capped: 2 }, 'the even part is split at the page cap');
+  });
+
   it('reads a count only when its decision needs it', () => {
     const full = countsRead(counts({ share: 5 }));
     assert.equal(planClaim(request(5, { bounds: { holders: 1, batchLimit: 10 } }), full.counts), null);
@@ -77,6 +87,10 @@ describe('claim rule: how many URLs a claim takes', () => {
     const fresh = countsRead(counts());
     planClaim(request(5), fresh.counts);
     assert.deepEqual(fresh.read, ['share', 'taken']);
+
+    const spread = countsRead(counts({ queued: 3 }));
+    planClaim(request(5, { bounds: { holders: 2, spread: true } }), spread.counts);
+    assert.deepEqual(spread.read, ['share', 'holding', 'otherHolders', 'queued', 'taken']);
   });
 });
 

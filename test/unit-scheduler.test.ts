@@ -64,7 +64,11 @@ describe('CrawlScheduler rules', () => {
     );
     const few = plan({ concurrency: 8, perHostConcurrency: 2, batchSize: 10 });
     const spread = new CrawlScheduler(few, initialSchedulerState(few, view(1, { 'a.test': 3, 'b.test': 3 }))).launches(0);
-    assert.deepEqual(spread.map(hostsOf), [['a.test'], ['b.test'], ['a.test'], ['b.test']], 'with slots to spare, hosts are not packed: each is split over its slots');
+    assert.deepEqual(
+      spread.map((launch) => [hostsOf(launch), launch.waits ?? false]),
+      [[['a.test'], false], [['b.test'], false], [['a.test'], false], [['b.test'], false], [[], true], [[], true], [[], true], [[], true]],
+      'with slots to spare, hosts are not packed: each is split over its slots, and the slots left wait for work',
+    );
   });
 
   it('never reserves more than the page budget, and ends max-pages-reached with the budget spent', () => {
@@ -169,6 +173,34 @@ describe('CrawlScheduler rules', () => {
     assert.equal(next.launches(0)[0].seq, 3, 'sequence numbers go on in the next run');
   });
 
+  it("at a crawl's start the free slots get batches that wait for work, until the frontier outgrows them", () => {
+    const p = plan({ concurrency: 4, perHostConcurrency: 4, batchSize: 50 });
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 1 })));
+    const first = scheduler.launches(0);
+    assert.deepEqual(
+      first.map((launch) => [hostsOf(launch), limitOf(launch), launch.fill, launch.waits ?? false]),
+      [
+        [['a.test'], 1, 0, false],
+        [[], 0, 50, true],
+        [[], 0, 50, true],
+        [[], 0, 50, true],
+      ],
+      'the seed, and three batches for the links its page will queue',
+    );
+    scheduler.batchEnded(first[0].seq, done(first[0], view(2, { 'a.test': 12 }, 1)), 1);
+    assert.deepEqual(
+      scheduler.launches(1).map((launch) => [hostsOf(launch), limitOf(launch), launch.fill, launch.waits ?? false]),
+      [[['a.test'], 12, 0, false]],
+      'a frontier as long as the free slots: a share, no wait',
+    );
+
+    const empty = new CrawlScheduler(p, initialSchedulerState(p, view(1, {})));
+    assert.deepEqual(empty.launches(0), [], 'nothing running finds links: nothing waits for them');
+    const recorded = { ...p, waitsForWork: undefined };
+    const before = new CrawlScheduler(recorded, initialSchedulerState(recorded, view(1, { 'a.test': 1 }))).launches(0);
+    assert.deepEqual(before.map(hostsOf), [['a.test']], 'a plan recorded before waiting batches launches the seed alone, as it did');
+  });
+
   it('past the hosts a view names, batches fill from the store: topped up, then fill-only ones sized by the budget', () => {
     const p = plan({ concurrency: 4, perHostConcurrency: 1, batchSize: 10 });
     // Two hosts named, 30 more URLs on hosts the view leaves out.
@@ -192,7 +224,11 @@ describe('CrawlScheduler rules', () => {
     assert.deepEqual(spread.map((launch) => launch.fill), [3, 3, 2, 2], 'a small budget is spread over the slots, not spent by one batch');
 
     const whole = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 3, 'b.test': 2 })));
-    assert.ok(whole.launches(0).every((launch) => launch.fill === 0), 'a view that names every host leaves nothing to fill');
+    assert.deepEqual(
+      whole.launches(0).map((launch) => [hostsOf(launch), launch.fill, launch.waits ?? false]),
+      [[['a.test'], 0, false], [['b.test'], 0, false], [[], 10, true], [[], 10, true]],
+      'a view that names every host leaves nothing to fill: the free slots wait for work',
+    );
 
     const recorded = { ...p, fillsFromStore: undefined };
     const before = new CrawlScheduler(recorded, initialSchedulerState(recorded, named)).launches(0);
@@ -329,8 +365,10 @@ interface RandomCrawl {
   maxPages: number;
   launchedHosts: Set<string>;
   hosts: number;
-  /** Batches ordered to fill from the store. */
+  /** Batches ordered to fill from the store with the work they are launched for. */
   fills: number;
+  /** Batches launched to wait for work (`Launch.waits`). */
+  waiting: number;
 }
 
 function randomCrawl(seed: number): RandomCrawl {
@@ -348,6 +386,7 @@ function randomCrawl(seed: number): RandomCrawl {
   const launchedHosts = new Set<string>();
   const claimedBy = new Map<number, number>();
   let fills = 0;
+  let waiting = 0;
   let now = 0;
   let recovering: number[] | null = null;
   for (let step = 0; step < 5_000; step++) {
@@ -366,7 +405,8 @@ function randomCrawl(seed: number): RandomCrawl {
       assert.ok(orderedOf(launch) <= input.batchSize, `batch of ${orderedOf(launch)} over the batch size ${input.batchSize}`);
       assert.ok(orderedOf(launch) > 0, `batch ${launch.seq} ordered nothing`);
       claimedBy.set(launch.seq, store.claim(launch.seq, launch, scheduler.limits.perHostConcurrency));
-      if (launch.fill > 0) fills += 1;
+      if (launch.waits) waiting += 1;
+      else if (launch.fill > 0) fills += 1;
       for (const host of store.hostsClaimed(launch.seq)) launchedHosts.add(host);
       running.set(launch.seq, launch);
     }
@@ -404,7 +444,7 @@ function randomCrawl(seed: number): RandomCrawl {
     if (!recovering && scheduler.parkedBatches().length > 0 && random() < 0.5) recovering = scheduler.parkedBatches();
     const outcome = scheduler.outcome();
     const ended = outcome === 'failed' || (outcome !== null && !recovering && running.size === 0);
-    if (ended) return { outcome, done: store.done.size, total: store.total, maxPages: input.maxPages, launchedHosts, hosts, fills };
+    if (ended) return { outcome, done: store.done.size, total: store.total, maxPages: input.maxPages, launchedHosts, hosts, fills, waiting };
     if (scheduler.status() === 'paused' && running.size === 0 && random() < 0.5) scheduler.resume();
   }
   throw new Error(`seed ${seed}: no outcome after 5000 steps`);
@@ -414,9 +454,11 @@ describe('CrawlScheduler invariants over random crawls', () => {
   it('300 seeded crawls: within every limit, every URL once, the budget exact, every host served', () => {
     const outcomes = new Map<string, number>();
     let fills = 0;
+    let waiting = 0;
     for (let seed = 1; seed <= 300; seed++) {
       const result = randomCrawl(seed);
       fills += result.fills;
+      waiting += result.waiting;
       if (seed % 2 === 1) assert.equal(result.fills, 0, `seed ${seed}: views that name every host leave nothing to fill`);
       outcomes.set(result.outcome, (outcomes.get(result.outcome) ?? 0) + 1);
       if (result.outcome === 'completed') {
@@ -428,5 +470,6 @@ describe('CrawlScheduler invariants over random crawls', () => {
     }
     assert.ok((outcomes.get('completed') ?? 0) > 50 && (outcomes.get('max-pages-reached') ?? 0) > 50, `both endings are exercised: ${JSON.stringify([...outcomes])}`);
     assert.ok(fills > 300, `views that name a few hosts make batches fill from the store: ${fills} did`);
+    assert.ok(waiting > 10, `short frontiers at the start give free slots batches that wait for work: ${waiting} did`);
   });
 });

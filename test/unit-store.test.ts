@@ -360,6 +360,19 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it("spreads a waiting batch's claims: each takes its even part of the key's queue in its lane", async () => {
+    const store = await impl.fresh();
+    try {
+      await store.enqueue([...[0, 1, 2, 3, 4].map((n) => entry(urlB(n))), { ...entry(urlB(5)), render: true }]);
+      const query = { render: false, freeBy: Date.now() + 10_000, batchLimit: 50, maxPagesPerHost: 100, holdersOf: () => 4, maxHolders: 4, spread: true };
+      assert.deepEqual(claimedKeys(await store.claimReady('w1', query)), [{ key: B, urls: [urlB(0), urlB(1)] }], '5 queued to fetch over 4 holders: 2 (the render URL not counted)');
+      assert.deepEqual(claimedKeys(await store.claimReady('w2', query)), [{ key: B, urls: [urlB(2)] }], '3 left: 1');
+      assert.deepEqual(claimedKeys(await store.claimReady('w3', { ...query, spread: undefined })), [{ key: B, urls: [urlB(3), urlB(4)] }], 'not spread: all there is');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('hands a filling batch ready work: its own keys first, then free ones by backlog, within every bound', async () => {
     const store = await impl.fresh();
     const C = 'c.test';

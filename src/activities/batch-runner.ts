@@ -28,12 +28,22 @@ import type { CrawlPolicies, CrawlPolicy } from './crawl-policy';
 import type { PageLoader } from './page-loader';
 import type { PageOutcome } from './page-outcome';
 import { LONG_WAIT_MS, type UrlProcessor } from './url-processor';
+import { WorkNotices } from './work-notices';
 
 /**
  * How long a batch's store calls wait out an outage before the batch reports it. Short, so
  * the workflow shows the wait soon; far below the heartbeat timeout (the ticker runs on).
  */
 export const BATCH_STORE_PATIENCE_MS = 5_000;
+
+/**
+ * How long in all a batch that waits for work (`BatchOrder.waitsForWork`) may wait: long
+ * enough for the first pages of a slow site, short enough that a slot given up on goes back
+ * to the workflow.
+ */
+const WORK_WAIT_MS = 10_000;
+/** A waiting batch asks the store again at least this often: other workers' batches send no notice. */
+const WORK_POLL_MS = 250;
 
 /** How long a batch's store calls and body writes wait out an outage, with the wait on the metrics. */
 export const batchPatience = (metrics: CrawlMetrics, signal: AbortSignal): Patience => ({
@@ -51,7 +61,7 @@ export interface BatchWork {
   run?: string;
   shard?: number;
   /** URLs to take from the store's ready keys after the shares, and the key concurrency that bounds every claim. */
-  fill?: { urls: number; perHostConcurrency: number };
+  fill?: { urls: number; perHostConcurrency: number; waitsForWork?: boolean };
 }
 
 /** What one attempt of a batch carries from host to host. */
@@ -75,6 +85,8 @@ const holdersOf = (run: BatchRun, key: string): number | undefined =>
   run.work.fill && (run.policy.pacingOverride(key)?.perHostConcurrency ?? run.work.fill.perHostConcurrency);
 
 export class BatchRunner {
+  private readonly notices = new WorkNotices();
+
   constructor(
     private readonly deps: { metrics: CrawlMetrics; bodies: BodyStore },
     private readonly loader: PageLoader,
@@ -110,6 +122,8 @@ export class BatchRunner {
     try {
       claimed = await this.crawlWork(run, deferred);
       stopTimer({ status: deferred.length === 0 ? 'completed' : 'deferred' });
+      // Batches waiting for work learn that this one's claims are done: the crawl may be quiet now.
+      if (claimed > 0) this.notices.notify(work.crawlId);
     } catch (err) {
       stopTimer({ status: stop.signal.aborted ? 'cancelled' : 'failed' });
       if (stop.signal.aborted) await store.release(work.batchId);
@@ -192,6 +206,7 @@ export class BatchRunner {
     const found = sharePriority(discovered, item.priority, work.config.frontierOrder);
     const keyed = await policy.keys(found);
     const added = await store.complete(work.batchId, record, markRendered(keyed, policy.renders));
+    if (added > 0) this.notices.notify(work.crawlId);
     this.gauges.countDropped(dropped, discovered.length - added);
     metrics.pages.inc({ outcome: record.error ? 'error' : record.skipped ? 'skipped' : 'fetched', status_class: statusClass(record.status) });
     metrics.bytes.inc(record.bytes);
@@ -214,14 +229,30 @@ export class BatchRunner {
       maxPagesPerHost: work.config.maxPagesPerHost,
       holdersOf: (key: string) => holdersOf(run, key)!,
       maxHolders: Math.max(perHostConcurrency, ...overrides),
+      // A batch that waits for work is one of many asking for a short queue.
+      spread: work.fill!.waitsForWork,
     };
     let claimed = 0;
+    const waitUntil = work.fill!.waitsForWork ? Date.now() + WORK_WAIT_MS : 0;
     while (claimedSoFar + claimed < batchLimit && !stop.asked) {
       const claims = await store.claimReady(work.batchId, { ...query, freeBy: Date.now() + LONG_WAIT_MS });
-      if (claims.length === 0) break;
-      claimed += await this.crawlReadyClaims(run, claims, deferred);
+      if (claims.length > 0) claimed += await this.crawlReadyClaims(run, claims, deferred);
+      else if (!(await this.waitForWork(run, waitUntil))) break;
     }
     return claimed;
+  }
+
+  /**
+   * Waits for the frontier to grow, when the batch may (see `BatchOrder.waitsForWork`) and it
+   * would: nothing is queued, so nothing is held back from it by holders or pacing, and other
+   * batches hold claims whose pages may queue links. Returns whether to claim again.
+   */
+  private async waitForWork({ work, store, stop }: BatchRun, until: number): Promise<boolean> {
+    const left = until - Date.now();
+    if (left <= 0 || (await store.view(0, work.shard)).queued > 0 || (await store.quiet())) return false;
+    await this.notices.next(work.crawlId, Math.min(left, WORK_POLL_MS), stop.signal);
+    stop.signal.throwIfAborted();
+    return true;
   }
 
   /**

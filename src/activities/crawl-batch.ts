@@ -39,7 +39,8 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
   async function orderedBatch(order: BatchOrder, store: FrontierStore): Promise<BatchReport> {
     const recorded = await configs.get(store, order);
     const config = recorded.delayMs === order.delayMs ? recorded : { ...recorded, delayMs: order.delayMs };
-    const fill = order.perHostConcurrency === undefined ? undefined : { urls: order.fill ?? 0, perHostConcurrency: order.perHostConcurrency };
+    const fill =
+      order.perHostConcurrency === undefined ? undefined : { urls: order.fill ?? 0, perHostConcurrency: order.perHostConcurrency, waitsForWork: order.waitsForWork === true };
     const { claimed, deferred } = await runner.run({ ...order, shares: order.hosts, config, fill }, store);
     const view = await store.view(REPORT_HOSTS, order.shard);
     gauges.recordFrontierSize(order.crawlId, view.queued);

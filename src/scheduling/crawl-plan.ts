@@ -43,6 +43,13 @@ export interface CrawlPlan {
    * plans recorded before fills, whose crawls keep launching host shares only.
    */
   fillsFromStore?: boolean;
+  /**
+   * While the frontier holds fewer URLs than there are free batch slots (a crawl's start),
+   * the free slots get filling batches that wait for the work running batches find (see
+   * `BatchOrder.waitsForWork`); absent in plans recorded before, whose crawls ramp up one
+   * round of batches at a time.
+   */
+  waitsForWork?: boolean;
 }
 
 /** URLs a batch may claim of one host: its share of the host's backlog and of the page budget. */
@@ -78,6 +85,12 @@ export interface BatchOrder {
   fill?: number;
   /** `perHostConcurrency` in force (setLimits may change it); set on crawls that fill. */
   perHostConcurrency?: number;
+  /**
+   * A filling batch launched before there was work for it: when the store has nothing queued
+   * for it, it waits (a while) for running batches' pages to queue links, instead of ending
+   * with nothing and costing the crawl a round trip through the workflow per level of links.
+   */
+  waitsForWork?: boolean;
 }
 
 /** Room per URL in a batch's start-to-close timeout, on top of its fetch attempts. */
@@ -114,6 +127,7 @@ export function planOf(config: CrawlConfig, configVersion: number): CrawlPlan {
     shards: config.shards,
     // A render batch's pages cost a browser each: render lanes stay scheduled by host.
     fillsFromStore: render === undefined,
+    waitsForWork: render === undefined,
   };
 }
 

@@ -34,6 +34,8 @@ export interface Launch {
   render: boolean;
   /** URLs the batch may take after its shares from keys the store has ready (`BatchOrder.fill`). */
   fill: number;
+  /** Set on a filling batch launched before the frontier had work for it (`BatchOrder.waitsForWork`). */
+  waits?: true;
 }
 
 /**
@@ -238,17 +240,33 @@ export class CrawlScheduler {
    */
   private fillLaunches(launches: Launch[], target: number): void {
     for (const launch of launches) this.addFill(launch, target - this.running.get(String(launch.seq))!.limit);
-    while (this.running.size < this.state.limits.concurrency && this.budgetLeft() > 0 && this.unlisted() > 0) {
+    while (this.running.size < this.state.limits.concurrency && this.budgetLeft() > 0) {
+      const waits = this.unlisted() <= 0;
+      if (waits && !this.rampingUp()) return;
       const budgetShare = Math.ceil(this.budgetLeft() / (this.state.limits.concurrency - this.running.size));
       const launch = this.start(null, 0, false);
-      this.addFill(launch, Math.min(this.plan.batchSize, budgetShare));
+      this.addFill(launch, Math.min(this.plan.batchSize, budgetShare), waits);
       launches.push(launch);
     }
   }
 
-  private addFill(launch: Launch, room: number): void {
+  /**
+   * Whether free slots may get batches that wait for work (`BatchOrder.waitsForWork`): at the
+   * crawl's start, before any batch has ended, the frontier has fewer unlaunched URLs than
+   * there are free slots, and running batches will find more. Each level of links would
+   * otherwise cost a round of batches through the workflow, with most slots empty meanwhile.
+   * Only then: later, a batch's end already brings a view, and batches that found nothing
+   * would only be replaced by more of the same.
+   */
+  private rampingUp(): boolean {
+    const free = this.state.limits.concurrency - this.running.size;
+    return this.plan.waitsForWork === true && this.state.batchesCompleted === 0 && this.running.size > 0 && this.unlaunched() < free;
+  }
+
+  private addFill(launch: Launch, room: number, waits = false): void {
     const fill = Math.min(room, this.budgetLeft());
-    if (fill <= 0 || this.unlisted() <= 0) return;
+    if (fill <= 0 || (!waits && this.unlisted() <= 0)) return;
+    if (waits) launch.waits = true;
     const batch = this.running.get(String(launch.seq))!;
     launch.fill += fill;
     batch.fill += fill;

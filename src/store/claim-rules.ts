@@ -20,7 +20,8 @@ export interface ClaimRequest {
  * What a store counted under the lock that serializes claims of the key. The rule reads each
  * count only when its decision needs it, so a store may define a count that costs a query as
  * a getter: `batchRows` is read only under a batch limit, `otherHolders` only with a holder
- * bound and a batch that holds none of the key's URLs, `taken` only when there is room.
+ * bound and a batch that holds none of the key's URLs, `taken` only when there is room,
+ * `queued` only when the claim is spread.
  */
 export interface ClaimCounts {
   /** The batch's rows of the key, in any state. */
@@ -33,6 +34,8 @@ export interface ClaimCounts {
   readonly otherHolders: number;
   /** URLs of the key handed out to be fetched, the count the page cap bounds. */
   readonly taken: number;
+  /** URLs of the key queued in the claim's lane (fetch or render). */
+  readonly queued: number;
 }
 
 /**
@@ -54,13 +57,16 @@ export interface ClaimPlan {
  * How many URLs the batch claims of the key: its share's room, within the batch limit; past
  * the page cap the room is still claimed, as skips, so a capped host's backlog drains.
  * Null when it claims none: no room left, or the batch would become one holder of the key too
- * many (topping up a key it holds adds no holder).
+ * many (topping up a key it holds adds no holder). A spread claim takes at most its even
+ * part of the key's queue (`ClaimBounds.spread`), so an empty queue gives it none.
  */
 export function planClaim({ limit, maxPagesPerHost, bounds }: ClaimRequest, counts: ClaimCounts): ClaimPlan | null {
   let room = limit - counts.share;
   if (bounds.batchLimit !== undefined) room = Math.min(room, bounds.batchLimit - counts.batchRows);
   if (room <= 0) return null;
   if (bounds.holders !== undefined && !counts.holding && counts.otherHolders >= bounds.holders) return null;
+  if (bounds.spread && bounds.holders !== undefined) room = Math.min(room, Math.ceil(counts.queued / bounds.holders));
+  if (room <= 0) return null;
   const fresh = Math.min(room, Math.max(0, maxPagesPerHost - counts.taken));
   return { fresh, capped: room - fresh };
 }

@@ -68,6 +68,12 @@ export interface ClaimBounds {
   holders?: number;
   /** The batch holds at most this many URLs over all its keys, finished or not. */
   batchLimit?: number;
+  /**
+   * The claim takes at most its even part of the key's queue, one of `holders`: a queue
+   * shorter than the batch's room is spread over the batches waiting for work, not taken
+   * whole by the first to ask (`ReadyQuery.spread`).
+   */
+  spread?: boolean;
 }
 
 /** What a filling batch may claim (see `FrontierStore.claimReady`). */
@@ -84,6 +90,8 @@ export interface ReadyQuery {
   holdersOf(key: string): number;
   /** The largest concurrency any key has, which bounds the store's search. */
   maxHolders: number;
+  /** Claims of keys the batch does not hold are spread (`ClaimBounds.spread`). */
+  spread?: boolean;
 }
 
 export interface ReadyClaim {

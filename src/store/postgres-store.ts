@@ -171,15 +171,25 @@ const CLAIM_QUEUED = `
 const HOLDERS = `${otherHoldersSql('crawlflow.urls', '$2', '$3', 'crawl = $1')}::int AS holders`;
 
 /** The host's row, locked for a claim, with its page-cap count and its other holders. */
-const LOCK_HOST = `SELECT taken, ${HOLDERS} FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE`;
+const LOCK_HOST = `SELECT taken, ${HOLDERS}, queued, render_queued FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE`;
 
 /**
  * The row of a key the batch holds no claimed URL of, locked for a ready claim unless another
  * worker has it locked, with the batch's share of the key too (all of it finished).
  */
-const LOCK_FREE_HOST = `SELECT taken, ${HOLDERS}, (SELECT count(*) FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $3 AND host = $2)::int AS share
+const LOCK_FREE_HOST = `SELECT taken, ${HOLDERS}, queued, render_queued, (SELECT count(*) FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $3 AND host = $2)::int AS share
   FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE SKIP LOCKED`;
 
+/** A key's row as a claim locks it: its counts under that lock. */
+interface LockedHost {
+  taken: number;
+  holders: number;
+  queued: number;
+  render_queued: number;
+}
+
+/** The key's URLs queued in a claim's lane. */
+const laneQueued = (row: LockedHost, render: boolean): number => (render ? row.render_queued : row.queued - row.render_queued);
 
 /** One claim's arguments, as `claim` takes them. */
 interface KeyClaim extends ClaimRequest {
@@ -304,7 +314,7 @@ export class PostgresFrontierStore implements FrontierStore {
       const held = rows.filter((row) => row.held).map((row) => row.host);
       const ready = () => rows.filter((row) => !row.held).map((row) => row.host);
       return readyClaims({ held, ready, room: query.batchLimit - batchRows }, async (host, holding) => {
-        const bounds = { holders: query.holdersOf(host), batchLimit: query.batchLimit };
+        const bounds = { holders: query.holdersOf(host), batchLimit: query.batchLimit, spread: query.spread };
         const claim = { batchId, host, limit: query.batchLimit, maxPagesPerHost: query.maxPagesPerHost, render: query.render, bounds };
         if (holding) return this.claimWith(client, crawl, claim);
         const claimed = await this.claimFree(client, crawl, claim, batchRows);
@@ -320,10 +330,10 @@ export class PostgresFrontierStore implements FrontierStore {
    * crawl never queue up behind its biggest backlog.
    */
   private async claimFree(client: PoolClient, crawl: number, claim: KeyClaim, batchRows: number): Promise<ClaimedUrl[]> {
-    const { rows } = await client.query<{ taken: number; holders: number; share: number }>(LOCK_FREE_HOST, [crawl, claim.host, claim.batchId]);
+    const { rows } = await client.query<LockedHost & { share: number }>(LOCK_FREE_HOST, [crawl, claim.host, claim.batchId]);
     if (rows.length === 0) return [];
     const { share, holders, taken } = rows[0];
-    const plan = planClaim(claim, { share, batchRows, holding: false, otherHolders: holders, taken });
+    const plan = planClaim(claim, { share, batchRows, holding: false, otherHolders: holders, taken, queued: laneQueued(rows[0], claim.render) });
     return plan === null ? [] : (await this.claimQueued(client, crawl, claim, plan)).map(toClaimed);
   }
 
@@ -335,7 +345,7 @@ export class PostgresFrontierStore implements FrontierStore {
     const { batchId, host, bounds } = claim;
     // The host's row lock serializes claims of this host across workers, of both kinds: the
     // cap and the holders are counted under it.
-    const locked = await client.query<{ taken: number; holders: number }>(LOCK_HOST, [crawl, host, batchId]);
+    const locked = await client.query<LockedHost>(LOCK_HOST, [crawl, host, batchId]);
     const mine = await client.query<ClaimRow & { state: number }>(
       'SELECT url, depth, attempts, skipped, priority, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND host = $3 ORDER BY priority DESC, id',
       [crawl, batchId, host],
@@ -346,7 +356,7 @@ export class PostgresFrontierStore implements FrontierStore {
     // The batch's lock is taken only when the batch limit asks for its rows.
     const batchRows = counted ?? (bounds.batchLimit === undefined ? 0 : await this.batchRows(client, crawl, batchId));
     const { holders, taken } = locked.rows[0];
-    const plan = planClaim(claim, { share: mine.rows.length, batchRows, holding: own.length > 0, otherHolders: holders, taken });
+    const plan = planClaim(claim, { share: mine.rows.length, batchRows, holding: own.length > 0, otherHolders: holders, taken, queued: laneQueued(locked.rows[0], claim.render) });
     if (plan === null) return own.map(toClaimed);
     return [...own, ...(await this.claimQueued(client, crawl, claim, plan))].map(toClaimed);
   }

@@ -52,6 +52,7 @@ function queueStatements(db: Database.Database) {
        ORDER BY queued DESC LIMIT @limit`,
     ).pluck(),
     taken: db.prepare('SELECT taken FROM hosts WHERE host = ?').pluck(),
+    keyQueued: db.prepare('SELECT iif(?, render_queued, queued - render_queued) FROM hosts WHERE host = ?').pluck(),
     // The rows a claim just took, by the ids (a JSON array) its updates returned.
     claimCounts: db.prepare(claimHostCounts(SQLITE_COUNTS, { hosts: 'hosts', rows: 'urls WHERE id IN (SELECT value FROM json_each(?))' })).pluck(),
     // The host counts read the batch's claimed rows before `releaseBatch` queues them again.

@@ -155,6 +155,9 @@ function claimNow(s: SqliteStatements, batchId: string, host: string, limit: num
       get taken() {
         return (s.taken.get(host) as number | undefined) ?? 0;
       },
+      get queued() {
+        return (s.keyQueued.get(render, host) as number | undefined) ?? 0;
+      },
     },
   );
   if (plan === null) return own.map(toClaimed);
@@ -195,7 +198,7 @@ function writeTransactions(db: Database.Database, s: SqliteStatements) {
       const ready = () => s.readyKeys.all({ batchId, render, shard: query.shard ?? null, maxHolders: query.maxHolders, freeBy: query.freeBy, limit: READY_CANDIDATES }) as string[];
       const walk = { held: s.heldKeys.all({ batchId }) as string[], ready, room: query.batchLimit - (s.batchRows.get(batchId) as number) };
       return readyClaims(walk, (key) =>
-        claimNow(s, batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit }),
+        claimNow(s, batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit, spread: query.spread }),
       );
     }),
     /** Per completion, what it wrote (links added, counter changes), or null when its record was not written. */

@@ -185,7 +185,7 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
     return `${this.crawlId}/${this.runId}/${seq}`;
   }
 
-  private launch({ seq, shares, render, fill }: Launch): void {
+  private launch({ seq, shares, render, fill, waits }: Launch): void {
     const { limits } = this.scheduler;
     const order: BatchOrder = {
       crawlId: this.crawlId,
@@ -197,6 +197,7 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
       delayMs: limits.delayMs,
       ...(this.shard === undefined ? {} : { shard: this.shard }),
       ...(this.plan.fillsFromStore ? { fill, perHostConcurrency: limits.perHostConcurrency } : {}),
+      ...(waits ? { waitsForWork: true } : {}),
     };
     this.track(
       runBatch(this.plan, order, batchSummary(seq, order)).then(

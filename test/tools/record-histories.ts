@@ -35,6 +35,11 @@ function lifecycleScenarios(env: TestTemporal, queue: string, site: SyntheticSit
       await (await startCrawl(env.client, 'rec-completed', { seeds, batchSize: 20, perHostConcurrency: 4 }, queue)).result();
       return 'rec-completed';
     }],
+    ['waiting-batches', async () => {
+      // Started with one URL queued and eight slots: seven batches wait for its links.
+      await (await startCrawl(env.client, 'rec-waiting', { seeds, batchSize: 20, concurrency: 8, perHostConcurrency: 8 }, queue)).result();
+      return 'rec-waiting';
+    }],
     ['continued-as-new', async () => {
       await (await startCrawl(env.client, 'rec-can', { seeds, batchSize: 2, perHostConcurrency: 4 }, queue)).result();
       return 'rec-can';
