@@ -5,6 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { BatchOrder } from '../src/scheduling/crawl-plan';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
@@ -92,11 +93,15 @@ describe('Temporal-native operation', () => {
     assert.ok(listed.includes('native-indexed'), '`temporal workflow list --query` finds it');
 
     const history = await handle.fetchHistory();
-    const summaries = (history.events ?? [])
-      .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchBatch')
-      .map((event) => decodePayload(event.userMetadata?.summary));
-    assert.ok(summaries.length > 0, 'batches were scheduled');
-    summaries.forEach((text, index) => assert.equal(text, `${seedHost} · batch ${index + 1} · up to ${/up to (\d+)/.exec(String(text))?.[1]} URLs`));
+    const batches = (history.events ?? []).filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchBatch');
+    assert.ok(batches.length > 0, 'batches were scheduled');
+    batches.forEach((event, index) => {
+      const order = decodePayload(event.activityTaskScheduledEventAttributes?.input?.payloads?.[0]) as BatchOrder;
+      const text = String(decodePayload(event.userMetadata?.summary));
+      const first = order.waitsForWork ? 'links running batches find' : seedHost;
+      assert.equal(text, `${first} · batch ${index + 1} · up to ${/up to (\d+)/.exec(text)?.[1]} URLs`);
+    });
+    assert.ok(batches.some((event) => decodePayload(event.userMetadata?.summary) === `links running batches find · batch 2 · up to 10 URLs`), 'the slots free at the start wait for the seed\'s links');
   });
 
   it('answers frontier and host queries, and validates updates before they enter history', async () => {

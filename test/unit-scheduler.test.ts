@@ -142,8 +142,17 @@ describe('CrawlScheduler rules', () => {
     const onePage = new CrawlScheduler(single, initialSchedulerState(single, view(1, { 'a.test': 1 })));
     const [only] = onePage.launches(0);
     onePage.batchFailed(only.seq, secret);
-    onePage.batchAbandoned(only.seq, view(2, {}, 1));
+    onePage.batchAbandoned(only.seq, { ...view(2, {}), totals: { ...NO_TOTALS, processed: 1, errors: 1 } });
     assert.equal(onePage.outcome(), 'failed', 'a crawl whose every batch failed has crawled nothing: it fails');
+
+    const waited = plan({ concurrency: 2 });
+    const seedFails = new CrawlScheduler(waited, initialSchedulerState(waited, view(1, { 'a.test': 1 })));
+    const [seed, waiting] = seedFails.launches(0);
+    assert.equal(waiting.waits, true);
+    seedFails.batchFailed(seed.seq, secret);
+    seedFails.batchAbandoned(seed.seq, { ...view(2, {}), totals: { ...NO_TOTALS, processed: 1, errors: 1 } });
+    seedFails.batchEnded(waiting.seq, done(waiting, { ...view(3, {}), totals: { ...NO_TOTALS, processed: 1, errors: 1 } }, null, 0), 1);
+    assert.equal(seedFails.outcome(), 'failed', 'a waiting batch that found no work is no success: the crawl still fails');
 
     const mixed = plan({ concurrency: 2, perHostConcurrency: 1, batchSize: 5 });
     const scheduler = new CrawlScheduler(mixed, initialSchedulerState(mixed, view(1, { 'bad.test': 20, 'good.test': 20 })));
@@ -425,7 +434,11 @@ function randomCrawl(seed: number): RandomCrawl {
       scheduler.storeRecovered(recovering, store.view());
       recovering = null;
     }
-    const ending = [...running.values()][pick(running.size)];
+    const picked = [...running.values()][pick(running.size)];
+    // A batch that waits for work and has none claims again before it may end: it waited.
+    const waited = picked?.waits === true && claimedBy.get(picked.seq) === 0 && random() < 0.5;
+    if (waited) claimedBy.set(picked.seq, store.claim(picked.seq, picked, scheduler.limits.perHostConcurrency));
+    const ending = waited && claimedBy.get(picked.seq)! > 0 ? undefined : picked;
     if (ending !== undefined && random() < 0.6) {
       running.delete(ending.seq);
       const roll = random();

@@ -234,6 +234,9 @@ export class BatchRunner {
     };
     let claimed = 0;
     const waitUntil = work.fill!.waitsForWork ? Date.now() + WORK_WAIT_MS : 0;
+    // What is queued as a waiting batch starts is the shares' launched with it: it claims
+    // what running batches queue from now on.
+    if (work.fill!.waitsForWork) await this.nextNotice(run, WORK_POLL_MS);
     while (claimedSoFar + claimed < batchLimit && !stop.asked) {
       const claims = await store.claimReady(work.batchId, { ...query, freeBy: Date.now() + LONG_WAIT_MS });
       if (claims.length > 0) claimed += await this.crawlReadyClaims(run, claims, deferred);
@@ -247,12 +250,18 @@ export class BatchRunner {
    * would: nothing is queued, so nothing is held back from it by holders or pacing, and other
    * batches hold claims whose pages may queue links. Returns whether to claim again.
    */
-  private async waitForWork({ work, store, stop }: BatchRun, until: number): Promise<boolean> {
+  private async waitForWork(run: BatchRun, until: number): Promise<boolean> {
+    const { work, store } = run;
     const left = until - Date.now();
     if (left <= 0 || (await store.view(0, work.shard)).queued > 0 || (await store.quiet())) return false;
-    await this.notices.next(work.crawlId, Math.min(left, WORK_POLL_MS), stop.signal);
-    stop.signal.throwIfAborted();
+    await this.nextNotice(run, Math.min(left, WORK_POLL_MS));
     return true;
+  }
+
+  /** Resolves on the crawl's next notice or after `ms`; throws the batch's cancellation. */
+  private async nextNotice({ work, stop }: BatchRun, ms: number): Promise<void> {
+    await this.notices.next(work.crawlId, ms, stop.signal);
+    stop.signal.throwIfAborted();
   }
 
   /**

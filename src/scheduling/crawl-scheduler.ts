@@ -251,16 +251,17 @@ export class CrawlScheduler {
   }
 
   /**
-   * Whether free slots may get batches that wait for work (`BatchOrder.waitsForWork`): at the
-   * crawl's start, before any batch has ended, the frontier has fewer unlaunched URLs than
-   * there are free slots, and running batches will find more. Each level of links would
-   * otherwise cost a round of batches through the workflow, with most slots empty meanwhile.
-   * Only then: later, a batch's end already brings a view, and batches that found nothing
-   * would only be replaced by more of the same.
+   * Whether free slots may get batches that wait for work (`BatchOrder.waitsForWork`): the
+   * frontier has fewer unlaunched URLs than there are free slots, and running batches may
+   * find more. At a crawl's start each level of links would otherwise cost a round of batches
+   * through the workflow, with most slots empty meanwhile; and a slot freed while running
+   * batches hold the links would stay empty until one of them ends. A waiting batch that
+   * found nothing stops launches like any filling batch (`storeHasWork`), so they are not
+   * replaced by more of the same.
    */
   private rampingUp(): boolean {
     const free = this.state.limits.concurrency - this.running.size;
-    return this.plan.waitsForWork === true && this.state.batchesCompleted === 0 && this.running.size > 0 && this.unlaunched() < free;
+    return this.plan.waitsForWork === true && this.running.size > 0 && this.unlaunched() < free;
   }
 
   private addFill(launch: Launch, room: number, waits = false): void {
@@ -333,7 +334,8 @@ export class CrawlScheduler {
     if (report.claimed > 0) this.fruitlessSince = null;
     else if (batch !== undefined && batch.fill > 0) this.fruitlessSince = now;
     this.state.batchesCompleted += 1;
-    this.failures.succeeded();
+    // A batch that claimed nothing does not end a run of failures (see `succeededEver`).
+    if (report.claimed > 0 || !this.plan.waitsForWork) this.failures.succeeded();
     for (const [host, at] of Object.entries(this.state.hostReadyAt)) if (at <= now) delete this.state.hostReadyAt[host];
     for (const { host, until } of report.deferred) this.state.hostReadyAt[host] = until;
     this.acceptView(report.view);
@@ -372,7 +374,19 @@ export class CrawlScheduler {
   }
 
   fatal(): BatchFailure | null {
-    return this.failures.fatal(this.hostsWithWork(), this.state.batchesCompleted > 0);
+    return this.failures.fatal(this.hostsWithWork(), this.succeededEver());
+  }
+
+  /**
+   * Whether the crawl's batches have shown they can succeed. A batch that claimed nothing (a
+   * waiting batch that found no work) shows nothing: on crawls that launch waiting batches,
+   * only URLs that ended other than as errors count. Plans recorded before keep counting
+   * every batch that ended, as their histories did.
+   */
+  private succeededEver(): boolean {
+    if (!this.plan.waitsForWork) return this.state.batchesCompleted > 0;
+    const { processed, errors } = this.state.view.totals;
+    return processed > errors;
   }
 
   /** How the run ends, once nothing runs; null while there is (or may be) more to do. */

@@ -37,10 +37,10 @@ const INDEX_EVERY_BATCHES = 25;
 /** A run's summary, with the totals its end reads (the crawl's, or one shard's). */
 export type RunSummary<T extends BatchTotals> = Omit<CrawlSummary, 'totals'> & { totals: T };
 
-/** What the Web UI shows of a batch: its first host and how many more, its lane and its size. */
-function batchSummary(seq: number, { hosts, render, fill = 0 }: BatchOrder): string {
+/** What the Web UI shows of a batch: its first host and how many more (or where its work will come from), its lane and its size. */
+function batchSummary(seq: number, { hosts, render, fill = 0, waitsForWork }: BatchOrder): string {
   const limit = hosts.reduce((sum, share) => sum + share.limit, fill);
-  const first = hosts.length === 0 ? 'ready hosts' : hosts[0].host;
+  const first = hosts.length > 0 ? hosts[0].host : waitsForWork ? 'links running batches find' : 'ready hosts';
   const more = hosts.length > 1 ? ` +${hosts.length - 1} hosts` : '';
   const filled = hosts.length > 0 && fill > 0 ? ' +ready hosts' : '';
   return `${first}${more}${filled} · ${render ? 'render ' : ''}batch ${seq} · up to ${limit} URLs`;
