@@ -229,13 +229,12 @@ export class BatchRunner {
       maxPagesPerHost: work.config.maxPagesPerHost,
       holdersOf: (key: string) => holdersOf(run, key)!,
       maxHolders: Math.max(perHostConcurrency, ...overrides),
-      // A batch that waits for work is one of many asking for a short queue.
       spread: work.fill!.waitsForWork,
     };
     let claimed = 0;
     const waitUntil = work.fill!.waitsForWork ? Date.now() + WORK_WAIT_MS : 0;
-    // What is queued as a waiting batch starts is the shares' launched with it: it claims
-    // what running batches queue from now on.
+    // What is queued as a waiting batch starts belongs to the shares launched with it: it
+    // claims what running batches queue from now on.
     if (work.fill!.waitsForWork) await this.nextNotice(run, WORK_POLL_MS);
     while (claimedSoFar + claimed < batchLimit && !stop.asked) {
       const claims = await store.claimReady(work.batchId, { ...query, freeBy: Date.now() + LONG_WAIT_MS });

@@ -44,10 +44,10 @@ export interface CrawlPlan {
    */
   fillsFromStore?: boolean;
   /**
-   * While the frontier holds fewer URLs than there are free batch slots (a crawl's start),
-   * the free slots get filling batches that wait for the work running batches find (see
-   * `BatchOrder.waitsForWork`); absent in plans recorded before, whose crawls ramp up one
-   * round of batches at a time.
+   * While the frontier holds fewer unlaunched URLs than there are free batch slots (above all
+   * at a crawl's start), the free slots get filling batches that wait for the work running
+   * batches find (see `BatchOrder.waitsForWork`); absent in plans recorded before, whose
+   * crawls ramp up one round of batches at a time.
    */
   waitsForWork?: boolean;
 }

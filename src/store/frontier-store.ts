@@ -90,7 +90,7 @@ export interface ReadyQuery {
   holdersOf(key: string): number;
   /** The largest concurrency any key has, which bounds the store's search. */
   maxHolders: number;
-  /** Claims of keys the batch does not hold are spread (`ClaimBounds.spread`). */
+  /** The batch's claims are spread (`ClaimBounds.spread`): it is one of several waiting for a short queue. */
   spread?: boolean;
 }
 
