@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
+import { getEventListeners, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
@@ -13,6 +13,8 @@ import { AddressGuard } from '../src/fetch/address-guard';
 import { FetchError, type FetchErrorCode } from '../src/fetch/errors';
 import { fetchPage, parseRetryAfter, type FetchPolicy } from '../src/fetch/fetch-page';
 import { UndiciTransport, type Transport } from '../src/fetch/transport';
+import { decodeHtml } from '../src/fetch/charset';
+import iconv from 'iconv-lite';
 import { waitFor } from './helpers/fixtures';
 import { parseHtmlPage } from '../src/parse/html-page';
 
@@ -294,6 +296,32 @@ describe('fetchPage over UndiciTransport', () => {
       assert.equal(await title('/cs/unknown', Buffer.from('<title>naïve ✓</title>'), 'text/html; charset=x-no-such-charset'), 'naïve ✓');
     });
 
+    it('decodes UTF-8 exactly as iconv-lite does: invalid and cut-off sequences, overlongs, surrogates, BOMs', () => {
+      const cases: Array<[number[], string]> = [
+        [[0xef, 0xbb, 0xbf, 0x61], 'a'],
+        [[0xef, 0xbb, 0xbf, 0xef, 0xbb, 0xbf, 0x61], '\ufeffa'],
+        [[0x61, 0xe2, 0x82], 'a\ufffd'],
+        [[0xc0, 0x80], '\ufffd\ufffd'],
+        [[0xed, 0xa0, 0x80], '\ufffd\ufffd\ufffd'],
+        [[0xf4, 0x90, 0x80, 0x80], '\ufffd\ufffd\ufffd\ufffd'],
+        [[0x80, 0x61, 0xf0, 0x9f, 0x98, 0x80], '\ufffda\u{1f600}'],
+        [[], ''],
+      ];
+      for (const [bytes, text] of cases) {
+        for (const contentType of ['text/html', 'text/html; charset=UTF-8', 'text/html; charset=utf8']) {
+          assert.equal(decodeHtml(Buffer.from(bytes), contentType), text, `${Buffer.from(bytes).toString('hex')} as ${contentType}`);
+        }
+        assert.equal(iconv.decode(Buffer.from(bytes), 'utf-8'), text, 'iconv-lite agrees');
+      }
+      // Random bytes, biased to UTF-8's lead and continuation bytes, from a fixed seed.
+      let seed = 7;
+      const next = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31);
+      for (let n = 0; n < 2_000; n += 1) {
+        const bytes = Buffer.from(Array.from({ length: next() % 24 }, () => [0x61, 0x80, 0xbf, 0xc2, 0xe2, 0xed, 0xef, 0xf0, 0xf4, 0xff, 0xbb][next() % 11]));
+        assert.equal(decodeHtml(bytes, 'text/html; charset=utf-8'), iconv.decode(bytes, 'utf-8'), bytes.toString('hex'));
+      }
+    });
+
     it('decodes windows-1252 bytes 0x80-0x9F (euro sign, smart quotes) per the WHATWG table', async () => {
       // Known src/runtime bug, see the report: Node >= 20.18.3 decodes these as C1 controls.
       const cp1252 = bytes('<title>', [0x80, 0x20, 0x93, 0x71, 0x94, 0x20, 0x85], '</title>');
@@ -384,6 +412,19 @@ describe('fetchPage over UndiciTransport', () => {
         assert.ok(closedIn < 1_000, `the server saw the socket close ${closedIn} ms after the abort`);
       });
     }
+
+    it("fetches under one signal share one abort listener on it, and an abort still stops the one in flight", async () => {
+      const controller = new AbortController();
+      const page = site.serve('/shared-signal', html('shared'));
+      for (let n = 0; n < 20; n += 1) assert.equal((await fetch(page, {}, controller.signal)).html, html('shared'));
+      assert.equal(getEventListeners(controller.signal, 'abort').length, 1, 'one listener for 20 fetches, none per fetch');
+      const arrived = new Promise<void>((resolve) => site.routes.set('/abort-shared', () => resolve()));
+      const fetching = fetch(site.url('/abort-shared'), { timeoutMs: 30_000 }, controller.signal);
+      await arrived;
+      const reason = new Error('stop the batch');
+      controller.abort(reason);
+      await assert.rejects(fetching, (err: unknown) => err === reason);
+    });
 
     it('rejects at once with the reason of an already-aborted signal', async () => {
       const before = site.requests.length;

@@ -6,6 +6,7 @@
  */
 import type { AddressGuard } from './address-guard';
 import { decodeHtml } from './charset';
+import { onAbort } from './abort-fan-out';
 import { FetchError, toFetchError } from './errors';
 import type { RequestStop, TransportResponse } from './response';
 import type { OnSent, Transport } from './transport';
@@ -103,26 +104,23 @@ function looksBinary(bytes: Buffer, text: string): boolean {
 
 /**
  * What stops one fetch's requests: the caller's cancellation or the fetch's own deadline,
- * whichever comes first. Disposed when the fetch ends, so its timer and its listener on the
- * caller's signal go at once. Not an AbortController of its own per fetch: making one, and the
+ * whichever comes first. Disposed when the fetch ends, so its timer and its subscription to
+ * the caller's signal (abort-fan-out.ts) go at once. Not an AbortController of its own per fetch: making one, and the
  * transport listening to it, cost more than the rest of the deadline (bench/PROFILE.md).
  */
 class FetchDeadline implements RequestStop {
   private readonly timer: NodeJS.Timeout;
-  private readonly cancel = (): void => this.stopWith(this.cancellation.reason);
+  private readonly unsubscribe: () => void;
   private stopRequest: ((reason: unknown) => void) | undefined;
   private stopped: { reason: unknown } | undefined;
   expired = false;
 
-  constructor(
-    private readonly cancellation: AbortSignal,
-    timeoutMs: number,
-  ) {
+  constructor(cancellation: AbortSignal, timeoutMs: number) {
     this.timer = setTimeout(() => {
       this.expired = true;
       this.stopWith(new DOMException(`no response within ${timeoutMs} ms`, 'TimeoutError'));
     }, timeoutMs).unref();
-    cancellation.addEventListener('abort', this.cancel, { once: true });
+    this.unsubscribe = onAbort(cancellation, () => this.stopWith(cancellation.reason));
   }
 
   watch(stop: (reason: unknown) => void): () => void {
@@ -135,7 +133,7 @@ class FetchDeadline implements RequestStop {
 
   dispose(): void {
     clearTimeout(this.timer);
-    this.cancellation.removeEventListener('abort', this.cancel);
+    this.unsubscribe();
   }
 
   private stopWith(reason: unknown): void {
