@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildResolver, DEFAULT_NORMALIZE_RULES, hostKey, normalizeUrl, RESOLVED_LINKS_GENERATION } from '../src/policy/normalize-url';
+import { hostKey, normalizeUrl } from '../src/policy/normalize-url';
 import { buildScope } from '../src/policy/scope';
 
 describe('normalizeUrl', () => {
@@ -87,23 +87,6 @@ describe('normalizeUrl', () => {
     }
     assert.equal(normalizeUrl('/\\evil.example/x', new URL('http://example.com/')), 'http://evil.example/x', 'a backslash makes it scheme-relative');
     assert.equal(normalizeUrl('/root', new URL('http://user:secret@example.com/')), undefined, 'the base credentials are kept, and refused');
-  });
-
-  it('keeps what a root-relative link resolves to, per origin, and shares it between crawls with the same rules', () => {
-    const rules = { ...DEFAULT_NORMALIZE_RULES, trailingSlash: 'strip' as const };
-    const resolve = buildResolver(rules);
-    assert.equal(buildResolver({ ...rules }), resolve, 'the same rules, the same resolver');
-    assert.notEqual(buildResolver(DEFAULT_NORMALIZE_RULES), resolve, 'other rules, another resolver');
-    const first = resolve('/kept/', new URL('http://a.test/one'));
-    assert.equal(first?.href, 'http://a.test/kept', 'the rules applied');
-    assert.equal(resolve('/kept/', new URL('http://a.test/two/page')), first, 'a second page of the origin gets the kept URL');
-    assert.equal(resolve('/kept/', new URL('http://b.test/'))?.href, 'http://b.test/kept', 'another origin, another URL');
-    assert.equal(resolve('/\\evil.example/x', new URL('http://a.test/'))?.href, 'http://evil.example/x', 'not root-relative: parsed in full');
-    assert.equal(resolve('/root', new URL('http://user:secret@a.test/')), undefined, 'a base with credentials: parsed in full, refused');
-    for (let n = 0; n < RESOLVED_LINKS_GENERATION * 2; n += 1) resolve(`/filler/${n}`, new URL('http://a.test/'));
-    const again = resolve('/kept/', new URL('http://a.test/one'));
-    assert.notEqual(again, first, 'two generations later the link is parsed again');
-    assert.equal(again?.href, first?.href);
   });
 
   it('rejects non-http(s) schemes, credentials and garbage with undefined', () => {

@@ -11,7 +11,6 @@
  * since servers may treat them as significant.
  */
 import picomatch from 'picomatch/posix';
-import { RecentEntries } from '../shared/recent-entries';
 
 export const TRAILING_SLASH_RULES = ['keep', 'strip', 'add'] as const;
 export type TrailingSlashRule = (typeof TRAILING_SLASH_RULES)[number];
@@ -86,13 +85,14 @@ function withTrailingSlash(path: string, rule: TrailingSlashRule): string {
 const NOT_PATH_ONLY_SECOND = new Set(['/', '\\', '\t', '\n', '\r'].map((char) => char.charCodeAt(0)));
 
 /**
- * What a root-relative link (`/path`, the most common kind on a page) resolves against: the
- * base's origin alone, so it is the same URL as `origin + raw`, or undefined where that does
- * not hold. A second `/` or `\` (scheme-relative), or a tab or newline that parsing removes and
- * that could make it so, takes the full path; so do a base with credentials (a relative link
- * keeps them) and one that is not http(s) (its origin is opaque).
+ * `new URL(raw, base)`. A root-relative link (`/path`, the most common kind on a page) resolves
+ * against the base's origin alone, so it is parsed as `origin + raw`: Node's URL parses the
+ * base again for every link, even one given as a URL object, and that was half of what a
+ * page's links cost. A second `/` or `\` (scheme-relative), or a tab or newline that parsing
+ * removes and that could make it so, takes the full path; so do a base with credentials (a
+ * relative link keeps them) and one that is not http(s) (its origin is opaque).
  */
-function rootRelative(raw: string, base: string | URL | undefined): string | undefined {
+function parseAgainst(raw: string, base: string | URL | undefined): URL {
   if (
     base instanceof URL &&
     raw.charCodeAt(0) === 0x2f &&
@@ -101,62 +101,20 @@ function rootRelative(raw: string, base: string | URL | undefined): string | und
     base.username === '' &&
     base.password === ''
   ) {
-    return base.origin + raw;
+    return new URL(base.origin + raw);
   }
-  return undefined;
+  return new URL(raw, base);
 }
 
-/**
- * Root-relative links a resolver keeps, per generation (see RecentEntries): a site's links
- * recur from page to page, and a kept one is not parsed again. Crawls with the same rules share
- * one resolver, so a worker keeps about 3 MB of links (~300 bytes an entry: the key, the URL and
- * its href) per set of rules it has met, and at most `RULE_SETS_GENERATION` * 2 sets.
- */
-export const RESOLVED_LINKS_GENERATION = 5_000;
-const RULE_SETS_GENERATION = 8;
-
-const resolvers = new RecentEntries<string, UrlResolver>(RULE_SETS_GENERATION);
-
-/** A crawl's rules as its resolver: built once per set of rules, and shared. */
+/** Compiles a crawl's rules once into its resolver. */
 export function buildResolver(rules: Readonly<NormalizeRules> = DEFAULT_NORMALIZE_RULES): UrlResolver {
-  const key = JSON.stringify(rules);
-  let resolver = resolvers.get(key);
-  if (resolver === undefined) {
-    resolver = keepingLinks(normalizer(rules));
-    resolvers.set(key, resolver);
-  }
-  return resolver;
-}
-
-/**
- * `normalize`, keeping what root-relative links resolve to. Node's URL parses the base again for
- * every link, even one given as a URL object, and that was half of what a page's links cost:
- * such a link is parsed as `origin + raw`, and only once while it is kept. A kept URL goes to
- * every page that links to it: callers read URLs, never change them.
- */
-function keepingLinks(normalize: UrlResolver): UrlResolver {
-  const resolved = new RecentEntries<string, URL | null>(RESOLVED_LINKS_GENERATION);
-  return (raw, base) => {
-    const absolute = rootRelative(raw, base);
-    if (absolute === undefined) return normalize(raw, base);
-    let url = resolved.get(absolute);
-    if (url === undefined) {
-      url = normalize(absolute) ?? null;
-      resolved.set(absolute, url);
-    }
-    return url ?? undefined;
-  };
-}
-
-/** The resolver's rules applied to one parse, with nothing kept. */
-function normalizer(rules: Readonly<NormalizeRules>): UrlResolver {
   const strip = paramMatcher(rules.stripParams);
   const rewritesQuery = strip !== undefined || rules.sortQuery;
   const rewritesPath = rules.trailingSlash !== 'keep' || rules.lowercasePath;
   return (raw, base) => {
     let url: URL;
     try {
-      url = new URL(raw, base);
+      url = parseAgainst(raw, base);
     } catch {
       return undefined;
     }

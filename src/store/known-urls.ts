@@ -8,37 +8,46 @@
  * a transaction of its own that inserted it or found it there has committed, and rows of
  * `urls` are never deleted. Each worker process has its own, which starts empty.
  *
- * Bounded by two generations of at most `generation` URLs each (see recent-entries.ts), so
- * the links of a site's navigation, found on every page, stay.
+ * Bounded by two generations of at most `generation` URLs each: when the young one fills, the
+ * old one is dropped whole and the young one becomes old. A URL found in the old generation
+ * moves to the young one, so the links of a site's navigation, found on every page, stay.
  */
-import { RecentEntries } from '../shared/recent-entries';
 
 /**
  * URLs per generation: at most twice this many are held, about 4 MB of 50-character URLs
- * (~100 bytes each with the Map's entry) per open store, whatever the size of the crawl. A
+ * (~100 bytes each with the Set's entry) per open store, whatever the size of the crawl. A
  * worker keeps up to 32 crawls' stores open, so the bound matters more than the hit rate.
  */
 export const KNOWN_URLS_GENERATION = 20_000;
 
 export class KnownUrls {
-  private readonly urls: RecentEntries<string, true>;
+  private young = new Set<string>();
+  private old = new Set<string>();
 
-  constructor(generation = KNOWN_URLS_GENERATION) {
-    this.urls = new RecentEntries(generation);
-  }
+  constructor(private readonly generation = KNOWN_URLS_GENERATION) {}
 
   /** Whether `url` is known; a URL found in the old generation moves to the young one. */
   has(url: string): boolean {
-    return this.urls.has(url);
+    if (this.young.has(url)) return true;
+    if (!this.old.has(url)) return false;
+    this.remember(url);
+    return true;
   }
 
   /** The entries whose URL is not known, in their order: those to send to the database. */
   unknown<T extends { url: string }>(entries: readonly T[]): T[] {
-    return entries.filter((entry) => !this.urls.has(entry.url));
+    return entries.filter((entry) => !this.has(entry.url));
   }
 
   /** Marks the entries' URLs known: only once the transaction that inserted or found them has committed. */
   add(entries: ReadonlyArray<{ url: string }>): void {
-    for (const entry of entries) this.urls.set(entry.url, true);
+    for (const entry of entries) this.remember(entry.url);
+  }
+
+  private remember(url: string): void {
+    this.young.add(url);
+    if (this.young.size < this.generation) return;
+    this.old = this.young;
+    this.young = new Set();
   }
 }
