@@ -9,16 +9,18 @@
 const subscribers = new WeakMap<AbortSignal, Set<() => void>>();
 
 function subscribersOf(signal: AbortSignal): Set<() => void> {
-  let members = subscribers.get(signal);
-  if (members === undefined) {
-    const called = new Set<() => void>();
-    signal.addEventListener('abort', () => {
-      for (const member of [...called]) member();
-      called.clear();
-    }, { once: true });
-    subscribers.set(signal, called);
-    members = called;
-  }
+  const known = subscribers.get(signal);
+  if (known !== undefined) return known;
+  const members = new Set<() => void>();
+  signal.addEventListener(
+    'abort',
+    () => {
+      for (const member of [...members]) member();
+      members.clear();
+    },
+    { once: true },
+  );
+  subscribers.set(signal, members);
   return members;
 }
 

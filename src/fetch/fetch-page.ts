@@ -105,8 +105,9 @@ function looksBinary(bytes: Buffer, text: string): boolean {
 /**
  * What stops one fetch's requests: the caller's cancellation or the fetch's own deadline,
  * whichever comes first. Disposed when the fetch ends, so its timer and its subscription to
- * the caller's signal (abort-fan-out.ts) go at once. Not an AbortController of its own per fetch: making one, and the
- * transport listening to it, cost more than the rest of the deadline (bench/PROFILE.md).
+ * the caller's signal (abort-fan-out.ts) go at once. Not an AbortController of its own per
+ * fetch: making one, and the transport listening to it, cost more than the rest of the
+ * deadline (bench/PROFILE.md).
  */
 class FetchDeadline implements RequestStop {
   private readonly timer: NodeJS.Timeout;
