@@ -18,8 +18,15 @@ import iconv from 'iconv-lite';
 import { waitFor } from './helpers/fixtures';
 import { parseHtmlPage } from '../src/parse/html-page';
 import { seededRandom } from '../src/sites/synthetic-site';
+import { BatchStop } from '../src/activities/batch-ticker';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** V8's full collection, for the tests that check what a batch leaves behind. */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 /** A loopback HTTP server whose routes tests add as they go; it logs every request path. */
 class LoopbackSite {
@@ -425,6 +432,41 @@ describe('fetchPage over UndiciTransport', () => {
       const reason = new Error('stop the batch');
       controller.abort(reason);
       await assert.rejects(fetching, (err: unknown) => err === reason);
+    });
+
+    it("a batch's stop signal, which its fetches listened on, is freed when the batch ends, though the activity's cancellation signal lives on", async () => {
+      const cancellation = new AbortController();
+      const page = site.serve('/batch-stop', html('batch'));
+      const batchSignal = await (async () => {
+        const stop = new BatchStop(cancellation.signal);
+        for (let n = 0; n < 3; n += 1) assert.equal((await fetch(page, {}, stop.signal)).html, html('batch'));
+        stop.end();
+        return new WeakRef(stop.signal);
+      })();
+      // A WeakRef holds its target until the current job ends: collect after a turn of the loop.
+      for (let round = 0; round < 3 && batchSignal.deref() !== undefined; round += 1) {
+        await new Promise((resolve) => setImmediate(resolve));
+        collectGarbage();
+      }
+      assert.equal(batchSignal.deref(), undefined, 'nothing keeps the ended batch signal');
+    });
+
+    it("a batch's stop signal aborts with Temporal's cancellation, or on the store's order alone", () => {
+      const cancellation = new AbortController();
+      const cancelled = new BatchStop(cancellation.signal);
+      const reason = new Error('activity cancelled');
+      cancellation.abort(reason);
+      assert.equal(cancelled.signal.reason, reason);
+      assert.equal(cancelled.abortedByStoreAlone, false);
+
+      const ordered = new BatchStop(new AbortController().signal);
+      ordered.obey({ run: 'r', abort: false });
+      assert.deepEqual([ordered.asked, ordered.signal.aborted], [true, false], 'a hand-over stops after the page, without aborting');
+      ordered.obey({ run: 'r', abort: true });
+      assert.deepEqual([ordered.signal.aborted, ordered.abortedByStoreAlone], [true, true]);
+
+      const already = new BatchStop(AbortSignal.abort(reason));
+      assert.equal(already.signal.reason, reason, 'a cancellation before the batch started aborts it at once');
     });
 
     it('rejects at once with the reason of an already-aborted signal', async () => {

@@ -130,6 +130,7 @@ export class BatchRunner {
       if (!stop.abortedByStoreAlone) throw err;
     } finally {
       stopTicker();
+      stop.end();
       this.gauges.trackBatch(work.crawlId, -1);
       await bodyWriter?.close();
     }

@@ -16,16 +16,27 @@ export class BatchStop {
   /** The batch stops after the page it is on (its run hands over, or is cancelled). */
   asked = false;
   private readonly aborter = new AbortController();
-  /** Aborted by Temporal's cancellation or by the store's abort order: what requests and waits listen to. */
-  readonly signal: AbortSignal;
+  private abortedByStore = false;
+  private readonly onCancellation = (): void => this.aborter.abort(this.cancellation.reason);
+  /**
+   * Aborted by Temporal's cancellation or by the store's abort order: what requests and waits
+   * listen to. A plain signal that the cancellation aborts, not `AbortSignal.any`: Node keeps
+   * a composed signal alive for as long as it has an abort listener and has not aborted, and
+   * the fetches' listener (abort-fan-out.ts) stays for the batch's life, so every batch that
+   * ended without aborting was kept, about 3 KB each, for the life of the worker.
+   */
+  readonly signal = this.aborter.signal;
 
   constructor(private readonly cancellation: AbortSignal) {
-    this.signal = AbortSignal.any([cancellation, this.aborter.signal]);
+    if (cancellation.aborted) this.onCancellation();
+    else cancellation.addEventListener('abort', this.onCancellation, { once: true });
   }
 
   obey(order: StopOrder): void {
     this.asked = true;
-    if (order.abort) this.aborter.abort(new CancelledFailure('the workflow cancelled the batches of its run'));
+    if (!order.abort || this.aborter.signal.aborted) return;
+    this.abortedByStore = true;
+    this.aborter.abort(new CancelledFailure('the workflow cancelled the batches of its run'));
   }
 
   /**
@@ -34,7 +45,12 @@ export class BatchStop {
    * cancellation as failed, and the server would retry it.
    */
   get abortedByStoreAlone(): boolean {
-    return this.aborter.signal.aborted && !this.cancellation.aborted;
+    return this.abortedByStore && !this.cancellation.aborted;
+  }
+
+  /** The batch is over: the cancellation no longer reaches its signal. */
+  end(): void {
+    this.cancellation.removeEventListener('abort', this.onCancellation);
   }
 }
 
