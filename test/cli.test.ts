@@ -120,6 +120,29 @@ describe('quick start: embedded dev server', () => {
     assert.deepEqual(requestedPagePaths(site, { from: requestsAfterFirst }), [], 'the second start fetched nothing');
   });
 
+  it('Ctrl-C mid-crawl exits 130 with one line on how to go on, and the next run finishes the crawl with every page fetched once', async () => {
+    const slowSite = await startSyntheticSite({ pages: 300, latencyMs: 20 });
+    try {
+      const args = ['crawl', slowSite.urlOf(0), '--concurrency', '2', '--batch-size', '10', '--out', join(dataDir, 'interrupted.jsonl'), '--id', 'cli-interrupted'];
+      const crawl = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const exited = once(crawl, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+      let stderr = '';
+      crawl.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      await waitFor(() => slowSite.requests.length >= 20, 60_000, '20 page requests');
+      crawl.kill('SIGINT');
+      assert.deepEqual(await exited, [130, null], stderr);
+      assert.equal(stderr, 'crawlflow: the worker stopped before crawl cli-interrupted finished; it is durable: run `crawlflow worker` to continue it\n');
+      const reachable = reachablePagePaths(slowSite);
+      assert.ok(requestedPagePaths(slowSite).length < reachable.length, 'the crawl was stopped before its end');
+
+      const resumed = await runCli(args, env);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.deepEqual(requestedPagePaths(slowSite), reachable, 'every page fetched once over the two runs');
+    } finally {
+      await slowSite.close();
+    }
+  });
+
   it('takes the crawl from a --config file, with flags over it', async () => {
     const config = configFile('crawl.json', { seeds: [site.urlOf(0)], maxPages: 40, maxDepth: 1, concurrency: 2 });
     const out = join(dataDir, 'config.jsonl');

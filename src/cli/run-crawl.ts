@@ -94,14 +94,17 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
       options.logger.info({ crawlId: options.crawlId, uiUrl }, 'crawl started');
       const progress = options.progress ? followProgress(crawlHandle(client, options.crawlId), options.config.maxPages) : undefined;
       let run: CrawlRun;
+      // Ends the wait for the result when the worker stops first: a wait left running would
+      // retry on the connection closed below, and its retry would throw there, uncaught.
+      const waiting = new AbortController();
       try {
         const workerStopped = host?.done.then(() => {
           throw new WorkerStoppedError(
             `the worker stopped before crawl ${options.crawlId} finished; it is durable: run \`crawlflow worker\` to continue it`,
           );
         });
-        const result = crawlHandle(client, options.crawlId)
-          .result()
+        const result = client
+          .withAbortSignal(waiting.signal, () => crawlHandle(client, options.crawlId).result())
           .catch((err: unknown) => {
             // The crawl's own failure (its cause) is what the user needs, not the client's wrapper.
             if (err instanceof WorkflowFailedError) throw new CrawlFailedError(options.crawlId, err);
@@ -112,6 +115,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
         run = { summary, lines, uiUrl, uiStopsWithCommand: target.startedHere };
       } finally {
         progress?.stop();
+        waiting.abort();
       }
       // After the progress bar has finished its line, before the shutdown below.
       options.report(run);
