@@ -242,6 +242,47 @@ describe('past crawls on the embedded default: `status` and `ui` start the dev s
   });
 });
 
+describe('crawlflow crawl waits out many result polls and runs', () => {
+  let env: TestTemporal;
+  let worker: WorkerProcess;
+  const taskQueue = uniqueQueue('cli-long');
+  before(async () => {
+    // The server answers a result's long poll after 1 s instead of 20, and suggests
+    // continue-as-new at 200 events: a crawl of about 20 s is many polls over several runs.
+    env = await startTestTemporal({ dynamicConfig: { 'history.longPollExpirationInterval': '1s', 'limit.historyCount.suggestContinueAsNew': 200 } });
+    worker = spawnWorker({ address: env.address, taskQueue, dataDir: env.dataDir, logFile: join(env.dataDir, 'worker.log') });
+    await worker.ready;
+  });
+  after(async () => {
+    await worker?.kill('SIGTERM');
+    await env?.close();
+  });
+
+  it('prints the last run\'s summary and nothing on stderr: no listener is left behind per poll', async () => {
+    const site = await startSyntheticSite({ pages: 300, latencyMs: 100 });
+    try {
+      const out = join(env.dataDir, 'long.jsonl');
+      const started = Date.now();
+      const args = ['crawl', site.urlOf(0), '--concurrency', '2', '--batch-size', '5', '--task-queue', taskQueue, '--id', 'cli-long', '--out', out, '--json'];
+      const run = await runCli(args, { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_DATA_DIR: env.dataDir });
+      const seconds = (Date.now() - started) / 1000;
+      assert.equal(run.code, 0, run.stderr);
+      // Node warns of a leak at an AbortSignal's eleventh listener: one signal over the whole wait had one per poll.
+      assert.ok(seconds > 12, `the wait spanned more than eleven polls (${seconds.toFixed(1)} s)`);
+      assert.equal(run.stderr, '');
+      const summary = JSON.parse(run.stdout) as { status: string; runs: number; totals: { processed: number } };
+      assert.ok(summary.runs >= 2, `the crawl continued as new (${summary.runs} runs)`);
+      assert.equal(summary.status, 'completed');
+      const reachable = reachablePagePaths(site);
+      assert.equal(summary.totals.processed, reachable.length, 'the summary is the last run\'s, with every run\'s pages');
+      assert.deepEqual(requestedPagePaths(site), reachable, 'every page fetched once');
+      assert.deepEqual(sortedPaths(readJsonl(out).map((record) => record.url)), reachable);
+    } finally {
+      await site.close();
+    }
+  });
+});
+
 describe('against a running `crawlflow worker`', () => {
   let env: TestTemporal;
   let worker: WorkerProcess;

@@ -7,6 +7,7 @@
 import { WorkflowFailedError, type ClientPlugin } from '@temporalio/client';
 import type { Logger } from '../observability/logger';
 import { crawlHandle, startCrawl } from '../client/crawl-client';
+import { crawlResult } from '../client/crawl-result';
 import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
 import { startWorkerHost, type WorkerHost } from '../workers/worker-host';
 import { exportResults, type ExportFormat } from '../results/export-results';
@@ -103,13 +104,11 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
             `the worker stopped before crawl ${options.crawlId} finished; it is durable: run \`crawlflow worker\` to continue it`,
           );
         });
-        const result = client
-          .withAbortSignal(waiting.signal, () => crawlHandle(client, options.crawlId).result())
-          .catch((err: unknown) => {
-            // The crawl's own failure (its cause) is what the user needs, not the client's wrapper.
-            if (err instanceof WorkflowFailedError) throw new CrawlFailedError(options.crawlId, err);
-            throw err;
-          });
+        const result = crawlResult(client, options.crawlId, waiting.signal).catch((err: unknown) => {
+          // The crawl's own failure (its cause) is what the user needs, not the client's wrapper.
+          if (err instanceof WorkflowFailedError) throw new CrawlFailedError(options.crawlId, err);
+          throw err;
+        });
         const summary = await Promise.race([result, ...(workerStopped ? [workerStopped] : [])]);
         const lines = await exportResults(options.format, options.store, options.crawlId, options.out);
         run = { summary, lines, uiUrl, uiStopsWithCommand: target.startedHere };
