@@ -17,9 +17,12 @@ import { request } from 'undici';
 import { WorkflowFailedError } from '@temporalio/client';
 import { isPortOpen } from '../src/temporal/dev-server';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
-import { reachablePagePaths, requestedPagePaths, sortedPaths, waitFor } from './helpers/fixtures';
+import { reachablePagePaths, requestedPagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
 import { progressQuery } from '../src/shared/messages';
 import { startCrawl } from '../src/client/crawl-client';
+import { crawlResult } from '../src/client/crawl-result';
+import { connectClient } from '../src/temporal/target';
+import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { CLI, embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
@@ -279,6 +282,40 @@ describe('crawlflow crawl waits out many result polls and runs', () => {
       assert.deepEqual(sortedPaths(readJsonl(out).map((record) => record.url)), reachable);
     } finally {
       await site.close();
+    }
+  });
+});
+
+describe('the result wait, stopped after the server has cycled its connection', () => {
+  it('ends with the connection\'s error once the server is gone, and nothing is thrown from a retry', async () => {
+    // The server closes each connection after 2 s, so the wait's long poll is retried on a new
+    // call that cancelling the first does not reach; `crawlflow crawl` closes the connection and
+    // then stops its embedded server, as this test does.
+    const env = await startTestTemporal({ dynamicConfig: { 'frontend.keepAliveMaxConnectionAge': '2s', 'frontend.keepAliveMaxConnectionAgeGrace': '1s' } });
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    let serverStopped = false;
+    try {
+      const client = await connectClient({ connectionOptions: { address: env.address }, namespace: 'default' });
+      // No worker polls this queue: the crawl stays open for as long as the test waits on it.
+      await client.workflow.start(CRAWL_WORKFLOW_TYPE, { workflowId: 'wait-cycled', taskQueue: uniqueQueue('nobody'), args: [{}] });
+      const stop = new AbortController();
+      const settled = crawlResult(client, 'wait-cycled', stop.signal).then(
+        () => 'resolved',
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      );
+      await sleep(8_000);
+      stop.abort();
+      await client.connection.close();
+      await env.close();
+      serverStopped = true;
+      assert.match(await settled, /UNAVAILABLE|CANCELLED/);
+      await sleep(2_000);
+      assert.deepEqual(uncaught, []);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      if (!serverStopped) await env.close();
     }
   });
 });

@@ -5,11 +5,12 @@
  */
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { Client, Connection, type ClientPlugin } from '@temporalio/client';
+import { Client, type ClientPlugin } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { DEFAULT_NAMESPACE, ENV } from '../shared/names';
 import { isPortOpen, startDevServer } from './dev-server';
+import { ClosableConnection } from './closable-connection';
 
 export interface TemporalTarget {
   connectionOptions: NativeConnectionOptions;
@@ -88,8 +89,8 @@ export async function resolveTemporalTarget(options: { dataDir: string; startEmb
   return { ...embedded, connectionOptions: { address: server.address }, startedHere: true, serverExited, close: server.stop };
 }
 
-export async function connectClient(target: TemporalTarget, plugins: ClientPlugin[] = []): Promise<Client> {
-  const connection = await Connection.connect(target.connectionOptions);
+export async function connectClient(target: Pick<TemporalTarget, 'connectionOptions' | 'namespace'>, plugins: ClientPlugin[] = []): Promise<Client> {
+  const connection = await ClosableConnection.open(target.connectionOptions);
   return new Client({ connection, namespace: target.namespace, plugins });
 }
 
