@@ -23,7 +23,7 @@ export class BatchStop {
    * listen to. A plain signal that the cancellation aborts, not `AbortSignal.any`: Node keeps
    * a composed signal alive for as long as it has an abort listener and has not aborted, and
    * the fetches' listener (abort-fan-out.ts) stays for the batch's life, so every batch that
-   * ended without aborting was kept, about 3 KB each, for the life of the worker.
+   * ends without aborting would be kept, about 3 KB each, for the life of the worker.
    */
   readonly signal = this.aborter.signal;
 

@@ -5,9 +5,9 @@
  * The Temporal client cancels its calls through the signal given to `withAbortSignal`, but it
  * adds an abort listener for every call and never removes it. A result is a long poll of the
  * crawl's history, which the server answers empty every 20 s until the run closes: one
- * signal over a whole crawl gained a listener (and the finished call it holds) every 20 s, and
- * Node warned of a leak at the eleventh. Here each poll gets a signal of its own, which goes
- * with it.
+ * signal over a whole crawl would gain a listener (holding its finished call) every 20 s, and
+ * Node warns of a leak at the eleventh. So each poll gets a signal of its own, which goes with
+ * it.
  */
 import { temporal } from '@temporalio/proto';
 import type { Client } from '@temporalio/client';

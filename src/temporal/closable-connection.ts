@@ -4,10 +4,10 @@
  * The SDK's retry interceptor makes each retry a new gRPC call, which cancelling the first call
  * does not reach. A server ends each connection at its maximum age (the frontend's
  * `keepAliveMaxConnectionAge`, 5 minutes by default), and a long poll in flight then is
- * retried that way. When `crawlflow crawl` was stopped after that, the retry outlived the
- * cancelled wait; the embedded server stopping after the close failed it, and the interceptor's
- * next retry threw "Channel has been shut down" from a timer, uncaught. Here the retry decision
- * asks first whether the connection has been closed.
+ * retried that way. `crawlflow crawl` cancels its wait, closes the connection and then stops
+ * the embedded server: the retry would outlive the cancelled wait, fail when the server stops,
+ * and the interceptor's next attempt would throw "Channel has been shut down" from a timer,
+ * uncaught. So the retry decision asks first whether the connection has been closed.
  */
 import { Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions } from '@temporalio/client';
 
