@@ -318,6 +318,34 @@ describe('the result wait, stopped after the server has cycled its connection', 
       if (!serverStopped) await env.close();
     }
   });
+
+  it('a poll still retrying against a stopped server when the connection closes ends with its error, and nothing is thrown', async () => {
+    const env = await startTestTemporal();
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    let serverStopped = false;
+    try {
+      const client = await connectClient({ connectionOptions: { address: env.address }, namespace: 'default' });
+      await client.workflow.start(CRAWL_WORKFLOW_TYPE, { workflowId: 'wait-retrying', taskQueue: uniqueQueue('nobody'), args: [{}] });
+      const settled = crawlResult(client, 'wait-retrying', new AbortController().signal).then(
+        () => 'resolved',
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      );
+      // With the server gone, the poll fails and is retried with backoff (100 ms, then 1.7x
+      // longer each time) for several seconds: the close below lands while a retry waits.
+      await env.close();
+      serverStopped = true;
+      await sleep(300);
+      await client.connection.close();
+      assert.match(await settled, /UNAVAILABLE/);
+      await sleep(1_000);
+      assert.deepEqual(uncaught, []);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      if (!serverStopped) await env.close();
+    }
+  });
 });
 
 describe('against a running `crawlflow worker`', () => {
