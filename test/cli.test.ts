@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'undici';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { isPortOpen } from '../src/temporal/dev-server';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { reachablePagePaths, requestedPagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
@@ -287,64 +287,70 @@ describe('crawlflow crawl waits out many result polls and runs', () => {
 });
 
 describe('the result wait, stopped after the server has cycled its connection', () => {
+  interface OpenWait {
+    client: Client;
+    /** How the wait ended: 'resolved', or its error's message. */
+    settled: Promise<string>;
+    /** Stops the dev server (once; the helper stops it otherwise). */
+    stopServer(): Promise<void>;
+  }
+
+  /**
+   * On a dev server of its own, waits through `crawlResult` on a crawl no worker runs (so it
+   * stays open), on a connection of crawlflow's own; `body` ends the wait its way. Errors
+   * thrown outside any promise while it runs (a retry's timer) are collected and must be none.
+   */
+  async function waitOnOpenCrawl(dynamicConfig: Record<string, string>, stop: AbortSignal, body: (wait: OpenWait) => Promise<void>): Promise<void> {
+    const env = await startTestTemporal({ dynamicConfig });
+    let serverStopped = false;
+    const stopServer = async () => {
+      serverStopped = true;
+      await env.close();
+    };
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const client = await connectClient({ connectionOptions: { address: env.address }, namespace: 'default' });
+      await client.workflow.start(CRAWL_WORKFLOW_TYPE, { workflowId: 'open-crawl', taskQueue: uniqueQueue('nobody'), args: [{}] });
+      const settled = crawlResult(client, 'open-crawl', stop).then(
+        () => 'resolved',
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      );
+      await body({ client, settled, stopServer });
+      assert.deepEqual(uncaught, []);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      if (!serverStopped) await env.close();
+    }
+  }
+
   it('ends with the connection\'s error once the server is gone, and nothing is thrown from a retry', async () => {
     // The server closes each connection after 2 s, so the wait's long poll is retried on a new
     // call that cancelling the first does not reach; `crawlflow crawl` closes the connection and
     // then stops its embedded server, as this test does.
-    const env = await startTestTemporal({ dynamicConfig: { 'frontend.keepAliveMaxConnectionAge': '2s', 'frontend.keepAliveMaxConnectionAgeGrace': '1s' } });
-    const uncaught: unknown[] = [];
-    const onUncaught = (err: unknown) => uncaught.push(err);
-    process.on('uncaughtException', onUncaught);
-    let serverStopped = false;
-    try {
-      const client = await connectClient({ connectionOptions: { address: env.address }, namespace: 'default' });
-      // No worker polls this queue: the crawl stays open for as long as the test waits on it.
-      await client.workflow.start(CRAWL_WORKFLOW_TYPE, { workflowId: 'wait-cycled', taskQueue: uniqueQueue('nobody'), args: [{}] });
-      const stop = new AbortController();
-      const settled = crawlResult(client, 'wait-cycled', stop.signal).then(
-        () => 'resolved',
-        (err: unknown) => (err instanceof Error ? err.message : String(err)),
-      );
+    const cyclingServer = { 'frontend.keepAliveMaxConnectionAge': '2s', 'frontend.keepAliveMaxConnectionAgeGrace': '1s' };
+    const stop = new AbortController();
+    await waitOnOpenCrawl(cyclingServer, stop.signal, async ({ client, settled, stopServer }) => {
       await sleep(8_000);
       stop.abort();
       await client.connection.close();
-      await env.close();
-      serverStopped = true;
+      await stopServer();
       assert.match(await settled, /UNAVAILABLE|CANCELLED/);
       await sleep(2_000);
-      assert.deepEqual(uncaught, []);
-    } finally {
-      process.off('uncaughtException', onUncaught);
-      if (!serverStopped) await env.close();
-    }
+    });
   });
 
   it('a poll still retrying against a stopped server when the connection closes ends with its error, and nothing is thrown', async () => {
-    const env = await startTestTemporal();
-    const uncaught: unknown[] = [];
-    const onUncaught = (err: unknown) => uncaught.push(err);
-    process.on('uncaughtException', onUncaught);
-    let serverStopped = false;
-    try {
-      const client = await connectClient({ connectionOptions: { address: env.address }, namespace: 'default' });
-      await client.workflow.start(CRAWL_WORKFLOW_TYPE, { workflowId: 'wait-retrying', taskQueue: uniqueQueue('nobody'), args: [{}] });
-      const settled = crawlResult(client, 'wait-retrying', new AbortController().signal).then(
-        () => 'resolved',
-        (err: unknown) => (err instanceof Error ? err.message : String(err)),
-      );
+    await waitOnOpenCrawl({}, new AbortController().signal, async ({ client, settled, stopServer }) => {
       // With the server gone, the poll fails and is retried with backoff (100 ms, then 1.7x
       // longer each time) for several seconds: the close below lands while a retry waits.
-      await env.close();
-      serverStopped = true;
+      await stopServer();
       await sleep(300);
       await client.connection.close();
       assert.match(await settled, /UNAVAILABLE/);
       await sleep(1_000);
-      assert.deepEqual(uncaught, []);
-    } finally {
-      process.off('uncaughtException', onUncaught);
-      if (!serverStopped) await env.close();
-    }
+    });
   });
 });
 
