@@ -30,6 +30,7 @@ import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store
 import { PostgresDatabase, SCHEMA_VERSION } from '../src/store/postgres-database';
 import { storeOutage, StoreUnavailableError } from '../src/store/store-errors';
 import { READY_CANDIDATES } from '../src/store/claim-rules';
+import { CLAIMED } from '../src/store/url-states';
 import { patientStore } from '../src/store/patient-store';
 import { freeServerPort } from '../src/workers/runtime';
 import { drainHost, type RaceSide } from './helpers/store-race';
@@ -1522,6 +1523,34 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
     assert.deepEqual(await readRecords(one), []);
     assert.deepEqual((await readRecords(two)).map((record) => record.title), ['two']);
     assert.equal((await one.totals()).discovered, 2);
+  });
+
+  /**
+   * Read committed: a statement that waits for a row lock gets the row's newest version, but
+   * reads every other table as of its start. Counted in the locking statement, the holders
+   * missed the batch whose claim it had waited for, and a third batch took a host limited to two
+   * (politeness.test.ts, CI at 18:21Z on Dec 4).
+   */
+  it("a claim that waited for another batch's claim of the host counts that batch as a holder", async () => {
+    const crawlId = nextCrawlId();
+    const store = sharedBackend!.open(crawlId);
+    await store.enqueue([0, 1, 2].map((n) => entry(urlA(n))));
+    const [other, watcher] = [new Client({ connectionString: postgres!.url }), new Client({ connectionString: postgres!.url })];
+    await Promise.all([other.connect(), watcher.connect()]);
+    try {
+      const { rows } = await other.query<{ id: number }>('SELECT id FROM crawlflow.crawls WHERE name = $1', [crawlId]);
+      // Another worker's claim, inside its transaction: the host's row locked, a URL taken.
+      await other.query('BEGIN');
+      await other.query('SELECT 1 FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE', [rows[0].id, A]);
+      await other.query(`UPDATE crawlflow.urls SET state = ${CLAIMED}, batch_id = 'first' WHERE crawl = $1 AND url = $2`, [rows[0].id, urlA(0)]);
+      const second = store.claim('second', A, 1, undefined, false, { holders: 1 });
+      const waiting = async () => (await watcher.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rowCount === 1;
+      await waitFor(waiting, 5_000, "the second claim waiting for the host's row");
+      await other.query('COMMIT');
+      assert.deepEqual(await second, [], 'the host allows one holder, and the first batch is it');
+    } finally {
+      await Promise.all([other.end(), watcher.end()]);
+    }
   });
 
   it('records() pages through more than one page of rows in discovery order', async () => {

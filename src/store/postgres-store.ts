@@ -167,23 +167,28 @@ const CLAIM_QUEUED = `
   bumped AS (${bumpShardsAfter('counted', '1')})
   SELECT id, url, depth, attempts, skipped, priority FROM claimed ORDER BY priority DESC, id`;
 
-/** Batches other than $3 holding claimed URLs of host $2. */
-const HOLDERS = `${otherHoldersSql('crawlflow.urls', '$2', '$3', 'crawl = $1')}::int AS holders`;
-
-/** The host's row, locked for a claim, with its page-cap count and its other holders. */
-const LOCK_HOST = `SELECT taken, ${HOLDERS}, queued, render_queued FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE`;
+/** The host's row, locked for a claim, with its page-cap count. */
+const LOCK_HOST = 'SELECT taken, queued, render_queued FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE';
 
 /**
  * The row of a key the batch holds no claimed URL of, locked for a ready claim unless another
  * worker has it locked, with the batch's share of the key too (all of it finished).
  */
-const LOCK_FREE_HOST = `SELECT taken, ${HOLDERS}, queued, render_queued, (SELECT count(*) FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $3 AND host = $2)::int AS share
+const LOCK_FREE_HOST = `SELECT taken, queued, render_queued, (SELECT count(*) FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $3 AND host = $2)::int AS share
   FROM crawlflow.hosts WHERE crawl = $1 AND host = $2 FOR UPDATE SKIP LOCKED`;
+
+/**
+ * Batches other than $3 holding claimed URLs of host $2, read in a statement after the one that
+ * locked the host's row. Under read committed, a statement that waited for a row lock gets that
+ * row's newest version but reads every other table as of its own start: counted in the locking
+ * statement, the holders would miss the claim it waited for, and one batch too many would hold
+ * the key.
+ */
+const OTHER_HOLDERS = `SELECT ${otherHoldersSql('crawlflow.urls', '$2', '$3', 'crawl = $1')}::int AS holders`;
 
 /** A key's row as a claim locks it: its counts under that lock. */
 interface LockedHost {
   taken: number;
-  holders: number;
   queued: number;
   render_queued: number;
 }
@@ -332,8 +337,9 @@ export class PostgresFrontierStore implements FrontierStore {
   private async claimFree(client: PoolClient, crawl: number, claim: KeyClaim, batchRows: number): Promise<ClaimedUrl[]> {
     const { rows } = await client.query<LockedHost & { share: number }>(LOCK_FREE_HOST, [crawl, claim.host, claim.batchId]);
     if (rows.length === 0) return [];
-    const { share, holders, taken } = rows[0];
-    const plan = planClaim(claim, { share, batchRows, holding: false, otherHolders: holders, taken, queued: laneQueued(rows[0], claim.render) });
+    const { share, taken } = rows[0];
+    const otherHolders = await this.otherHolders(client, crawl, claim, false);
+    const plan = planClaim(claim, { share, batchRows, holding: false, otherHolders, taken, queued: laneQueued(rows[0], claim.render) });
     return plan === null ? [] : (await this.claimQueued(client, crawl, claim, plan)).map(toClaimed);
   }
 
@@ -345,7 +351,7 @@ export class PostgresFrontierStore implements FrontierStore {
     const { batchId, host, bounds } = claim;
     // The host's row lock serializes claims of this host across workers, of both kinds: the
     // cap and the holders are counted under it.
-    const locked = await client.query<LockedHost>(LOCK_HOST, [crawl, host, batchId]);
+    const locked = await client.query<LockedHost>(LOCK_HOST, [crawl, host]);
     const mine = await client.query<ClaimRow & { state: number }>(
       'SELECT url, depth, attempts, skipped, priority, state FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND host = $3 ORDER BY priority DESC, id',
       [crawl, batchId, host],
@@ -355,10 +361,22 @@ export class PostgresFrontierStore implements FrontierStore {
     if (locked.rows.length === 0) return own.map(toClaimed);
     // The batch's lock is taken only when the batch limit asks for its rows.
     const batchRows = counted ?? (bounds.batchLimit === undefined ? 0 : await this.batchRows(client, crawl, batchId));
-    const { holders, taken } = locked.rows[0];
-    const plan = planClaim(claim, { share: mine.rows.length, batchRows, holding: own.length > 0, otherHolders: holders, taken, queued: laneQueued(locked.rows[0], claim.render) });
+    const { taken } = locked.rows[0];
+    const holding = own.length > 0;
+    const otherHolders = await this.otherHolders(client, crawl, claim, holding);
+    const plan = planClaim(claim, { share: mine.rows.length, batchRows, holding, otherHolders, taken, queued: laneQueued(locked.rows[0], claim.render) });
     if (plan === null) return own.map(toClaimed);
     return [...own, ...(await this.claimQueued(client, crawl, claim, plan))].map(toClaimed);
+  }
+
+  /**
+   * The other batches holding the key, counted once its row is locked (see OTHER_HOLDERS), and
+   * only when a holder bound applies: one that holds the key already may always top it up.
+   */
+  private async otherHolders(client: PoolClient, crawl: number, { host, batchId, bounds }: KeyClaim, holding: boolean): Promise<number> {
+    if (bounds.holders === undefined || holding) return 0;
+    const { rows } = await client.query<{ holders: number }>(OTHER_HOLDERS, [crawl, host, batchId]);
+    return rows[0].holders;
   }
 
   /** Claims what `plan` says of the key's queue, its host row locked. */
