@@ -42,6 +42,22 @@ function configFile(name: string, content: object | string): string {
   return file;
 }
 
+describe('a Temporal server that cannot be reached', () => {
+  it('crawl, status and worker each exit 1 with one line naming the address and the variable that set it', async () => {
+    // Nothing listens on port 1: each command gives up when the SDK's connection deadline passes.
+    const env = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
+    const commands = [['crawl', 'http://127.0.0.1:9/'], ['status', 'some-crawl'], ['worker']];
+    const results = await Promise.all(commands.map((args) => runCli(args, env)));
+    for (const [i, { code, stderr }] of results.entries()) {
+      assert.equal(code, 1, `${commands[i][0]}: ${stderr}`);
+      assert.match(stderr, /^crawlflow: cannot connect to the Temporal server at 127\.0\.0\.1:1 \(TEMPORAL_ADDRESS\): [^\n]+\n$/, commands[i][0]);
+    }
+  });
+});
+
+/** No TEMPORAL_ADDRESS: the embedded default, whose worker runs in the command's process. */
+const EMBEDDED = { TEMPORAL_ADDRESS: '' };
+
 describe('invalid input', { concurrency: 4 }, () => {
   // Nothing listens on port 1: a command that tried to start a workflow would fail differently.
   const env = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
@@ -58,6 +74,15 @@ describe('invalid input', { concurrency: 4 }, () => {
     ['an unknown config file field', ['crawl', '--config', configFile('unknown.json', { seeds: ['http://127.0.0.1:9/'], maxPagez: 5 })], /unknown\.json: maxPagez: unknown field/],
     ['a config file that is not JSON', ['crawl', '--config', configFile('broken.json', '{ "seeds": [')], /--config .*broken\.json: not valid JSON/],
     ['a missing config file', ['crawl', '--config', '/nonexistent/crawl.json'], /--config \/nonexistent\/crawl\.json: cannot read it \(ENOENT\)/],
+    // On the embedded default the in-process worker is the one to read the seed file: the command reads it first.
+    ['a seeds file that does not exist', ['crawl', '--seeds-file', '/nonexistent/seeds.txt'], /^crawlflow: --seeds-file \/nonexistent\/seeds\.txt: cannot read it \(ENOENT\)$/m, EMBEDDED],
+    ['a seeds file that is a directory', ['crawl', '--seeds-file', configDir], /^crawlflow: --seeds-file .*: cannot read it \(EISDIR\)$/m, EMBEDDED],
+    [
+      "a config file's seeds file that does not exist",
+      ['crawl', '--config', configFile('seeds-file.json', { seedsFile: '/nonexistent/seeds.txt' })],
+      /^crawlflow: .*seeds-file\.json: seedsFile \/nonexistent\/seeds\.txt: cannot read it \(ENOENT\)$/m,
+      EMBEDDED,
+    ],
     ['an invalid exclude regex', ['crawl', 'http://127.0.0.1:9/', '--exclude', '/ok/**', '--exclude', 're:('], /--exclude: "re:\(": invalid regular expression/],
     ['a sitemap that is not http(s)', ['crawl', 'http://127.0.0.1:9/', '--sitemap', 'file:///etc/passwd'], /--sitemap: must be an absolute http\(s\) URL/],
     ['an unknown trailing-slash rule', ['crawl', 'http://127.0.0.1:9/', '--trailing-slash', 'sometimes'], /--trailing-slash: /],

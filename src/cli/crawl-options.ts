@@ -3,7 +3,7 @@
  * schema's settings: setting-flags.ts), a `--config` file under them, and the crawl they ask
  * for, validated once by the schema with errors that name what the user typed.
  */
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
@@ -55,6 +55,23 @@ function flagPaths(fromFlags: Record<string, unknown>): string[] {
 
 /** The `--seeds-file` value that reads the list from stdin (seed-stdin.ts stages it). */
 export const STDIN_SEEDS = '-';
+
+/**
+ * Fails with the command's usage error unless the crawl's seed file is a file this process can
+ * read. Only for a crawl whose worker runs in this process: workers elsewhere read their own
+ * copy of the path, which this machine may not have. Without it, the crawl would start and
+ * fail in its first activity, with the worker's logs before the message.
+ */
+export function checkLocalSeedsFile({ seedsFile }: CrawlInput, flags: CrawlFlags): void {
+  if (seedsFile === undefined || seedsFile === STDIN_SEEDS) return;
+  const what = flags.seedsFile !== undefined ? '--seeds-file' : `${flags.config}: seedsFile`;
+  try {
+    if (statSync(seedsFile).isDirectory()) throw Object.assign(new Error('a directory'), { code: 'EISDIR' });
+    accessSync(seedsFile, constants.R_OK);
+  } catch (err) {
+    throw new UsageError(`${what} ${seedsFile}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+}
 
 export class UsageError extends Error {
   readonly code = 'usage';

@@ -26,7 +26,7 @@ import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/expo
 import { CRAWLFLOW_VERSION, DEFAULT_RENDER_TASK_QUEUE, ENV } from '../shared/names';
 import { assertChromium, ChromiumMissingError, DEFAULT_CHROMIUM_PATH } from '../render/chromium-binary';
 import { startSyntheticSite } from '../sites/synthetic-site';
-import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, usesExternalCluster } from '../temporal/target';
+import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, TemporalUnreachableError, usesExternalCluster } from '../temporal/target';
 import { PortInUseError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
 import { commonOptions, dataDirOption, print, storeConfigOf, storeOption, withClient, type StoreFlags } from './command-kit';
@@ -36,7 +36,7 @@ import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
 import { NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
-import { addCrawlOptions, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, checkLocalSeedsFile, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 import { integer } from './setting-flags';
@@ -76,6 +76,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
   const store = storeConfigOf(flags);
   const crawlId = flags.id ?? newCrawlId();
   checkContentOptions(config, crawlId, flags.format, store);
+  if (!usesExternalCluster()) checkLocalSeedsFile(request.input, flags);
   const input = await withStdinSeeds(request.input, flags.dataDir, crawlId);
   const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
   await traced('crawlflow crawl', () =>
@@ -274,6 +275,7 @@ async function main(argv: string[]): Promise<number> {
     if (
       err instanceof CrawlFailedError ||
       err instanceof NoTemporalServerError ||
+      err instanceof TemporalUnreachableError ||
       err instanceof DevServerExitedError ||
       err instanceof NoWorkerAnsweredError ||
       err instanceof WorkflowNotFoundError ||

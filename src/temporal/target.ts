@@ -53,6 +53,32 @@ export class NoTemporalServerError extends Error {
   readonly code = 'no-temporal-server';
 }
 
+/** No connection could be made to the Temporal server: its address, where that came from, and why. */
+export class TemporalUnreachableError extends Error {
+  readonly code = 'temporal-unreachable';
+}
+
+/** Where an external cluster's address was set, as the user set it. */
+function addressSource(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.TEMPORAL_ADDRESS) return 'TEMPORAL_ADDRESS';
+  if (env.TEMPORAL_PROFILE) return `TEMPORAL_PROFILE ${env.TEMPORAL_PROFILE}`;
+  return `TEMPORAL_CONFIG_FILE ${env.TEMPORAL_CONFIG_FILE}`;
+}
+
+/**
+ * Runs `connect`, a connection to the server `options` name. A failure comes out as a
+ * TemporalUnreachableError naming the address, not as the gRPC library's bare error and stack.
+ */
+export async function connecting<T>(options: NativeConnectionOptions, connect: () => Promise<T>): Promise<T> {
+  try {
+    return await connect();
+  } catch (err) {
+    const address = options.address ?? 'localhost:7233';
+    const source = usesExternalCluster() ? ` (${addressSource()})` : '';
+    throw new TemporalUnreachableError(`cannot connect to the Temporal server at ${address}${source}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
 export async function resolveTemporalTarget(options: { dataDir: string; startEmbedded: boolean }): Promise<TemporalTarget> {
   if (usesExternalCluster()) {
     const config = loadClientConnectConfig();
@@ -90,7 +116,7 @@ export async function resolveTemporalTarget(options: { dataDir: string; startEmb
 }
 
 export async function connectClient(target: Pick<TemporalTarget, 'connectionOptions' | 'namespace'>, plugins: ClientPlugin[] = []): Promise<Client> {
-  const connection = await ClosableConnection.open(target.connectionOptions);
+  const connection = await connecting(target.connectionOptions, () => ClosableConnection.open(target.connectionOptions));
   return new Client({ connection, namespace: target.namespace, plugins });
 }
 

@@ -10,7 +10,7 @@ import { CrawlMetrics } from '../observability/metrics';
 import { serveMetrics, type MetricsEndpoint } from '../observability/metrics-server';
 import { TaskQueueBacklog } from '../observability/task-queue-backlog';
 import type { StoreConfig } from '../store/store-url';
-import type { TemporalTarget } from '../temporal/target';
+import { connecting, type TemporalTarget } from '../temporal/target';
 import { ensureSearchAttributes } from '../temporal/search-attributes-setup';
 import { installTracing } from '../observability/tracing';
 import { createCrawlWorker } from './crawl-worker';
@@ -43,7 +43,7 @@ export interface WorkerHost {
 
 /** Crawls index themselves with search attributes: register them, or say clearly why we could not. */
 async function registerSearchAttributes(options: WorkerHostOptions): Promise<void> {
-  const connection = await Connection.connect(options.target.connectionOptions);
+  const connection = await connecting(options.target.connectionOptions, () => Connection.connect(options.target.connectionOptions));
   try {
     const added = await ensureSearchAttributes(connection, options.target.namespace);
     if (added.length > 0) options.logger.info({ added }, 'registered crawl search attributes');
@@ -63,7 +63,7 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
   const metrics = new CrawlMetrics();
   const endpoint: MetricsEndpoint | undefined =
     options.metricsAddress === null ? undefined : await serveMetrics(metrics.registry, options.metricsAddress, sdkMetricsUrl);
-  const connection = await NativeConnection.connect(options.target.connectionOptions);
+  const connection = await connecting(options.target.connectionOptions, () => NativeConnection.connect(options.target.connectionOptions));
   const crawlWorker = await createCrawlWorker({
     connection,
     namespace: options.target.namespace,
