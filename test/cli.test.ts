@@ -77,6 +77,8 @@ describe('invalid input', { concurrency: 4 }, () => {
     // On the embedded default the in-process worker is the one to read the seed file: the command reads it first.
     ['a seeds file that does not exist', ['crawl', '--seeds-file', '/nonexistent/seeds.txt'], /^crawlflow: --seeds-file \/nonexistent\/seeds\.txt: cannot read it \(ENOENT\)$/m, EMBEDDED],
     ['a seeds file that is a directory', ['crawl', '--seeds-file', configDir], /^crawlflow: --seeds-file .*: cannot read it \(EISDIR\)$/m, EMBEDDED],
+    ['a results file in a directory that does not exist', ['crawl', 'http://127.0.0.1:9/', '--out', '/nonexistent/dir/out.jsonl'], /^crawlflow: --out \/nonexistent\/dir\/out\.jsonl: cannot write it \(ENOENT\)$/m],
+    ['a results file that is a directory', ['crawl', 'http://127.0.0.1:9/', '--out', configDir], /^crawlflow: --out .*: cannot write it \(EISDIR\)$/m],
     [
       "a config file's seeds file that does not exist",
       ['crawl', '--config', configFile('seeds-file.json', { seedsFile: '/nonexistent/seeds.txt' })],

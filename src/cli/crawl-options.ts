@@ -3,8 +3,8 @@
  * schema's settings: setting-flags.ts), a `--config` file under them, and the crawl they ask
  * for, validated once by the schema with errors that name what the user typed.
  */
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
 import { fieldsFromFlags, flagOfField, settingOptions } from './setting-flags';
@@ -65,11 +65,35 @@ export const STDIN_SEEDS = '-';
 export function checkLocalSeedsFile({ seedsFile }: CrawlInput, flags: CrawlFlags): void {
   if (seedsFile === undefined || seedsFile === STDIN_SEEDS) return;
   const what = flags.seedsFile !== undefined ? '--seeds-file' : `${flags.config}: seedsFile`;
-  try {
-    if (statSync(seedsFile).isDirectory()) throw Object.assign(new Error('a directory'), { code: 'EISDIR' });
+  const code = accessFailure(() => {
+    if (statSync(seedsFile).isDirectory()) throw Object.assign(new Error(seedsFile), { code: 'EISDIR' });
     accessSync(seedsFile, constants.R_OK);
+  });
+  if (code !== null) throw new UsageError(`${what} ${seedsFile}: cannot read it (${code})`);
+}
+
+/**
+ * Fails with the command's usage error unless the results file (`--out`, or the default in the
+ * working directory when not `given`) can be written: its directory exists and this process
+ * may write in it. The file is written when the crawl has ended, and a crawl of hours should
+ * not learn only then that there is no place to put it.
+ */
+export function checkOutFile(out: string, given: boolean): void {
+  const code = accessFailure(() => {
+    if (existsSync(out) && statSync(out).isDirectory()) throw Object.assign(new Error(out), { code: 'EISDIR' });
+    if (!statSync(dirname(out)).isDirectory()) throw Object.assign(new Error(out), { code: 'ENOTDIR' });
+    accessSync(dirname(out), constants.W_OK);
+  });
+  if (code !== null) throw new UsageError(`${given ? '--out' : 'results file (choose another with --out)'} ${out}: cannot write it (${code})`);
+}
+
+/** The error code of a file-system check that threw, or null when it passed. */
+function accessFailure(check: () => void): string | null {
+  try {
+    check();
+    return null;
   } catch (err) {
-    throw new UsageError(`${what} ${seedsFile}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    return (err as NodeJS.ErrnoException).code ?? String(err);
   }
 }
 

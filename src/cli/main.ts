@@ -36,7 +36,7 @@ import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
 import { NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
-import { addCrawlOptions, checkLocalSeedsFile, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 import { integer } from './setting-flags';
@@ -77,8 +77,9 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
   const crawlId = flags.id ?? newCrawlId();
   checkContentOptions(config, crawlId, flags.format, store);
   if (!usesExternalCluster()) checkLocalSeedsFile(request.input, flags);
-  const input = await withStdinSeeds(request.input, flags.dataDir, crawlId);
   const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
+  checkOutFile(out, flags.out !== undefined);
+  const input = await withStdinSeeds(request.input, flags.dataDir, crawlId);
   await traced('crawlflow crawl', () =>
     runCrawl({
       crawlId,
