@@ -405,6 +405,15 @@ describe('against a running `crawlflow worker`', () => {
     assert.equal(summary.totals.processed, 40);
   });
 
+  it('a second worker whose store cannot be reached exits 1 with one line, having closed what it opened', async () => {
+    // Its metrics endpoint and its Temporal connection are open when the store is checked;
+    // left open, the process would live on, and SIGTERM would not end it (no worker to stop).
+    const args = ['worker', '--store', 'postgres://crawlflow@127.0.0.1:1/nothing', '--metrics-address', '127.0.0.1:0', '--task-queue', uniqueQueue('no-store')];
+    const { code, stderr } = await runCli(args, { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_DATA_DIR: env.dataDir }, 30_000);
+    assert.equal(code, 1, `exited by itself (a kill after 30 s leaves no code): ${stderr}`);
+    assert.match(stderr, /^crawlflow: frontier store postgres:\/\/crawlflow@127\.0\.0\.1:1\/nothing: connect ECONNREFUSED 127\.0\.0\.1:1\n$/);
+  });
+
   it('invalid input from `temporal workflow start` fails the workflow at once, naming the field', async () => {
     await startWithTemporalCli(env, taskQueue, 'bad-input', { seeds: [site.urlOf(0)], maxPages: -1 });
     await assert.rejects(env.client.workflow.getHandle('bad-input').result(), (err: unknown) => {

@@ -13,7 +13,7 @@ import type { StoreConfig } from '../store/store-url';
 import { connecting, type TemporalTarget } from '../temporal/target';
 import { ensureSearchAttributes } from '../temporal/search-attributes-setup';
 import { installTracing } from '../observability/tracing';
-import { createCrawlWorker } from './crawl-worker';
+import { createCrawlWorker, type CrawlWorker } from './crawl-worker';
 import type { ChromiumRendererOptions } from '../render/chromium-renderer';
 import { installRuntime } from './runtime';
 
@@ -61,20 +61,41 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
   await registerSearchAttributes(options);
   const { sdkMetricsUrl } = await installRuntime(options.logger, { sdkMetrics: options.metricsAddress !== null });
   const metrics = new CrawlMetrics();
-  const endpoint: MetricsEndpoint | undefined =
-    options.metricsAddress === null ? undefined : await serveMetrics(metrics.registry, options.metricsAddress, sdkMetricsUrl);
-  const connection = await connecting(options.target.connectionOptions, () => NativeConnection.connect(options.target.connectionOptions));
-  const crawlWorker = await createCrawlWorker({
-    connection,
-    namespace: options.target.namespace,
-    taskQueue: options.taskQueue,
-    store: options.store,
-    metrics,
-    maxConcurrentBatches: options.maxConcurrentBatches,
-    render: options.render,
-    soleWorker: options.soleWorker,
-    plugins: [installTracing(options.logger, 'crawlflow-worker').plugin],
-  });
+  // What start-up has opened, closed again if a later step fails (a store that cannot be
+  // reached): a listening endpoint or an open connection would keep the process alive, and
+  // with no worker to stop, SIGTERM would not end it either.
+  const opened: Array<() => Promise<void>> = [];
+  try {
+    const endpoint = options.metricsAddress === null ? undefined : await serveMetrics(metrics.registry, options.metricsAddress, sdkMetricsUrl);
+    if (endpoint) opened.push(() => endpoint.close());
+    const connection = await connecting(options.target.connectionOptions, () => NativeConnection.connect(options.target.connectionOptions));
+    opened.push(() => connection.close());
+    const crawlWorker = await createCrawlWorker({
+      connection,
+      namespace: options.target.namespace,
+      taskQueue: options.taskQueue,
+      store: options.store,
+      metrics,
+      maxConcurrentBatches: options.maxConcurrentBatches,
+      render: options.render,
+      soleWorker: options.soleWorker,
+      plugins: [installTracing(options.logger, 'crawlflow-worker').plugin],
+    });
+    return runningHost(options, metrics, crawlWorker, connection, endpoint);
+  } catch (err) {
+    for (const close of opened.reverse()) await close();
+    throw err;
+  }
+}
+
+/** The started worker, with its backlog gauge; its connection and endpoint close when it stops. */
+function runningHost(
+  options: WorkerHostOptions,
+  metrics: CrawlMetrics,
+  crawlWorker: CrawlWorker,
+  connection: NativeConnection,
+  endpoint: MetricsEndpoint | undefined,
+): WorkerHost {
   // The server's view of this queue's backlog (temporal_task_queue_backlog_*), on the same
   // /metrics; only when metrics are served. start() never rejects and its timer is unref'd.
   const backlog =
