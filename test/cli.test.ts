@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { isPortOpen } from '../src/temporal/dev-server';
@@ -77,6 +78,10 @@ describe('invalid input', { concurrency: 4 }, () => {
     // On the embedded default the in-process worker is the one to read the seed file: the command reads it first.
     ['a seeds file that does not exist', ['crawl', '--seeds-file', '/nonexistent/seeds.txt'], /^crawlflow: --seeds-file \/nonexistent\/seeds\.txt: cannot read it \(ENOENT\)$/m, EMBEDDED],
     ['a seeds file that is a directory', ['crawl', '--seeds-file', configDir], /^crawlflow: --seeds-file .*: cannot read it \(EISDIR\)$/m, EMBEDDED],
+    ['a worker with no batch slots', ['worker', '--max-concurrent-batches', '0'], /^error: option '--max-concurrent-batches <n>' argument '0' is invalid\. must be at least 1\.$/m],
+    ['a render worker with no page slots', ['render-worker', '--max-concurrent-pages', '0'], /argument '0' is invalid\. must be at least 1\.$/m],
+    ['a metrics address that is no host:port', ['worker', '--metrics-address', 'everywhere'], /'--metrics-address <host:port>' argument 'everywhere' is invalid\. must be host:port/],
+    ['a metrics address from the environment that is no host:port', ['worker'], /value 'everywhere' from env 'CRAWLFLOW_METRICS_ADDRESS' is invalid/, { CRAWLFLOW_METRICS_ADDRESS: 'everywhere' }],
     ['a results file in a directory that does not exist', ['crawl', 'http://127.0.0.1:9/', '--out', '/nonexistent/dir/out.jsonl'], /^crawlflow: --out \/nonexistent\/dir\/out\.jsonl: cannot write it \(ENOENT\)$/m],
     ['a results file that is a directory', ['crawl', 'http://127.0.0.1:9/', '--out', configDir], /^crawlflow: --out .*: cannot write it \(EISDIR\)$/m],
     [
@@ -412,6 +417,20 @@ describe('against a running `crawlflow worker`', () => {
     const { code, stderr } = await runCli(args, { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_DATA_DIR: env.dataDir }, 30_000);
     assert.equal(code, 1, `exited by itself (a kill after 30 s leaves no code): ${stderr}`);
     assert.match(stderr, /^crawlflow: frontier store postgres:\/\/crawlflow@127\.0\.0\.1:1\/nothing: connect ECONNREFUSED 127\.0\.0\.1:1\n$/);
+  });
+
+  it('a second worker whose metrics address is taken exits 1 with one line that says how to choose another', async () => {
+    const taken = createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    try {
+      const address = `127.0.0.1:${(taken.address() as AddressInfo).port}`;
+      const args = ['worker', '--metrics-address', address, '--task-queue', uniqueQueue('metrics-taken')];
+      const { code, stderr } = await runCli(args, { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_DATA_DIR: env.dataDir }, 30_000);
+      assert.equal(code, 1, stderr);
+      assert.equal(stderr, `crawlflow: metrics endpoint ${address}: cannot listen there (EADDRINUSE): choose another with --metrics-address (port 0 takes any free one), or "off"\n`);
+    } finally {
+      taken.close();
+    }
   });
 
   it('invalid input from `temporal workflow start` fails the workflow at once, naming the field', async () => {

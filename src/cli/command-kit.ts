@@ -1,11 +1,13 @@
 /** What every crawlflow command shares: common options, output, and a client for the configured server. */
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE, ENV } from '../shared/names';
 import { defaultDataDir } from '../temporal/project-paths';
 import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
 import { storeLocation, type StoreConfig } from '../store/store-url';
 import { tracing } from './cli-context';
+import { parseHostPort } from '../observability/metrics-server';
+import { integer } from './setting-flags';
 
 export interface CommonFlags {
   taskQueue: string;
@@ -24,6 +26,36 @@ export function commonOptions(command: Command): Command {
 export interface StoreFlags extends CommonFlags {
   store?: string;
 }
+
+/** Commander's parser for a count of at least 1 (its error names the flag). */
+export function atLeastOne(value: string): number {
+  const n = integer(value);
+  if (n < 1) throw new InvalidArgumentError('must be at least 1.');
+  return n;
+}
+
+/** Commander's parser for a `/metrics` address: host:port (port 0 for any free one), or "off". */
+function metricsAddress(value: string): string {
+  if (value === 'off') return value;
+  try {
+    parseHostPort(value);
+  } catch {
+    throw new InvalidArgumentError('must be host:port (an IPv6 host in brackets), or "off".');
+  }
+  return value;
+}
+
+/**
+ * `--metrics-address`: for a worker command, from `envName` when the flag is absent, else
+ * `fallback`; for `crawl`, with no default (its in-process worker serves no /metrics).
+ */
+export function metricsAddressOption(defaults?: { envName: string; fallback: string }, description = '/metrics endpoint, or "off"'): Option {
+  const option = new Option('--metrics-address <host:port>', description).argParser(metricsAddress);
+  return defaults === undefined ? option : option.env(defaults.envName).default(defaults.fallback);
+}
+
+/** Where `--metrics-address` asks for /metrics: null when it is "off" or absent. */
+export const metricsServedAt = (address: string | undefined): string | null => (address === undefined || address === 'off' ? null : address);
 
 export function storeOption(command: Command): Command {
   return command.addOption(

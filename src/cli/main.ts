@@ -29,8 +29,9 @@ import { startSyntheticSite } from '../sites/synthetic-site';
 import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, TemporalUnreachableError, usesExternalCluster } from '../temporal/target';
 import { PortInUseError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
-import { commonOptions, dataDirOption, print, storeConfigOf, storeOption, withClient, type StoreFlags } from './command-kit';
+import { atLeastOne, commonOptions, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
+import { MetricsListenError } from '../observability/metrics-server';
 import { StoreUnavailableError } from '../store/store-errors';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
@@ -39,7 +40,6 @@ import { checkContentOptions } from './content-options';
 import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
-import { integer } from './setting-flags';
 import { withStdinSeeds } from './seed-stdin';
 
 const EXIT_FAILURE = 1;
@@ -91,7 +91,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
       taskQueue: flags.taskQueue,
       dataDir: flags.dataDir,
       store,
-      metricsAddress: flags.metricsAddress ?? null,
+      metricsAddress: metricsServedAt(flags.metricsAddress),
       logger,
       clientPlugins: [tracing.plugin],
       report: (run) => reportRun(run, out, flags.format, flags.json),
@@ -111,7 +111,7 @@ async function runWorker(flags: WorkerFlags, options: Pick<WorkerHostOptions, 'm
       target,
       taskQueue: flags.taskQueue,
       store: storeConfigOf(flags),
-      metricsAddress: flags.metricsAddress === 'off' ? null : flags.metricsAddress,
+      metricsAddress: metricsServedAt(flags.metricsAddress),
       logger,
       ...options,
     });
@@ -186,7 +186,7 @@ function buildProgram(): Command {
     .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
     .addOption(formatOption())
     .option('--no-progress', 'no progress bar')
-    .option('--metrics-address <host:port>', 'serve the in-process worker\'s /metrics here')
+    .addOption(metricsAddressOption(undefined, "serve the in-process worker's /metrics here"))
     .action(crawlCommand);
 
   storeOption(crawlOptions(
@@ -224,21 +224,20 @@ function buildProgram(): Command {
   });
 
   storeOption(commonOptions(program.command('worker').description('run a crawl worker (and the embedded dev server when TEMPORAL_ADDRESS is unset)')))
-    .addOption(new Option('--metrics-address <host:port>', '/metrics endpoint, or "off"').env(ENV.metricsAddress).default('127.0.0.1:9464'))
-    .option('--max-concurrent-batches <n>', 'batch activities run at once by this worker', (v) => Number(v), 64)
+    .addOption(metricsAddressOption({ envName: ENV.metricsAddress, fallback: '127.0.0.1:9464' }))
+    .option('--max-concurrent-batches <n>', 'batch activities run at once by this worker', atLeastOne, 64)
     .action((flags: WorkerFlags & { maxConcurrentBatches: number }) => runWorker(flags, { maxConcurrentBatches: flags.maxConcurrentBatches }));
 
   storeOption(program.command('render-worker'))
     .description('run a render worker: renders the pages of crawls with `render` set in headless Chromium (polls the render task queue only)')
     .addOption(new Option('--task-queue <name>', 'the render task queue (the crawls\' render.taskQueue)').env(ENV.renderTaskQueue).default(DEFAULT_RENDER_TASK_QUEUE))
     .addOption(dataDirOption())
-    .addOption(new Option('--metrics-address <host:port>', '/metrics endpoint, or "off"').env(ENV.renderMetricsAddress).default('127.0.0.1:9465'))
-    .option('--max-concurrent-pages <n>', 'pages this worker renders at once (one Chromium, one context per page)', integer, 4)
+    .addOption(metricsAddressOption({ envName: ENV.renderMetricsAddress, fallback: '127.0.0.1:9465' }))
+    .option('--max-concurrent-pages <n>', 'pages this worker renders at once (one Chromium, one context per page)', atLeastOne, 4)
     .option('--chromium <path>', 'the Chromium executable', DEFAULT_CHROMIUM_PATH)
-    .action((flags: WorkerFlags & { maxConcurrentPages: number; chromium: string }) => {
-      if (flags.maxConcurrentPages < 1) throw new UsageError('--max-concurrent-pages: must be at least 1');
-      return runWorker(flags, { maxConcurrentBatches: flags.maxConcurrentPages, render: { executablePath: assertChromium(flags.chromium) } });
-    });
+    .action((flags: WorkerFlags & { maxConcurrentPages: number; chromium: string }) =>
+      runWorker(flags, { maxConcurrentBatches: flags.maxConcurrentPages, render: { executablePath: assertChromium(flags.chromium) } }),
+    );
 
   program
     .command('ui')
@@ -271,6 +270,10 @@ async function main(argv: string[]): Promise<number> {
     }
     if (err instanceof PortInUseError) {
       process.stderr.write(`crawlflow: ${err.message}\n${PORT_IN_USE_HINT}\n`);
+      return EXIT_FAILURE;
+    }
+    if (err instanceof MetricsListenError) {
+      process.stderr.write(`crawlflow: ${err.message}: choose another with --metrics-address (port 0 takes any free one), or "off"\n`);
       return EXIT_FAILURE;
     }
     if (

@@ -31,6 +31,11 @@ async function sdkMetrics(sdkMetricsUrl: string | undefined): Promise<string> {
   }
 }
 
+/** The metrics endpoint's address is taken, or not this machine's: the address, and the error's code. */
+export class MetricsListenError extends Error {
+  readonly code = 'metrics-listen';
+}
+
 export async function serveMetrics(registry: Registry, address: string, sdkMetricsUrl?: string): Promise<MetricsEndpoint> {
   const { host, port } = parseHostPort(address);
   const fail = (res: ServerResponse) => (err: Error) => res.writeHead(500).end(`${err.message}\n`);
@@ -63,8 +68,12 @@ export async function serveMetrics(registry: Registry, address: string, sdkMetri
         res.writeHead(404).end('not found\n');
     }
   });
-  server.listen(port, host);
-  await once(server, 'listening');
+  try {
+    server.listen(port, host);
+    await once(server, 'listening');
+  } catch (err) {
+    throw new MetricsListenError(`metrics endpoint ${address}: cannot listen there (${(err as NodeJS.ErrnoException).code ?? String(err)})`, { cause: err });
+  }
   const bound = server.address();
   const boundPort = typeof bound === 'object' && bound ? bound.port : port;
   return {
