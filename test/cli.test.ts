@@ -78,6 +78,8 @@ describe('invalid input', { concurrency: 4 }, () => {
     // On the embedded default the in-process worker is the one to read the seed file: the command reads it first.
     ['a seeds file that does not exist', ['crawl', '--seeds-file', '/nonexistent/seeds.txt'], /^crawlflow: --seeds-file \/nonexistent\/seeds\.txt: cannot read it \(ENOENT\)$/m, EMBEDDED],
     ['a seeds file that is a directory', ['crawl', '--seeds-file', configDir], /^crawlflow: --seeds-file .*: cannot read it \(EISDIR\)$/m, EMBEDDED],
+    ['an empty task queue', ['worker', '--task-queue', ''], /^error: option '--task-queue <name>' argument '' is invalid\. must not be empty\.$/m],
+    ['an empty task queue from the environment', ['crawl', 'http://127.0.0.1:9/'], /value '' from env 'CRAWLFLOW_TASK_QUEUE' is invalid\. must not be empty\.$/m, { CRAWLFLOW_TASK_QUEUE: '' }],
     ['a worker with no batch slots', ['worker', '--max-concurrent-batches', '0'], /^error: option '--max-concurrent-batches <n>' argument '0' is invalid\. must be at least 1\.$/m],
     ['a render worker with no page slots', ['render-worker', '--max-concurrent-pages', '0'], /argument '0' is invalid\. must be at least 1\.$/m],
     ['a metrics address that is no host:port', ['worker', '--metrics-address', 'everywhere'], /'--metrics-address <host:port>' argument 'everywhere' is invalid\. must be host:port/],

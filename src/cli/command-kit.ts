@@ -18,8 +18,16 @@ export function dataDirOption(): Option {
   return new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir());
 }
 
+/** Commander's parser for a task queue name: Temporal refuses an empty one, deep in a worker's start-up. */
+export function taskQueueName(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('must not be empty.');
+  return value;
+}
+
 export function commonOptions(command: Command): Command {
-  return command.addOption(new Option('--task-queue <name>', 'Temporal task queue').env(ENV.taskQueue).default(DEFAULT_TASK_QUEUE)).addOption(dataDirOption());
+  return command
+    .addOption(new Option('--task-queue <name>', 'Temporal task queue').env(ENV.taskQueue).default(DEFAULT_TASK_QUEUE).argParser(taskQueueName))
+    .addOption(dataDirOption());
 }
 
 /** Flags of commands that open crawl stores (worker, crawl, demo, results). */
