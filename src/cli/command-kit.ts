@@ -18,15 +18,18 @@ export function dataDirOption(): Option {
   return new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir());
 }
 
-/** Commander's parser for a task queue name: Temporal refuses an empty one, deep in a worker's start-up. */
-export function taskQueueName(value: string): string {
+/**
+ * Commander's parser for a name that must not be empty or blank: a task queue (Temporal refuses
+ * an empty one deep in a worker's start-up), a crawl or schedule ID.
+ */
+export function nonEmpty(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('must not be empty.');
   return value;
 }
 
 export function commonOptions(command: Command): Command {
   return command
-    .addOption(new Option('--task-queue <name>', 'Temporal task queue').env(ENV.taskQueue).default(DEFAULT_TASK_QUEUE).argParser(taskQueueName))
+    .addOption(new Option('--task-queue <name>', 'Temporal task queue').env(ENV.taskQueue).default(DEFAULT_TASK_QUEUE).argParser(nonEmpty))
     .addOption(dataDirOption());
 }
 

@@ -29,7 +29,7 @@ import { startSyntheticSite } from '../sites/synthetic-site';
 import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, TemporalUnreachableError, usesExternalCluster } from '../temporal/target';
 import { PortInUseError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
-import { atLeastOne, commonOptions, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, storeOption, taskQueueName, withClient, type StoreFlags } from './command-kit';
+import { atLeastOne, commonOptions, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, nonEmpty, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { MetricsListenError } from '../observability/metrics-server';
 import { StoreUnavailableError } from '../store/store-errors';
@@ -174,7 +174,7 @@ function buildProgram(): Command {
 
   const crawlOptions = (command: Command) =>
     commonOptions(addCrawlOptions(command))
-      .option('--id <crawl-id>', 'crawl ID (= workflow ID); the same ID never crawls twice')
+      .option('--id <crawl-id>', 'crawl ID (= workflow ID); the same ID never crawls twice', nonEmpty)
       .option('--json', 'print a machine-readable summary on stdout');
 
   storeOption(crawlOptions(
@@ -231,7 +231,7 @@ function buildProgram(): Command {
   storeOption(program.command('render-worker'))
     .description('run a render worker: renders the pages of crawls with `render` set in headless Chromium (polls the render task queue only)')
     .addOption(
-      new Option('--task-queue <name>', 'the render task queue (the crawls\' render.taskQueue)').env(ENV.renderTaskQueue).default(DEFAULT_RENDER_TASK_QUEUE).argParser(taskQueueName),
+      new Option('--task-queue <name>', 'the render task queue (the crawls\' render.taskQueue)').env(ENV.renderTaskQueue).default(DEFAULT_RENDER_TASK_QUEUE).argParser(nonEmpty),
     )
     .addOption(dataDirOption())
     .addOption(metricsAddressOption({ envName: ENV.renderMetricsAddress, fallback: '127.0.0.1:9465' }))
