@@ -57,12 +57,13 @@ function metricsAddress(value: string): string {
 }
 
 /**
- * `--metrics-address`: for a worker command, from `envName` when the flag is absent, else
- * `fallback`; for `crawl`, with no default (its in-process worker serves no /metrics).
+ * `--metrics-address`: for a worker command, from the variable `fromEnv.name` when the flag is
+ * absent, else `fromEnv.fallback`; for `crawl`, with no default (its in-process worker serves
+ * no /metrics unless asked).
  */
-export function metricsAddressOption(defaults?: { envName: string; fallback: string }, description = '/metrics endpoint, or "off"'): Option {
+export function metricsAddressOption({ description = '/metrics endpoint, or "off"', fromEnv }: { description?: string; fromEnv?: { name: string; fallback: string } }): Option {
   const option = new Option('--metrics-address <host:port>', description).argParser(metricsAddress);
-  return defaults === undefined ? option : option.env(defaults.envName).default(defaults.fallback);
+  return fromEnv === undefined ? option : option.env(fromEnv.name).default(fromEnv.fallback);
 }
 
 /** Where `--metrics-address` asks for /metrics: null when it is "off" or absent. */

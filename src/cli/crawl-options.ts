@@ -66,7 +66,7 @@ export function checkLocalSeedsFile({ seedsFile }: CrawlInput, flags: CrawlFlags
   if (seedsFile === undefined || seedsFile === STDIN_SEEDS) return;
   const what = flags.seedsFile !== undefined ? '--seeds-file' : `${flags.config}: seedsFile`;
   const code = accessFailure(() => {
-    if (statSync(seedsFile).isDirectory()) throw Object.assign(new Error(seedsFile), { code: 'EISDIR' });
+    if (statSync(seedsFile).isDirectory()) refuse('EISDIR');
     accessSync(seedsFile, constants.R_OK);
   });
   if (code !== null) throw new UsageError(`${what} ${seedsFile}: cannot read it (${code})`);
@@ -80,11 +80,16 @@ export function checkLocalSeedsFile({ seedsFile }: CrawlInput, flags: CrawlFlags
  */
 export function checkOutFile(out: string, given: boolean): void {
   const code = accessFailure(() => {
-    if (existsSync(out) && statSync(out).isDirectory()) throw Object.assign(new Error(out), { code: 'EISDIR' });
-    if (!statSync(dirname(out)).isDirectory()) throw Object.assign(new Error(out), { code: 'ENOTDIR' });
+    if (existsSync(out) && statSync(out).isDirectory()) refuse('EISDIR');
+    if (!statSync(dirname(out)).isDirectory()) refuse('ENOTDIR');
     accessSync(dirname(out), constants.W_OK);
   });
   if (code !== null) throw new UsageError(`${given ? '--out' : 'results file (choose another with --out)'} ${out}: cannot write it (${code})`);
+}
+
+/** Fails a file-system check with `code`, as the system would for what the check found. */
+function refuse(code: 'EISDIR' | 'ENOTDIR'): never {
+  throw Object.assign(new Error(code), { code });
 }
 
 /** The error code of a file-system check that threw, or null when it passed. */

@@ -186,7 +186,7 @@ function buildProgram(): Command {
     .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
     .addOption(formatOption())
     .option('--no-progress', 'no progress bar')
-    .addOption(metricsAddressOption(undefined, "serve the in-process worker's /metrics here"))
+    .addOption(metricsAddressOption({ description: "serve the in-process worker's /metrics here" }))
     .action(crawlCommand);
 
   storeOption(crawlOptions(
@@ -224,7 +224,7 @@ function buildProgram(): Command {
   });
 
   storeOption(commonOptions(program.command('worker').description('run a crawl worker (and the embedded dev server when TEMPORAL_ADDRESS is unset)')))
-    .addOption(metricsAddressOption({ envName: ENV.metricsAddress, fallback: '127.0.0.1:9464' }))
+    .addOption(metricsAddressOption({ fromEnv: { name: ENV.metricsAddress, fallback: '127.0.0.1:9464' } }))
     .option('--max-concurrent-batches <n>', 'batch activities run at once by this worker', atLeastOne, 64)
     .action((flags: WorkerFlags & { maxConcurrentBatches: number }) => runWorker(flags, { maxConcurrentBatches: flags.maxConcurrentBatches }));
 
@@ -234,7 +234,7 @@ function buildProgram(): Command {
       new Option('--task-queue <name>', 'the render task queue (the crawls\' render.taskQueue)').env(ENV.renderTaskQueue).default(DEFAULT_RENDER_TASK_QUEUE).argParser(nonEmpty),
     )
     .addOption(dataDirOption())
-    .addOption(metricsAddressOption({ envName: ENV.renderMetricsAddress, fallback: '127.0.0.1:9465' }))
+    .addOption(metricsAddressOption({ fromEnv: { name: ENV.renderMetricsAddress, fallback: '127.0.0.1:9465' } }))
     .option('--max-concurrent-pages <n>', 'pages this worker renders at once (one Chromium, one context per page)', atLeastOne, 4)
     .option('--chromium <path>', 'the Chromium executable', DEFAULT_CHROMIUM_PATH)
     .action((flags: WorkerFlags & { maxConcurrentPages: number; chromium: string }) =>

@@ -66,12 +66,12 @@ function addressSource(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * Runs `connect`, a connection to the server `options` name. A failure comes out as a
+ * `connect(options)`, a connection to the server `options` name. A failure comes out as a
  * TemporalUnreachableError naming the address, not as the gRPC library's bare error and stack.
  */
-export async function connecting<T>(options: NativeConnectionOptions, connect: () => Promise<T>): Promise<T> {
+export async function connecting<T>(options: NativeConnectionOptions, connect: (options: NativeConnectionOptions) => Promise<T>): Promise<T> {
   try {
-    return await connect();
+    return await connect(options);
   } catch (err) {
     const address = options.address ?? 'localhost:7233';
     const source = usesExternalCluster() ? ` (${addressSource()})` : '';
@@ -116,7 +116,7 @@ export async function resolveTemporalTarget(options: { dataDir: string; startEmb
 }
 
 export async function connectClient(target: Pick<TemporalTarget, 'connectionOptions' | 'namespace'>, plugins: ClientPlugin[] = []): Promise<Client> {
-  const connection = await connecting(target.connectionOptions, () => ClosableConnection.open(target.connectionOptions));
+  const connection = await connecting(target.connectionOptions, (options) => ClosableConnection.open(options));
   return new Client({ connection, namespace: target.namespace, plugins });
 }
 

@@ -43,7 +43,7 @@ export interface WorkerHost {
 
 /** Crawls index themselves with search attributes: register them, or say clearly why we could not. */
 async function registerSearchAttributes(options: WorkerHostOptions): Promise<void> {
-  const connection = await connecting(options.target.connectionOptions, () => Connection.connect(options.target.connectionOptions));
+  const connection = await connecting(options.target.connectionOptions, (connectionOptions) => Connection.connect(connectionOptions));
   try {
     const added = await ensureSearchAttributes(connection, options.target.namespace);
     if (added.length > 0) options.logger.info({ added }, 'registered crawl search attributes');
@@ -68,7 +68,7 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
   try {
     const endpoint = options.metricsAddress === null ? undefined : await serveMetrics(metrics.registry, options.metricsAddress, sdkMetricsUrl);
     if (endpoint) opened.push(() => endpoint.close());
-    const connection = await connecting(options.target.connectionOptions, () => NativeConnection.connect(options.target.connectionOptions));
+    const connection = await connecting(options.target.connectionOptions, (connectionOptions) => NativeConnection.connect(connectionOptions));
     opened.push(() => connection.close());
     const crawlWorker = await createCrawlWorker({
       connection,
