@@ -38,12 +38,18 @@ export interface StoreFlags extends CommonFlags {
   store?: string;
 }
 
-/** Commander's parser for a count of at least 1 (its error names the flag). */
-export function atLeastOne(value: string): number {
-  const n = integer(value);
-  if (n < 1) throw new InvalidArgumentError('must be at least 1.');
-  return n;
+/** Commander's parser for an integer from `min` to `max` (its error names the flag). */
+export function integerBetween(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return (value) => {
+    const n = integer(value);
+    if (n < min) throw new InvalidArgumentError(`must be at least ${min.toLocaleString('en-US')}.`);
+    if (n > max) throw new InvalidArgumentError(`must be at most ${max.toLocaleString('en-US')}.`);
+    return n;
+  };
 }
+
+/** Commander's parser for a count of at least 1. */
+export const atLeastOne = integerBetween(1);
 
 /** Commander's parser for a `/metrics` address: host:port (port 0 for any free one), or "off". */
 function metricsAddress(value: string): string {

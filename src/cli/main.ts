@@ -29,7 +29,7 @@ import { startSyntheticSite } from '../sites/synthetic-site';
 import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, TemporalUnreachableError, usesExternalCluster } from '../temporal/target';
 import { PortInUseError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
-import { atLeastOne, commonOptions, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, nonEmpty, storeOption, withClient, type StoreFlags } from './command-kit';
+import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, nonEmpty, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { MetricsListenError } from '../observability/metrics-server';
 import { StoreUnavailableError } from '../store/store-errors';
@@ -45,6 +45,8 @@ import { withStdinSeeds } from './seed-stdin';
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 const EXIT_INTERRUPTED = 130;
+/** The synthetic site's link graph is built in memory at start (about 50 MB per million pages). */
+const DEMO_MAX_PAGES = 1_000_000;
 
 /** Another program holds a port of the embedded dev server: say which settings move it. */
 const PORT_IN_USE_HINT =
@@ -194,7 +196,7 @@ function buildProgram(): Command {
       .command('demo')
       .description('serve a synthetic site on loopback and crawl it (no network needed)'),
   ))
-    .option('--pages <n>', 'pages on the synthetic site', (v) => Number(v), 500)
+    .option('--pages <n>', `pages on the synthetic site (at most ${DEMO_MAX_PAGES.toLocaleString('en-US')})`, integerBetween(1, DEMO_MAX_PAGES), 500)
     .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
     .addOption(formatOption())
     .option('--no-progress', 'no progress bar')
