@@ -25,7 +25,7 @@ import { crawlResult } from '../src/client/crawl-result';
 import { connectClient } from '../src/temporal/target';
 import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
-import { CLI, embeddedServerEnv, runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
+import { CLI, embeddedServerEnv, runCli, spawnGroupedCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import type { PageRecord } from '../src/store/frontier-store';
 
@@ -164,18 +164,21 @@ describe('quick start: embedded dev server', () => {
     assert.deepEqual(requestedPagePaths(site, { from: requestsAfterFirst }), [], 'the second start fetched nothing');
   });
 
-  it('Ctrl-C mid-crawl exits 130 with one line on how to go on, and the next run finishes the crawl with every page fetched once', async () => {
+  it('Ctrl-C mid-crawl (SIGINT to its process group) exits 130 with one line on how to go on and nothing on stdout, and the next run finishes the crawl with every page fetched once', async () => {
     const slowSite = await startSyntheticSite({ pages: 300, latencyMs: 20 });
     try {
       const args = ['crawl', slowSite.urlOf(0), '--concurrency', '2', '--batch-size', '10', '--out', join(dataDir, 'interrupted.jsonl'), '--id', 'cli-interrupted'];
-      const crawl = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-      const exited = once(crawl, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-      let stderr = '';
-      crawl.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const crawl = spawnGroupedCli(args, env);
       await waitFor(() => slowSite.requests.length >= 20, 60_000, '20 page requests');
-      crawl.kill('SIGINT');
-      assert.deepEqual(await exited, [130, null], stderr);
-      assert.equal(stderr, 'crawlflow: the worker stopped before crawl cli-interrupted finished; it is durable: run `crawlflow worker` to continue it\n');
+      const interruptedAt = Date.now();
+      crawl.signalGroup('SIGINT');
+      assert.deepEqual(await crawl.exited, [130, null], crawl.stderr());
+      const exitSeconds = (Date.now() - interruptedAt) / 1000;
+      assert.equal(crawl.stderr(), 'crawlflow: the worker stopped before crawl cli-interrupted finished; it is durable: run `crawlflow worker` to continue it\n');
+      // A dev server that the Ctrl-C stopped along with the command left its worker retrying the
+      // batches' reports for about 10 s, the SDK's core printing each retry on stdout.
+      assert.equal(crawl.stdout(), '', 'nothing on stdout');
+      assert.ok(exitSeconds < 8, `exited ${exitSeconds.toFixed(1)} s after Ctrl-C: its two batches of 10 pages finished and reported`);
       const reachable = reachablePagePaths(slowSite);
       assert.ok(requestedPagePaths(slowSite).length < reachable.length, 'the crawl was stopped before its end');
 
@@ -196,6 +199,31 @@ describe('quick start: embedded dev server', () => {
     assert.equal(records.length, 7, 'the flag overrides the file');
     assert.equal(records[0].url, site.urlOf(0), 'seeds come from the file');
     assert.ok(records.every((record) => record.depth <= 1), 'maxDepth comes from the file');
+  });
+});
+
+describe('a terminal that closes under `crawlflow crawl`', () => {
+  // A history of its own: the crawl left behind is not resumed by another test's worker.
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-cli-hangup-'));
+    env = await embeddedServerEnv(dataDir);
+  });
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('a hang-up (SIGHUP to its process group, as a closed terminal sends it) ends the command and the dev server it started', async () => {
+    const slowSite = await startSyntheticSite({ pages: 300, latencyMs: 20 });
+    try {
+      const crawl = spawnGroupedCli(['crawl', slowSite.urlOf(0), '--concurrency', '2', '--batch-size', '10', '--out', join(dataDir, 'hung-up.jsonl'), '--id', 'cli-hung-up'], env);
+      await waitFor(() => slowSite.requests.length >= 5, 60_000, '5 page requests');
+      crawl.signalGroup('SIGHUP');
+      assert.deepEqual(await crawl.exited, [129, null], crawl.stderr());
+      const serverPort = Number(env.CRAWLFLOW_DEV_SERVER_PORT);
+      await waitFor(async () => !(await isPortOpen('127.0.0.1', serverPort)), 15_000, 'the dev server stopped');
+    } finally {
+      await slowSite.close();
+    }
   });
 });
 

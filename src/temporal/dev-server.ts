@@ -101,6 +101,9 @@ async function waitUntilServing(host: string, port: number, child: ChildProcess,
   throw new Error(`temporal dev server at ${host}:${port} not ready after ${timeoutMs} ms: ${String(lastError)}`);
 }
 
+/** 128 + SIGHUP: the status of a process the signal ended. */
+const EXIT_ON_HANGUP = 129;
+
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const binary = temporalBinaryPath();
   if (!existsSync(binary)) {
@@ -124,11 +127,25 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const logOffset = existsSync(options.logFile) ? statSync(options.logFile).size : 0;
   const log = createWriteStream(options.logFile, { flags: 'a' });
   await once(log, 'open');
-  const child = spawn(binary, args, { stdio: ['ignore', log, log] });
+  // A process group of its own: a terminal's Ctrl-C reaches the whole foreground group, and a
+  // server stopped by it at once leaves the worker unable to report the batches it finishes
+  // while it shuts down. This process stops the server after the worker (`stop` below).
+  const child = spawn(binary, args, { stdio: ['ignore', log, log], detached: true });
   // If this process dies without stopping the server (an uncaught error), take it along.
   const killOnExit = (): void => void child.kill('SIGKILL');
+  // A closed terminal's hang-up no longer reaches the server either. Node ends on SIGHUP
+  // without running exit handlers, so end as it would, with the server.
+  const hangUp = (): void => {
+    process.removeListener('exit', killOnExit);
+    child.kill('SIGTERM');
+    process.exit(EXIT_ON_HANGUP);
+  };
   process.once('exit', killOnExit);
-  child.once('exit', () => process.removeListener('exit', killOnExit));
+  process.once('SIGHUP', hangUp);
+  child.once('exit', () => {
+    process.removeListener('exit', killOnExit);
+    process.removeListener('SIGHUP', hangUp);
+  });
   const address = `${host}:${options.port}`;
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {

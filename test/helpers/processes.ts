@@ -92,3 +92,28 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeou
   clearTimeout(timer);
   return { code, stdout, stderr };
 }
+
+export interface GroupedCli {
+  /** Settles with the exit code and signal. */
+  exited: Promise<[number | null, NodeJS.Signals | null]>;
+  stdout(): string;
+  stderr(): string;
+  /** What a terminal sends its foreground process group: SIGINT for Ctrl-C, SIGHUP when it closes. */
+  signalGroup(signal: NodeJS.Signals): void;
+}
+
+/** `crawlflow <args>` in a process group of its own, as a shell runs a command in a terminal. */
+export function spawnGroupedCli(args: string[], env: NodeJS.ProcessEnv): GroupedCli {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return {
+    exited,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    signalGroup: (signal) => process.kill(-child.pid!, signal),
+  };
+}
