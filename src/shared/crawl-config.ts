@@ -430,6 +430,18 @@ function firstIssueOr<T>(result: z.ZodSafeParseResult<T>, prefix?: string): T {
   throw new InvalidCrawlConfigError(field, issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message);
 }
 
+/**
+ * Why a crawl's input is not an object of settings at all, or undefined when it is. The
+ * workflow asks before anything else, since it must look into its input (is it a continued
+ * run's?) before the fields are parsed, and `temporal workflow start` without `--input` hands
+ * it nothing at all.
+ */
+export function nonObjectInput(input: unknown): InvalidCrawlConfigError | undefined {
+  if (typeof input === 'object' && input !== null && !Array.isArray(input)) return undefined;
+  const got = input === undefined ? 'no input' : input === null ? 'null' : Array.isArray(input) ? 'a list' : `a ${typeof input}`;
+  return new InvalidCrawlConfigError('input', `must be an object of crawl settings, such as {"seeds": ["https://example.com/"]}, not ${got}`);
+}
+
 /** Validates once, at the boundary; the first problem is reported with the field it concerns. */
 export function parseCrawlConfig(input: unknown): CrawlConfig {
   return firstIssueOr(crawlConfigSchema.safeParse(input));

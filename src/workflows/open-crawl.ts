@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure, log, workflowInfo } from '@temporalio/workflow';
 import type { CrawlInput } from '../shared/crawl-config';
-import { INVALID_CONFIG } from '../shared/crawl-config';
+import { INVALID_CONFIG, nonObjectInput } from '../shared/crawl-config';
 import { INVALID_SEED_LINE, SEEDS_FILE_UNREADABLE } from '../seeds/seed-errors';
 import { initialSchedulerState, type SchedulerState } from '../scheduling/crawl-scheduler';
 import type { CrawlPlan } from '../scheduling/crawl-plan';
@@ -31,10 +31,17 @@ export interface Opened {
   fresh: boolean;
 }
 
+/** A bad input fails the crawl at once, naming the field: every attempt would fail the same way. */
+function invalidConfig(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, 'InvalidCrawlConfig');
+}
 
 /** A fresh crawl, a continued one, or the continuation of a 0.2.0 run (opened afresh, its counters kept). */
 export async function open(input: CrawlSessionInput): Promise<Opened> {
   const crawlId = workflowInfo().workflowId;
+  // Not an object (no --input, null, a list): thrown before `in` below would throw a TypeError, which fails the workflow task for ever.
+  const notObject = nonObjectInput(input);
+  if (notObject) throw invalidConfig(notObject.message);
   if ('continued' in input && input.continued !== undefined && !isLegacyContinuation(input)) {
     const { continued } = input as { continued: CarriedCrawl };
     // Batches of the last run gave their claims back: read the queue as it is now.
@@ -46,9 +53,9 @@ export async function open(input: CrawlSessionInput): Promise<Opened> {
   try {
     opened = await lifecycle.openCrawl({ crawlId, runId: workflowInfo().runId });
   } catch (err) {
-    // A bad input fails the crawl at once, naming the field, as it did when the workflow parsed it.
+    // As it did when the workflow parsed the input itself.
     const failure = batchFailure(err);
-    if (failure.code === INVALID_CONFIG) throw ApplicationFailure.nonRetryable(failure.message, 'InvalidCrawlConfig');
+    if (failure.code === INVALID_CONFIG) throw invalidConfig(failure.message);
     throw err;
   }
   // The crawl's clock (its deadline too) starts before a seed file is queued: queuing is part of the crawl.
