@@ -471,6 +471,27 @@ describe('against a running `crawlflow worker`', () => {
     }
   });
 
+  it('a `continued` field in a crawl\'s own input is refused as unknown, not taken for a continued run\'s hand-over', async () => {
+    // `{}` made the workflow task fail for ever; a 0.2.0 hand-over's shape crawled with its made-up counters.
+    const cases: Array<[string, unknown]> = [
+      ['continued-empty', {}],
+      ['continued-legacy-shape', { frontier: {} }],
+    ];
+    await Promise.all(cases.map(([id, continued]) => startWithTemporalCli(env, taskQueue, id, { seeds: [site.urlOf(0)], maxPages: 5, continued })));
+    for (const [id] of cases) {
+      const handle = env.client.workflow.getHandle(id);
+      await waitFor(async () => (await handle.describe()).status.name !== 'RUNNING', 15_000, `${id} to close`);
+      await assert.rejects(handle.result(), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, `${id}: ${String(err)}`);
+        assert.equal(err.cause.type, 'InvalidCrawlConfig');
+        assert.equal(err.cause.message, 'invalid crawl config: continued: unknown field');
+        return true;
+      });
+      const events = (await handle.fetchHistory()).events ?? [];
+      assert.ok(!events.some((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchBatch'), `${id}: nothing fetched`);
+    }
+  });
+
   describe('crawlflow status of a finished crawl', () => {
     const uiBase = 'http://ui.test';
     const statusEnv = () => ({ TEMPORAL_ADDRESS: env.address, TEMPORAL_UI_URL: uiBase, CRAWLFLOW_DATA_DIR: env.dataDir });

@@ -42,13 +42,16 @@ export async function open(input: CrawlSessionInput): Promise<Opened> {
   // Not an object (no --input, null, a list): thrown before `in` below would throw a TypeError, which fails the workflow task for ever.
   const notObject = nonObjectInput(input);
   if (notObject) throw invalidConfig(notObject.message);
-  if ('continued' in input && input.continued !== undefined && !isLegacyContinuation(input)) {
-    const { continued } = input as { continued: CarriedCrawl };
+  // Only a run started by continue-as-new carries what the last run handed over: in a crawl's
+  // own input, `continued` is a field like any other, which openCrawl refuses as unknown.
+  const handedOver = (workflowInfo().continuedFromExecutionRunId === undefined ? {} : input) as { continued?: unknown };
+  if (handedOver.continued !== undefined && !isLegacyContinuation(handedOver)) {
+    const { continued } = handedOver as { continued: CarriedCrawl };
     // Batches of the last run gave their claims back: read the queue as it is now.
     const view = await lifecycle.crawlView({ crawlId });
     return { ...continued, scheduler: { ...continued.scheduler, view }, fresh: false };
   }
-  const { continued: legacy } = input as V02Input;
+  const { continued: legacy } = handedOver as V02Input;
   let opened;
   try {
     opened = await lifecycle.openCrawl({ crawlId, runId: workflowInfo().runId });
