@@ -447,6 +447,15 @@ describe('against a running `crawlflow worker`', () => {
     });
   });
 
+  it('seeds given as one string, not a list, are refused as such, not as missing', async () => {
+    await startWithTemporalCli(env, taskQueue, 'seeds-string', { seeds: site.urlOf(0) });
+    await assert.rejects(env.client.workflow.getHandle('seeds-string').result(), (err: unknown) => {
+      assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, String(err));
+      assert.equal(err.cause.message, 'invalid crawl config: seeds: must be a list of URLs, such as ["https://example.com/"]');
+      return true;
+    });
+  });
+
   it('an input that is not an object (none, null, a list, a string) fails the workflow at once instead of its task failing for ever', async () => {
     const cases: Array<[string, unknown, string]> = [
       ['no-input', undefined, 'no input'],

@@ -125,6 +125,11 @@ describe('Temporal-native operation', () => {
         assert.match(String((err as WorkflowUpdateFailedError).cause?.message), /seeds\.0: must be an absolute http\(s\) URL/);
         return true;
       });
+      // From a client in JavaScript, or `temporal workflow update --input '"https://..."'`: one URL, not a list.
+      await assert.rejects(handle.executeUpdate(addSeedsUpdate, { args: [slow.urlOf(1) as unknown as string[]] }), (err: unknown) => {
+        assert.equal((err as WorkflowUpdateFailedError).cause?.message, 'invalid crawl config: seeds: must be a list of URLs, such as ["https://example.com/"]');
+        return true;
+      });
       const eventsAfterRejects = (await handle.fetchHistory()).events ?? [];
       assert.ok(!eventsAfterRejects.some((event) => event.workflowExecutionUpdateAcceptedEventAttributes), 'rejected updates leave no trace in history');
 

@@ -215,8 +215,13 @@ const limitFields = {
   delayMs: count(0, 3_600_000),
 };
 
-/** Seed URLs given inline: at least one of them, unless `seedsFile` names the seeds. */
-const seedList = z.array(httpUrl, { error: 'needs at least one seed URL' });
+/**
+ * Seed URLs given inline: at least one of them, unless `seedsFile` names the seeds. A value
+ * that is not a list (one URL as a string) is told so, not that a seed is missing.
+ */
+const seedList = z.array(httpUrl, {
+  error: (issue) => (issue.input === undefined ? 'needs at least one seed URL' : 'must be a list of URLs, such as ["https://example.com/"]'),
+});
 
 export const crawlConfigSchema = z
   .object({
