@@ -6,7 +6,7 @@
 import { ApplicationFailure, log, workflowInfo } from '@temporalio/workflow';
 import type { CrawlInput } from '../shared/crawl-config';
 import { INVALID_CONFIG, nonObjectInput } from '../shared/crawl-config';
-import { INVALID_SEED_LINE, SEEDS_FILE_UNREADABLE } from '../seeds/seed-errors';
+import { INVALID_SEED_LINE, SEEDS_FILE_EMPTY, SEEDS_FILE_UNREADABLE } from '../seeds/seed-errors';
 import { initialSchedulerState, type SchedulerState } from '../scheduling/crawl-scheduler';
 import type { CrawlPlan } from '../scheduling/crawl-plan';
 import type { CrawlView } from '../shared/crawl-types';
@@ -73,7 +73,7 @@ export async function open(input: CrawlSessionInput): Promise<Opened> {
 }
 
 /** Failures of a seed file that fail the crawl before its first fetch, with the file's own message (`seeds.txt:123: ...`). */
-const SEED_FILE_FAILURES = new Set([INVALID_SEED_LINE, SEEDS_FILE_UNREADABLE]);
+const SEED_FILE_FAILURES = new Set([INVALID_SEED_LINE, SEEDS_FILE_UNREADABLE, SEEDS_FILE_EMPTY]);
 
 /**
  * Queues the crawl's seed file, before any batch: only counts and a view come back, so
