@@ -449,5 +449,7 @@ export function nonObjectInput(input: unknown): InvalidCrawlConfigError | undefi
 
 /** Validates once, at the boundary; the first problem is reported with the field it concerns. */
 export function parseCrawlConfig(input: unknown): CrawlConfig {
+  const notObject = nonObjectInput(input);
+  if (notObject) throw notObject;
   return firstIssueOr(crawlConfigSchema.safeParse(input));
 }
