@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure, WorkflowFailedError, type Client } from '@temporalio/client';
 import { isPortOpen } from '../src/temporal/dev-server';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { reachablePagePaths, requestedPagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
@@ -477,6 +477,60 @@ describe('against a running `crawlflow worker`', () => {
       assert.match(String(err.cause?.message), /maxPages/);
       return true;
     });
+  });
+
+  it('seeds given as one string, not a list, are refused as such, not as missing', async () => {
+    await startWithTemporalCli(env, taskQueue, 'seeds-string', { seeds: site.urlOf(0) });
+    await assert.rejects(env.client.workflow.getHandle('seeds-string').result(), (err: unknown) => {
+      assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, String(err));
+      assert.equal(err.cause.message, 'invalid crawl config: seeds: must be a list of URLs, such as ["https://example.com/"]');
+      return true;
+    });
+  });
+
+  it('an input that is not an object (none, null, a list, a string) fails the workflow at once instead of its task failing for ever', async () => {
+    const cases: Array<[string, unknown, string]> = [
+      ['no-input', undefined, 'no input'],
+      ['null-input', null, 'null'],
+      ['list-input', [site.urlOf(0)], 'a list'],
+      ['string-input', site.urlOf(0), 'a string'],
+    ];
+    await Promise.all(cases.map(([id, input]) => startWithTemporalCli(env, taskQueue, id, input)));
+    for (const [id, , got] of cases) {
+      const handle = env.client.workflow.getHandle(id);
+      // Before, the workflow task failed and was retried for ever: the run never closed.
+      await waitFor(async () => (await handle.describe()).status.name !== 'RUNNING', 15_000, `${id} to close`);
+      await assert.rejects(handle.result(), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, `${id}: ${String(err)}`);
+        assert.equal(err.cause.type, 'InvalidCrawlConfig');
+        assert.equal(err.cause.nonRetryable, true);
+        assert.equal(err.cause.message, `invalid crawl config: input: must be an object of crawl settings, such as {"seeds": ["https://example.com/"]}, not ${got}`);
+        return true;
+      });
+      const events = (await handle.fetchHistory()).events ?? [];
+      assert.ok(!events.some((event) => event.workflowTaskFailedEventAttributes), `${id}: no workflow task failed`);
+    }
+  });
+
+  it('a `continued` field in a crawl\'s own input is refused as unknown, not taken for a continued run\'s hand-over', async () => {
+    // `{}` made the workflow task fail for ever; a 0.2.0 hand-over's shape crawled with its made-up counters.
+    const cases: Array<[string, unknown]> = [
+      ['continued-empty', {}],
+      ['continued-legacy-shape', { frontier: {} }],
+    ];
+    await Promise.all(cases.map(([id, continued]) => startWithTemporalCli(env, taskQueue, id, { seeds: [site.urlOf(0)], maxPages: 5, continued })));
+    for (const [id] of cases) {
+      const handle = env.client.workflow.getHandle(id);
+      await waitFor(async () => (await handle.describe()).status.name !== 'RUNNING', 15_000, `${id} to close`);
+      await assert.rejects(handle.result(), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, `${id}: ${String(err)}`);
+        assert.equal(err.cause.type, 'InvalidCrawlConfig');
+        assert.equal(err.cause.message, 'invalid crawl config: continued: unknown field');
+        return true;
+      });
+      const events = (await handle.fetchHistory()).events ?? [];
+      assert.ok(!events.some((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchBatch'), `${id}: nothing fetched`);
+    }
   });
 
   describe('crawlflow status of a finished crawl', () => {

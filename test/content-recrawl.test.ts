@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { parse } from 'csv-parse/sync';
 import { crawlBodyDir, FileBodyStore } from '../src/bodies/body-store';
 import { readStoredResponse, readWarcRecords } from '../src/warc/warc-reader';
@@ -244,8 +244,11 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
     site.requests.length = 0;
     await startWithTemporalCli(env, taskQueue, 'content-typo', { seeds: [site.url('/')], recrawlOf: 'content-l' });
     await assert.rejects(env.client.workflow.getHandle('content-typo').result(), (err: unknown) => {
-      assert.ok(err instanceof WorkflowFailedError);
-      assert.match(String((err.cause?.cause as Error | undefined)?.message), /invalid crawl config: recrawlOf: crawl "content-l" has no records to compare with/);
+      // The workflow's own failure names the field, as for every other invalid input (not an "Activity task failed" around it).
+      assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, String(err));
+      assert.equal(err.cause.type, 'InvalidCrawlConfig');
+      assert.equal(err.cause.nonRetryable, true);
+      assert.equal(err.cause.message, 'invalid crawl config: recrawlOf: crawl "content-l" has no records to compare with');
       return true;
     });
     assert.equal(site.requests.length, 0, 'nothing fetched');

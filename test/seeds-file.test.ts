@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../src/activities';
 import { openInStore } from '../src/activities/crawl-lifecycle';
@@ -31,7 +31,7 @@ import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
 import { testTransport } from './helpers/hostile-site';
 import { CLI, runCli } from './helpers/processes';
 import { page, startRecordingSite, type Handler, type RecordingSite } from './helpers/recording-site';
-import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { readRecords, startTestTemporal, startWithTemporalCli, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
 async function chunksOf(text: string, from = LIST_START, size = 2): Promise<SeedChunk[]> {
   const chunks: SeedChunk[] = [];
@@ -170,6 +170,19 @@ describe('seed files through a real Temporal dev server', () => {
       return true;
     });
     assert.equal(site.requests.length, before, 'nothing was fetched');
+  });
+
+  it('a seed file with no seed URL, and no inline seeds, fails the crawl instead of completing with nothing crawled', async () => {
+    const seedsFile = join(dir, 'no-seeds.txt');
+    writeFileSync(seedsFile, '# nothing yet\n\n');
+    await startWithTemporalCli(env, queue, 'seeds-none', { seedsFile });
+    await assert.rejects(env.client.workflow.getHandle('seeds-none').result(), (err: unknown) => {
+      assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, String(err));
+      assert.equal(err.cause.type, 'seeds-file-empty');
+      assert.equal(err.cause.nonRetryable, true);
+      assert.equal(err.cause.message, `seeds file ${seedsFile}: holds no seed URL, and the crawl has no inline seeds`);
+      return true;
+    });
   });
 
   /** `crawlflow start --seeds-file -` against the test's server, with `stdin` piped in. */

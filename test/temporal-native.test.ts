@@ -9,7 +9,8 @@ import type { BatchOrder } from '../src/scheduling/crawl-plan';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { InvalidCrawlConfigError, type CrawlInput } from '../src/shared/crawl-config';
 import { NativeConnection } from '@temporalio/worker';
 import Database from 'better-sqlite3';
 import { createCrawlWorker } from '../src/workers/crawl-worker';
@@ -125,6 +126,11 @@ describe('Temporal-native operation', () => {
         assert.match(String((err as WorkflowUpdateFailedError).cause?.message), /seeds\.0: must be an absolute http\(s\) URL/);
         return true;
       });
+      // From a client in JavaScript, or `temporal workflow update --input '"https://..."'`: one URL, not a list.
+      await assert.rejects(handle.executeUpdate(addSeedsUpdate, { args: [slow.urlOf(1) as unknown as string[]] }), (err: unknown) => {
+        assert.equal((err as WorkflowUpdateFailedError).cause?.message, 'invalid crawl config: seeds: must be a list of URLs, such as ["https://example.com/"]');
+        return true;
+      });
       const eventsAfterRejects = (await handle.fetchHistory()).events ?? [];
       assert.ok(!eventsAfterRejects.some((event) => event.workflowExecutionUpdateAcceptedEventAttributes), 'rejected updates leave no trace in history');
 
@@ -192,6 +198,24 @@ describe('Temporal-native operation', () => {
     assert.equal(described.overlap, 'SKIP');
     assert.deepEqual(described.recentCrawls, runs);
     assert.equal((await runCli(['schedule', 'delete', 'nightly'], cliEnv)).code, 0);
+  });
+
+  it('the client API refuses a bad input before anything starts, naming the field, and spends no crawl ID on it', async () => {
+    const cases: Array<[string, unknown, string, RegExp]> = [
+      ['client-null', null, 'input', /^must be an object of crawl settings, such as \{"seeds": \["https:\/\/example\.com\/"\]\}, not null$/],
+      ['client-seeds-number', { seeds: 5 }, 'seeds', /^must be a list of URLs/],
+      ['client-negative', { seeds: [site.urlOf(0)], maxPages: -1 }, 'maxPages', />=\s*1/],
+    ];
+    for (const [id, input, field, reason] of cases) {
+      await assert.rejects(startCrawl(env.client, id, input as CrawlInput, queue), (err: unknown) => {
+        assert.ok(err instanceof InvalidCrawlConfigError, `${id}: ${String(err)}`);
+        assert.equal(err.code, 'invalid-config');
+        assert.equal(err.field, field);
+        assert.match(err.reason, reason);
+        return true;
+      });
+      await assert.rejects(crawlHandle(env.client, id).describe(), WorkflowNotFoundError, `${id}: no workflow was started`);
+    }
   });
 
   it('the client example starts a crawl, follows its progress and reads its results', async () => {

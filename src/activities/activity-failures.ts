@@ -14,7 +14,7 @@ import { RequestSecretError } from '../fetch/request-profile';
 import { storeOutage } from '../store/store-errors';
 import { UnknownCrawlError } from '../store/store-backend';
 import { UnrecordedConfigError } from './recorded-config';
-import { InvalidSeedLineError, UnreadableSeedsFileError } from '../seeds/seed-errors';
+import { EmptySeedsFileError, InvalidSeedLineError, UnreadableSeedsFileError } from '../seeds/seed-errors';
 
 /** Attempts of an activity failing with an unclassified error before it is given up. */
 export const UNCLASSIFIED_ATTEMPTS = 5;
@@ -29,6 +29,7 @@ const PERMANENT: ReadonlyArray<new (...args: never[]) => Error & { code: string 
   UnrecordedConfigError,
   InvalidSeedLineError,
   UnreadableSeedsFileError,
+  EmptySeedsFileError,
 ];
 
 /** What to throw for `err` from attempt `attempt` of an activity. */

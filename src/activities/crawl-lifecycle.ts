@@ -37,7 +37,9 @@ async function crawlInputOf(crawlId: string, runId: string): Promise<unknown> {
   if (!started) throw new Error(`crawl ${crawlId}: the start of run ${runId} is not in its history`);
   const input = await decodeFromPayloadsAtIndex<Record<string, unknown>>(client.options.loadedDataConverter, 0, started.input?.payloads);
   const config = { ...input };
-  delete config.continued;
+  // Only a continued run's input carries what the last run handed over: in a crawl's own input
+  // `continued` stays, and the schema refuses it as an unknown field.
+  if (started.continuedExecutionRunId) delete config.continued;
   return config;
 }
 

@@ -14,6 +14,7 @@ import type { CrawlView } from '../shared/crawl-types';
 import type { FrontierStore } from '../store/frontier-store';
 import { scopeKey } from '../policy/scope';
 import { LIST_START, seedFileChunks, type SeedListPosition } from '../seeds/seed-lines';
+import { EmptySeedsFileError } from '../seeds/seed-errors';
 import { classified } from './activity-failures';
 import { SNAPSHOT_HOSTS } from './crawl-batch';
 import type { ConfigRef } from './recorded-config';
@@ -92,6 +93,9 @@ export function createSeedImport({ stores, configs, transport }: Pick<ActivityDe
         };
         try {
           const done = config.seedsFile === undefined ? latest : await importFrom(store, config.seedsFile, config, latest, stored, politenessKeys(config, (hostname) => transport.resolve(hostname)));
+          if (done.seeds === 0 && config.seeds.length === 0) {
+            throw new EmptySeedsFileError(`seeds file ${config.seedsFile}: holds no seed URL, and the crawl has no inline seeds`);
+          }
           context.log.info('seed file imported', { crawlId: ref.crawlId, lines: done.line, seeds: done.seeds, added: done.added });
           return { seeds: done.seeds, added: done.added, firstHost: done.firstHost, view: await store.view(SNAPSHOT_HOSTS) };
         } finally {

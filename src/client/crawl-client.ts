@@ -4,7 +4,7 @@
  * starting the same crawl twice never crawls twice.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
-import type { CrawlInput } from '../shared/crawl-config';
+import { parseCrawlConfig, type CrawlInput } from '../shared/crawl-config';
 import { CRAWL_WORKFLOW_TYPE } from '../shared/names';
 import type { crawlSession } from '../workflows';
 
@@ -31,8 +31,18 @@ function startingPoints({ seeds = [], seedsFile }: CrawlInput): string {
   return `${shown.join(', ')}${seeds.length > 3 ? ', ...' : ''}`;
 }
 
+/**
+ * Checks a crawl's input with the one schema before anything starts, so a script's mistake
+ * throws InvalidCrawlConfigError naming the field, instead of a TypeError from here or a crawl
+ * ID spent on a workflow that fails. The input is sent as given: the workers resolve it.
+ */
+export function checkCrawlInput(input: CrawlInput): void {
+  parseCrawlConfig(input);
+}
+
 /** Starts the crawl, or returns the handle of the running or finished crawl with this ID. */
 export async function startCrawl(client: Client, crawlId: string, input: CrawlInput, taskQueue: string): Promise<CrawlHandle> {
+  checkCrawlInput(input);
   try {
     return await client.workflow.start<typeof crawlSession>(CRAWL_WORKFLOW_TYPE, {
       workflowId: crawlId,

@@ -6,7 +6,7 @@ import type { Client, ScheduleDescription, ScheduleOverlapPolicy, ScheduleSummar
 import type { CrawlInput } from '../shared/crawl-config';
 import { CRAWL_WORKFLOW_TYPE } from '../shared/names';
 import type { crawlSession } from '../workflows';
-import { CRAWL_WORKFLOW_TASK_TIMEOUT } from './crawl-client';
+import { checkCrawlInput, CRAWL_WORKFLOW_TASK_TIMEOUT } from './crawl-client';
 
 export const OVERLAP_POLICIES = ['skip', 'buffer-one', 'buffer-all', 'cancel-other', 'terminate-other', 'allow-all'] as const;
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
@@ -28,6 +28,8 @@ function overlapPolicy(policy: OverlapPolicy): ScheduleOverlapPolicy {
 }
 
 export async function createCrawlSchedule(client: Client, options: CrawlScheduleOptions): Promise<void> {
+  // Every run the schedule starts would fail the same way.
+  checkCrawlInput(options.input);
   await client.schedule.create<typeof crawlSession>({
     scheduleId: options.scheduleId,
     spec: options.cron ? { cronExpressions: [options.cron] } : { intervals: [{ every: options.every as string }] },

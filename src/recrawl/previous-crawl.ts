@@ -4,10 +4,13 @@
  * for every way a crawl starts (the CLI checks earlier, where it can see the data directory).
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { INVALID_CONFIG, InvalidCrawlConfigError } from '../shared/crawl-config';
 import type { StoreRegistry } from '../store/store-registry';
 
 export async function checkPreviousCrawl(stores: StoreRegistry, crawlId: string, recrawlOf: string): Promise<void> {
-  const invalid = (reason: string) => ApplicationFailure.nonRetryable(`invalid crawl config: recrawlOf: ${reason}`, 'InvalidCrawlConfig');
+  // Typed with the code of every invalid input, so the workflow fails naming the field, as for any other;
+  // an ApplicationFailure, so the 0.2.0 seeding activity (which classifies nothing) does not retry it.
+  const invalid = (reason: string) => ApplicationFailure.nonRetryable(new InvalidCrawlConfigError('recrawlOf', reason).message, INVALID_CONFIG);
   if (recrawlOf === crawlId) throw invalid('must name an earlier crawl, not this one');
   const { processed } = await stores.use(recrawlOf, (previous) => previous.totals());
   if (processed === 0) throw invalid(`crawl "${recrawlOf}" has no records to compare with`);

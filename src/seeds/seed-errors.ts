@@ -4,6 +4,7 @@
  */
 export const INVALID_SEED_LINE = 'invalid-seed-line';
 export const SEEDS_FILE_UNREADABLE = 'seeds-file-unreadable';
+export const SEEDS_FILE_EMPTY = 'seeds-file-empty';
 
 /** A line of a seed list that is not a seed URL: the message names the list and the line (`seeds.txt:123: ...`). */
 export class InvalidSeedLineError extends Error {
@@ -20,4 +21,9 @@ export class InvalidSeedLineError extends Error {
 
 export class UnreadableSeedsFileError extends Error {
   readonly code = SEEDS_FILE_UNREADABLE;
+}
+
+/** A seed file with no seed URL in it, for a crawl with no inline seeds: a crawl of nothing, refused as `seeds: []` is. */
+export class EmptySeedsFileError extends Error {
+  readonly code = SEEDS_FILE_EMPTY;
 }

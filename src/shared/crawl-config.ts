@@ -215,8 +215,13 @@ const limitFields = {
   delayMs: count(0, 3_600_000),
 };
 
-/** Seed URLs given inline: at least one of them, unless `seedsFile` names the seeds. */
-const seedList = z.array(httpUrl, { error: 'needs at least one seed URL' });
+/**
+ * Seed URLs given inline: at least one of them, unless `seedsFile` names the seeds. A value
+ * that is not a list (one URL as a string) is told so, not that a seed is missing.
+ */
+const seedList = z.array(httpUrl, {
+  error: (issue) => (issue.input === undefined ? 'needs at least one seed URL' : 'must be a list of URLs, such as ["https://example.com/"]'),
+});
 
 export const crawlConfigSchema = z
   .object({
@@ -430,7 +435,21 @@ function firstIssueOr<T>(result: z.ZodSafeParseResult<T>, prefix?: string): T {
   throw new InvalidCrawlConfigError(field, issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message);
 }
 
+/**
+ * Why a crawl's input is not an object of settings at all, or undefined when it is. The
+ * workflow asks before anything else, since it must look into its input (is it a continued
+ * run's?) before the fields are parsed, and `temporal workflow start` without `--input` hands
+ * it nothing at all.
+ */
+export function nonObjectInput(input: unknown): InvalidCrawlConfigError | undefined {
+  if (typeof input === 'object' && input !== null && !Array.isArray(input)) return undefined;
+  const got = input === undefined ? 'no input' : input === null ? 'null' : Array.isArray(input) ? 'a list' : `a ${typeof input}`;
+  return new InvalidCrawlConfigError('input', `must be an object of crawl settings, such as {"seeds": ["https://example.com/"]}, not ${got}`);
+}
+
 /** Validates once, at the boundary; the first problem is reported with the field it concerns. */
 export function parseCrawlConfig(input: unknown): CrawlConfig {
+  const notObject = nonObjectInput(input);
+  if (notObject) throw notObject;
   return firstIssueOr(crawlConfigSchema.safeParse(input));
 }

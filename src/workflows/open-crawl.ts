@@ -5,8 +5,8 @@
  */
 import { ApplicationFailure, log, workflowInfo } from '@temporalio/workflow';
 import type { CrawlInput } from '../shared/crawl-config';
-import { INVALID_CONFIG } from '../shared/crawl-config';
-import { INVALID_SEED_LINE, SEEDS_FILE_UNREADABLE } from '../seeds/seed-errors';
+import { INVALID_CONFIG, nonObjectInput } from '../shared/crawl-config';
+import { INVALID_SEED_LINE, SEEDS_FILE_EMPTY, SEEDS_FILE_UNREADABLE } from '../seeds/seed-errors';
 import { initialSchedulerState, type SchedulerState } from '../scheduling/crawl-scheduler';
 import type { CrawlPlan } from '../scheduling/crawl-plan';
 import type { CrawlView } from '../shared/crawl-types';
@@ -31,24 +31,34 @@ export interface Opened {
   fresh: boolean;
 }
 
+/** A bad input fails the crawl at once, naming the field: every attempt would fail the same way. */
+function invalidConfig(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, 'InvalidCrawlConfig');
+}
 
 /** A fresh crawl, a continued one, or the continuation of a 0.2.0 run (opened afresh, its counters kept). */
 export async function open(input: CrawlSessionInput): Promise<Opened> {
   const crawlId = workflowInfo().workflowId;
-  if ('continued' in input && input.continued !== undefined && !isLegacyContinuation(input)) {
-    const { continued } = input as { continued: CarriedCrawl };
+  // Not an object (no --input, null, a list): thrown before `in` below would throw a TypeError, which fails the workflow task for ever.
+  const notObject = nonObjectInput(input);
+  if (notObject) throw invalidConfig(notObject.message);
+  // Only a run started by continue-as-new carries what the last run handed over: in a crawl's
+  // own input, `continued` is a field like any other, which openCrawl refuses as unknown.
+  const handedOver = (workflowInfo().continuedFromExecutionRunId === undefined ? {} : input) as { continued?: unknown };
+  if (handedOver.continued !== undefined && !isLegacyContinuation(handedOver)) {
+    const { continued } = handedOver as { continued: CarriedCrawl };
     // Batches of the last run gave their claims back: read the queue as it is now.
     const view = await lifecycle.crawlView({ crawlId });
     return { ...continued, scheduler: { ...continued.scheduler, view }, fresh: false };
   }
-  const { continued: legacy } = input as V02Input;
+  const { continued: legacy } = handedOver as V02Input;
   let opened;
   try {
     opened = await lifecycle.openCrawl({ crawlId, runId: workflowInfo().runId });
   } catch (err) {
-    // A bad input fails the crawl at once, naming the field, as it did when the workflow parsed it.
+    // As it did when the workflow parsed the input itself.
     const failure = batchFailure(err);
-    if (failure.code === INVALID_CONFIG) throw ApplicationFailure.nonRetryable(failure.message, 'InvalidCrawlConfig');
+    if (failure.code === INVALID_CONFIG) throw invalidConfig(failure.message);
     throw err;
   }
   // The crawl's clock (its deadline too) starts before a seed file is queued: queuing is part of the crawl.
@@ -63,7 +73,7 @@ export async function open(input: CrawlSessionInput): Promise<Opened> {
 }
 
 /** Failures of a seed file that fail the crawl before its first fetch, with the file's own message (`seeds.txt:123: ...`). */
-const SEED_FILE_FAILURES = new Set([INVALID_SEED_LINE, SEEDS_FILE_UNREADABLE]);
+const SEED_FILE_FAILURES = new Set([INVALID_SEED_LINE, SEEDS_FILE_UNREADABLE, SEEDS_FILE_EMPTY]);
 
 /**
  * Queues the crawl's seed file, before any batch: only counts and a view come back, so

@@ -157,11 +157,14 @@ export async function readRecords(where: string | StoreConfig, crawlId: string):
   });
 }
 
-/** Starts a crawl the way an operator does: `temporal workflow start --type crawlSession --input <JSON>`. */
+/**
+ * Starts a crawl the way an operator does: `temporal workflow start --type crawlSession --input <JSON>`
+ * (no `--input` at all for an undefined input).
+ */
 export async function startWithTemporalCli(env: TestTemporal, taskQueue: string, workflowId: string, input: unknown): Promise<void> {
   await promisify(execFile)(temporalBinaryPath(), [
     'workflow', 'start', '--address', env.address, '--type', CRAWL_WORKFLOW_TYPE, '--task-queue', taskQueue,
-    '--workflow-id', workflowId, '--input', JSON.stringify(input),
+    '--workflow-id', workflowId, ...(input === undefined ? [] : ['--input', JSON.stringify(input)]),
   ]);
 }
 
