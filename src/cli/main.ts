@@ -22,6 +22,7 @@ import { resolve } from 'node:path';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { NoStoredBodiesError } from '../results/export-warc';
+import { ExportWriteError } from '../results/atomic-file';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
 import { CRAWLFLOW_VERSION, DEFAULT_RENDER_TASK_QUEUE, ENV } from '../shared/names';
 import { assertChromium, ChromiumMissingError, DEFAULT_CHROMIUM_PATH } from '../render/chromium-binary';
@@ -38,7 +39,7 @@ import { addControlCommands, formatOption } from './control-commands';
 import { NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
-import { CrawlFailedError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
+import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 import { withStdinSeeds } from './seed-stdin';
 
@@ -288,6 +289,8 @@ async function main(argv: string[]): Promise<number> {
       err instanceof UnknownCrawlError ||
       err instanceof StoreUnavailableError ||
       err instanceof NoStoredBodiesError ||
+      err instanceof ExportWriteError ||
+      err instanceof ResultsNotWrittenError ||
       err instanceof ChromiumMissingError
     ) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
