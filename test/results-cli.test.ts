@@ -1,14 +1,15 @@
 /**
- * Results files that cannot be written, through real `crawlflow` processes against a test
- * server and worker: each command ends with exit code 1 and one line that names the file, a
- * complete file already there is kept, and a crawl whose file could not be written says that
- * its results are kept and how to write them.
+ * Results that cannot be written or read, through real `crawlflow` processes against a test
+ * server and worker: each command ends with exit code 1 and one line that names the file or
+ * the crawl's store, a complete file already there is kept, and a crawl whose file could not
+ * be written says that its results are kept and how to write them.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { waitFor } from './helpers/fixtures';
 import { runCli } from './helpers/processes';
@@ -22,7 +23,7 @@ function assertOneLine(stderr: string): void {
   assert.equal(stderr.trim().split('\n').length, 1, `one line: ${stderr}`);
 }
 
-describe('results files that cannot be written', () => {
+describe('results that cannot be written or read', () => {
   let env: TestTemporal;
   let site: SyntheticSite;
   let cliEnv: NodeJS.ProcessEnv;
@@ -76,5 +77,30 @@ describe('results files that cannot be written', () => {
     assert.equal(result.stderr, `crawlflow: cannot write ${out} (EISDIR); a file already there is left as it was\n`);
     assertOneLine(result.stderr);
     assert.equal(readFileSync(out, 'utf8'), 'an earlier export\n');
+  });
+
+  it('results of a crawl whose store is damaged exits 1 with one line naming the crawl and its store', async () => {
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-damaged', '--out', join(dir, 'damaged.jsonl')], cliEnv);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    const stores = join(env.dataDir, 'crawls');
+    // A file that is no database, and a real store whose pages after the first are overwritten.
+    writeFileSync(join(stores, 'not-a-store.sqlite'), 'not a database, but long enough to have a header of one\n'.repeat(4));
+    const copy = join(stores, 'damaged-store.sqlite');
+    // The worker keeps the crawl's pages in its write-ahead log: a copy takes them all into one file.
+    const db = new Database(join(stores, 'results-damaged.sqlite'));
+    db.exec(`VACUUM INTO '${copy}'`);
+    db.close();
+    const damaged = readFileSync(copy);
+    assert.ok(damaged.length > 4096 * 4, 'a store of more than a few pages');
+    writeFileSync(copy, damaged.fill(0xff, 4096));
+
+    const where = `(sqlite files in ${env.dataDir})`;
+    const notAStore = await runCli(['results', 'not-a-store', '--out', join(dir, 'not-a-store.jsonl')], cliEnv);
+    assert.equal(notAStore.code, 1, notAStore.stderr);
+    assert.equal(notAStore.stderr, `crawlflow: the store of crawl "not-a-store" ${where} cannot be read: file is not a database\n`);
+    const broken = await runCli(['results', 'damaged-store', '--format', 'csv', '--out', join(dir, 'damaged-store.csv')], cliEnv);
+    assert.equal(broken.code, 1, broken.stderr);
+    assert.equal(broken.stderr, `crawlflow: the store of crawl "damaged-store" ${where} cannot be read: database disk image is malformed\n`);
+    assert.ok(!existsSync(join(dir, 'damaged-store.csv')) && !existsSync(join(dir, 'damaged-store.csv.partial')), 'no file is left');
   });
 });

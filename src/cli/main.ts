@@ -33,7 +33,7 @@ import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host'
 import { atLeastOne, commonOptions, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, nonEmpty, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { MetricsListenError } from '../observability/metrics-server';
-import { StoreUnavailableError } from '../store/store-errors';
+import { DamagedStoreError, StoreUnavailableError } from '../store/store-errors';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
 import { NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
@@ -288,6 +288,7 @@ async function main(argv: string[]): Promise<number> {
       err instanceof WorkflowNotFoundError ||
       err instanceof UnknownCrawlError ||
       err instanceof StoreUnavailableError ||
+      err instanceof DamagedStoreError ||
       err instanceof NoStoredBodiesError ||
       err instanceof ExportWriteError ||
       err instanceof ResultsNotWrittenError ||
