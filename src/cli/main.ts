@@ -41,6 +41,7 @@ import { checkContentOptions } from './content-options';
 import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
+import { ScheduleExistsError, UnknownScheduleError } from '../client/schedules';
 import { withStdinSeeds } from './seed-stdin';
 
 const EXIT_FAILURE = 1;
@@ -289,6 +290,8 @@ async function main(argv: string[]): Promise<number> {
       err instanceof UnknownCrawlError ||
       err instanceof StoreUnavailableError ||
       err instanceof DamagedStoreError ||
+      err instanceof ScheduleExistsError ||
+      err instanceof UnknownScheduleError ||
       err instanceof NoStoredBodiesError ||
       err instanceof ExportWriteError ||
       err instanceof ResultsNotWrittenError ||
