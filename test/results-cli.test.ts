@@ -103,4 +103,17 @@ describe('results that cannot be written or read', () => {
     assert.equal(broken.stderr, `crawlflow: the store of crawl "damaged-store" ${where} cannot be read: database disk image is malformed\n`);
     assert.ok(!existsSync(join(dir, 'damaged-store.csv')) && !existsSync(join(dir, 'damaged-store.csv.partial')), 'no file is left');
   });
+
+  it('a WARC export whose body files are gone exits 1 with one line naming the missing file, and writes nothing', async () => {
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-no-bodies', '--store-bodies', '--out', join(dir, 'no-bodies.jsonl')], cliEnv);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    // As on a machine other than the one whose worker stored them.
+    const bodies = join(env.dataDir, 'crawls', 'results-no-bodies', 'warc');
+    rmSync(bodies, { recursive: true });
+    const out = join(dir, 'no-bodies.warc.gz');
+    const result = await runCli(['results', 'results-no-bodies', '--format', 'warc', '--out', out], cliEnv);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, new RegExp(`^crawlflow: no body file ${bodies}/\\S+\\.warc\\.gz for \\S+: body files stay on the machine whose worker fetched the page\n$`));
+    assert.ok(!existsSync(out) && !existsSync(`${out}.partial`), 'no file is left');
+  });
 });

@@ -23,6 +23,7 @@ import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { NoStoredBodiesError } from '../results/export-warc';
 import { ExportWriteError } from '../results/atomic-file';
+import { BadBodyRefError } from '../bodies/body-store';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
 import { CRAWLFLOW_VERSION, DEFAULT_RENDER_TASK_QUEUE, ENV } from '../shared/names';
 import { assertChromium, ChromiumMissingError, DEFAULT_CHROMIUM_PATH } from '../render/chromium-binary';
@@ -293,6 +294,7 @@ async function main(argv: string[]): Promise<number> {
       err instanceof ScheduleExistsError ||
       err instanceof UnknownScheduleError ||
       err instanceof NoStoredBodiesError ||
+      err instanceof BadBodyRefError ||
       err instanceof ExportWriteError ||
       err instanceof ResultsNotWrittenError ||
       err instanceof ChromiumMissingError
