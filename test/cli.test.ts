@@ -93,6 +93,8 @@ describe('invalid input', { concurrency: 4 }, () => {
     ['a metrics address from the environment that is no host:port', ['worker'], /value 'everywhere' from env 'CRAWLFLOW_METRICS_ADDRESS' is invalid/, { CRAWLFLOW_METRICS_ADDRESS: 'everywhere' }],
     ['a results file in a directory that does not exist', ['crawl', 'http://127.0.0.1:9/', '--out', '/nonexistent/dir/out.jsonl'], /^crawlflow: --out \/nonexistent\/dir\/out\.jsonl: cannot write it \(ENOENT\)$/m],
     ['a results file that is a directory', ['crawl', 'http://127.0.0.1:9/', '--out', configDir], /^crawlflow: --out .*: cannot write it \(EISDIR\)$/m],
+    ['a results export to a directory that does not exist', ['results', 'some-crawl', '--out', '/nonexistent/dir/out.jsonl'], /^crawlflow: --out \/nonexistent\/dir\/out\.jsonl: cannot write it \(ENOENT\)$/m],
+    ['a results export to a directory', ['results', 'some-crawl', '--out', configDir], /^crawlflow: --out .*: cannot write it \(EISDIR\)$/m],
     [
       "a config file's seeds file that does not exist",
       ['crawl', '--config', configFile('seeds-file.json', { seedsFile: '/nonexistent/seeds.txt' })],

@@ -218,6 +218,32 @@ describe('Temporal-native operation', () => {
     }
   });
 
+  it('schedule commands end with one line for a taken ID, an unknown ID and a cron the server refuses, and take compound durations', async () => {
+    const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: queue, CRAWLFLOW_DATA_DIR: env.dataDir };
+    const create = (id: string, ...timing: string[]) => runCli(['schedule', 'create', id, site.urlOf(0), ...timing, '--paused'], cliEnv);
+
+    const compound = await create('sched-compound', '--every', '1h30m', '--catchup-window', '2m30s');
+    assert.equal(compound.code, 0, compound.stderr);
+    const { spec, policies } = await env.client.schedule.getHandle('sched-compound').describe();
+    assert.deepEqual(spec.intervals?.map((interval) => interval.every), [90 * 60_000]);
+    assert.equal(policies.catchupWindow, 150_000);
+
+    const taken = await create('sched-compound', '--every', '1h');
+    assert.equal(taken.code, 1, taken.stderr);
+    assert.equal(taken.stderr, 'crawlflow: schedule "sched-compound" already exists: choose another ID, or delete it first (crawlflow schedule delete sched-compound)\n');
+
+    const badCron = await create('sched-bad-cron', '--cron', '99 * * * *');
+    assert.equal(badCron.code, 2, badCron.stderr);
+    assert.equal(badCron.stderr, 'crawlflow: --cron "99 * * * *": Minute is not in range [0-59]\n');
+
+    for (const command of ['describe', 'pause', 'unpause', 'trigger', 'delete']) {
+      const unknown = await runCli(['schedule', command, 'no-such-schedule'], cliEnv);
+      assert.equal(unknown.code, 1, `${command}: ${unknown.stderr}`);
+      assert.equal(unknown.stderr, 'crawlflow: no schedule "no-such-schedule"\n', command);
+    }
+    assert.equal((await runCli(['schedule', 'delete', 'sched-compound'], cliEnv)).code, 0);
+  });
+
   it('the client example starts a crawl, follows its progress and reads its results', async () => {
     const { stdout } = await execFileAsync(process.execPath, [join(projectRoot, 'dist', 'examples', 'crawl-client.js'), site.urlOf(0)], {
       env: { ...process.env, TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: queue, CRAWLFLOW_DATA_DIR: env.dataDir },

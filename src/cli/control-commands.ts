@@ -11,7 +11,7 @@ import { defaultOutFile, EXPORT_FORMATS, EXPORT_UNITS, exportResults, type Expor
 import { CRAWL_LIMITS, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
 import { commonOptions, nonEmpty, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
-import { UsageError, validating } from './crawl-options';
+import { checkOutFile, UsageError, validating } from './crawl-options';
 import { changeOption, fieldsFromFlags, flagOfField } from './setting-flags';
 import { crawlStatusReport, statusLines } from './crawl-report';
 
@@ -92,6 +92,7 @@ export function addControlCommands(program: Command): void {
     .action(async (crawlId: string, flags: StoreFlags & { out?: string; format: ExportFormat }) => {
       const store = storeConfigOf(flags);
       const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
+      checkOutFile(out, flags.out !== undefined);
       const count = await exportResults(flags.format, store, crawlId, out);
       print(`${count} ${EXPORT_UNITS[flags.format]} written to ${out}`);
       const changes = await storedChangeSummary(store, crawlId);

@@ -22,6 +22,8 @@ import { resolve } from 'node:path';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { NoStoredBodiesError } from '../results/export-warc';
+import { ExportWriteError } from '../results/atomic-file';
+import { BadBodyRefError } from '../bodies/body-store';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
 import { CRAWLFLOW_VERSION, DEFAULT_RENDER_TASK_QUEUE, ENV } from '../shared/names';
 import { assertChromium, ChromiumMissingError, DEFAULT_CHROMIUM_PATH } from '../render/chromium-binary';
@@ -32,14 +34,15 @@ import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host'
 import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, nonEmpty, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { MetricsListenError } from '../observability/metrics-server';
-import { StoreUnavailableError } from '../store/store-errors';
+import { DamagedStoreError, StoreUnavailableError } from '../store/store-errors';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
 import { NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
-import { CrawlFailedError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
+import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
+import { ScheduleExistsError, UnknownScheduleError } from '../client/schedules';
 import { withStdinSeeds } from './seed-stdin';
 
 const EXIT_FAILURE = 1;
@@ -289,7 +292,13 @@ async function main(argv: string[]): Promise<number> {
       err instanceof WorkflowNotFoundError ||
       err instanceof UnknownCrawlError ||
       err instanceof StoreUnavailableError ||
+      err instanceof DamagedStoreError ||
+      err instanceof ScheduleExistsError ||
+      err instanceof UnknownScheduleError ||
       err instanceof NoStoredBodiesError ||
+      err instanceof BadBodyRefError ||
+      err instanceof ExportWriteError ||
+      err instanceof ResultsNotWrittenError ||
       err instanceof ChromiumMissingError
     ) {
       process.stderr.write(`crawlflow: ${err.message}\n`);

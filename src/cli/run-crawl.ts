@@ -11,6 +11,7 @@ import { crawlResult } from '../client/crawl-result';
 import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
 import { startWorkerHost, type WorkerHost } from '../workers/worker-host';
 import { exportResults, type ExportFormat } from '../results/export-results';
+import { ExportWriteError } from '../results/atomic-file';
 import type { CrawlConfig, CrawlInput } from '../shared/crawl-config';
 import type { CrawlSummary } from '../shared/crawl-types';
 import type { StoreConfig } from '../store/store-url';
@@ -58,6 +59,27 @@ export class CrawlFailedError extends Error {
 
 export class WorkerStoppedError extends Error {
   readonly code = 'worker-stopped';
+}
+
+/**
+ * The crawl ended but its results file could not be written. Its records are in the store,
+ * and `results` writes them: the message says so, lest the user take the crawl for lost.
+ */
+export class ResultsNotWrittenError extends Error {
+  readonly code = 'results-not-written';
+  constructor({ crawlId, status }: CrawlSummary, format: ExportFormat, cause: ExportWriteError) {
+    super(`crawl ${crawlId} ${status}, but ${cause.failure}; its results are kept: write them with \`crawlflow results ${crawlId} --format ${format} --out <file>\``, { cause });
+  }
+}
+
+/** Writes the ended crawl's results file. */
+async function exportRun(options: RunCrawlOptions, summary: CrawlSummary): Promise<number> {
+  try {
+    return await exportResults(options.format, options.store, options.crawlId, options.out);
+  } catch (err) {
+    if (err instanceof ExportWriteError) throw new ResultsNotWrittenError(summary, options.format, err);
+    throw err;
+  }
 }
 
 export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
@@ -110,7 +132,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
           throw err;
         });
         const summary = await Promise.race([result, ...(workerStopped ? [workerStopped] : [])]);
-        const lines = await exportResults(options.format, options.store, options.crawlId, options.out);
+        const lines = await exportRun(options, summary);
         run = { summary, lines, uiUrl, uiStopsWithCommand: target.startedHere };
       } finally {
         progress?.stop();

@@ -1,6 +1,7 @@
 /** `crawlflow schedule create|list|describe|pause|unpause|trigger|delete`: recurring crawls on Temporal Schedules. */
 import type { Command } from 'commander';
-import { createCrawlSchedule, describeCrawlSchedule, listCrawlSchedules, OVERLAP_POLICIES, type OverlapPolicy } from '../client/schedules';
+import type { Client, ScheduleHandle } from '@temporalio/client';
+import { createCrawlSchedule, describeCrawlSchedule, InvalidScheduleSpecError, listCrawlSchedules, onSchedule, OVERLAP_POLICIES, type CrawlScheduleOptions, type OverlapPolicy } from '../client/schedules';
 import { toMilliseconds } from '../shared/duration';
 import { commonOptions, nonEmpty, print, withClient, type CommonFlags } from './command-kit';
 import { addCrawlOptions, crawlRequestFrom, STDIN_SEEDS, UsageError, type CrawlFlags } from './crawl-options';
@@ -13,12 +14,31 @@ interface CreateFlags extends CrawlFlags, CommonFlags {
   paused?: boolean;
 }
 
-function checkCreateFlags(flags: CreateFlags): void {
+/** A duration flag's value in milliseconds, at least `min`: parsed here once, so the server gets the number this check passed. */
+function durationFlag(flag: string, value: string, min: number, example: string): number {
+  const ms = toMilliseconds(value);
+  if (ms === undefined || !(ms >= min)) throw new UsageError(`${flag}: must be a duration of at least ${example}`);
+  return ms;
+}
+
+/** When the schedule starts crawls, from the flags, checked before anything is sent. */
+function scheduleTiming(flags: CreateFlags): Pick<CrawlScheduleOptions, 'everyMs' | 'cron' | 'overlap' | 'catchupWindowMs'> {
   if (Boolean(flags.every) === Boolean(flags.cron)) throw new UsageError('schedule create: give exactly one of --every and --cron');
-  if (flags.every !== undefined && !((toMilliseconds(flags.every) ?? 0) >= 1_000)) throw new UsageError('--every: must be a duration of at least 1s, e.g. 6h');
+  const everyMs = flags.every === undefined ? undefined : durationFlag('--every', flags.every, 1_000, '1s, e.g. 6h');
   if (flags.cron !== undefined && flags.cron.trim().split(/\s+/).length !== 5) throw new UsageError('--cron: must have five fields, e.g. "0 3 * * *"');
   if (!(OVERLAP_POLICIES as readonly string[]).includes(flags.overlap)) throw new UsageError(`--overlap: one of ${OVERLAP_POLICIES.join(', ')}`);
-  if (!((toMilliseconds(flags.catchupWindow) ?? 0) >= 10_000)) throw new UsageError('--catchup-window: must be a duration of at least 10s');
+  const catchupWindowMs = durationFlag('--catchup-window', flags.catchupWindow, 10_000, '10s');
+  return { everyMs, cron: flags.cron, overlap: flags.overlap as OverlapPolicy, catchupWindowMs };
+}
+
+/** Creates the schedule; a cron expression or interval the server refuses is the user's input, named by its flag. */
+async function createSchedule(client: Client, flags: CreateFlags, options: CrawlScheduleOptions): Promise<void> {
+  try {
+    await createCrawlSchedule(client, options);
+  } catch (err) {
+    if (err instanceof InvalidScheduleSpecError) throw new UsageError(flags.cron !== undefined ? `--cron "${flags.cron}": ${err.message}` : `--every ${flags.every}: ${err.message}`);
+    throw err;
+  }
 }
 
 export function addScheduleCommands(program: Command): void {
@@ -35,20 +55,11 @@ export function addScheduleCommands(program: Command): void {
     .option('--catchup-window <duration>', 'how far back missed runs are caught up after an outage', '1h')
     .option('--paused', 'create it paused')
     .action(async (scheduleId: string, seeds: string[], flags: CreateFlags) => {
-      checkCreateFlags(flags);
+      const timing = scheduleTiming(flags);
       const { input } = crawlRequestFrom(seeds, flags);
       if (input.seedsFile === STDIN_SEEDS) throw new UsageError('--seeds-file -: a schedule starts every crawl anew, with no stdin to read: give a file the workers can read');
       await withClient(flags, async (client) => {
-        await createCrawlSchedule(client, {
-          scheduleId,
-          input,
-          taskQueue: flags.taskQueue,
-          every: flags.every,
-          cron: flags.cron,
-          overlap: flags.overlap as OverlapPolicy,
-          catchupWindow: flags.catchupWindow,
-          paused: flags.paused,
-        });
+        await createSchedule(client, flags, { scheduleId, input, taskQueue: flags.taskQueue, ...timing, paused: flags.paused });
         print(`schedule ${scheduleId} created`);
       });
     });
@@ -92,7 +103,7 @@ export function addScheduleCommands(program: Command): void {
     },
   );
 
-  const actions: Array<[string, string, (handle: ReturnType<import('@temporalio/client').ScheduleClient['getHandle']>) => Promise<unknown>]> = [
+  const actions: Array<[string, string, (handle: ScheduleHandle) => Promise<unknown>]> = [
     ['pause', 'pause a schedule (no new crawls start)', (handle) => handle.pause('paused with crawlflow')],
     ['unpause', 'resume a paused schedule', (handle) => handle.unpause('unpaused with crawlflow')],
     ['trigger', 'start a crawl now, outside the cadence', (handle) => handle.trigger()],
@@ -101,7 +112,7 @@ export function addScheduleCommands(program: Command): void {
   for (const [name, description, act] of actions) {
     commonOptions(schedule.command(name).description(description).argument('<schedule-id>', 'the schedule ID', nonEmpty)).action(async (scheduleId: string, flags: CommonFlags) => {
       await withClient(flags, async (client) => {
-        await act(client.schedule.getHandle(scheduleId));
+        await onSchedule(client, scheduleId, act);
         print(`schedule ${name}: ${scheduleId}`);
       });
     });

@@ -2,7 +2,7 @@
  * Recurring crawls on Temporal Schedules: no external cron. Each scheduled run is a crawl of
  * its own, whose ID is the schedule ID plus the run's scheduled time (Temporal appends it).
  */
-import type { Client, ScheduleDescription, ScheduleOverlapPolicy, ScheduleSummary } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleDescription, type ScheduleHandle, type ScheduleOverlapPolicy, type ScheduleSummary } from '@temporalio/client';
 import type { CrawlInput } from '../shared/crawl-config';
 import { CRAWL_WORKFLOW_TYPE } from '../shared/names';
 import type { crawlSession } from '../workflows';
@@ -15,12 +15,31 @@ export interface CrawlScheduleOptions {
   scheduleId: string;
   input: CrawlInput;
   taskQueue: string;
-  /** Exactly one of the two. */
-  every?: string;
+  /** Exactly one of the two: an interval in milliseconds, or a cron expression. */
+  everyMs?: number;
   cron?: string;
   overlap: OverlapPolicy;
-  catchupWindow: string;
+  catchupWindowMs: number;
   paused?: boolean;
+}
+
+export class ScheduleExistsError extends Error {
+  readonly code = 'schedule-exists';
+  constructor(scheduleId: string) {
+    super(`schedule "${scheduleId}" already exists: choose another ID, or delete it first (crawlflow schedule delete ${scheduleId})`);
+  }
+}
+
+export class UnknownScheduleError extends Error {
+  readonly code = 'unknown-schedule';
+  constructor(scheduleId: string) {
+    super(`no schedule "${scheduleId}"`);
+  }
+}
+
+/** The server refused the schedule's cron expression or interval; the message is its reason. */
+export class InvalidScheduleSpecError extends Error {
+  readonly code = 'invalid-schedule-spec';
 }
 
 function overlapPolicy(policy: OverlapPolicy): ScheduleOverlapPolicy {
@@ -30,9 +49,21 @@ function overlapPolicy(policy: OverlapPolicy): ScheduleOverlapPolicy {
 export async function createCrawlSchedule(client: Client, options: CrawlScheduleOptions): Promise<void> {
   // Every run the schedule starts would fail the same way.
   checkCrawlInput(options.input);
-  await client.schedule.create<typeof crawlSession>({
+  try {
+    await createSchedule(client, options);
+  } catch (err) {
+    if (err instanceof ScheduleAlreadyRunning) throw new ScheduleExistsError(options.scheduleId);
+    // The SDK turns the server's INVALID_ARGUMENT "Invalid schedule spec: <reason>" into a bare
+    // TypeError with the reason; durations reach it as numbers, so its own checks do not throw one.
+    if (err instanceof TypeError) throw new InvalidScheduleSpecError(err.message, { cause: err });
+    throw err;
+  }
+}
+
+function createSchedule(client: Client, options: CrawlScheduleOptions): Promise<ScheduleHandle> {
+  return client.schedule.create<typeof crawlSession>({
     scheduleId: options.scheduleId,
-    spec: options.cron ? { cronExpressions: [options.cron] } : { intervals: [{ every: options.every as string }] },
+    spec: options.cron ? { cronExpressions: [options.cron] } : { intervals: [{ every: options.everyMs as number }] },
     action: {
       type: 'startWorkflow',
       workflowType: CRAWL_WORKFLOW_TYPE,
@@ -42,7 +73,7 @@ export async function createCrawlSchedule(client: Client, options: CrawlSchedule
       workflowTaskTimeout: CRAWL_WORKFLOW_TASK_TIMEOUT,
       staticSummary: `scheduled crawl ${options.scheduleId}`,
     },
-    policies: { overlap: overlapPolicy(options.overlap), catchupWindow: options.catchupWindow },
+    policies: { overlap: overlapPolicy(options.overlap), catchupWindow: options.catchupWindowMs },
     state: { paused: options.paused ?? false },
   });
 }
@@ -55,6 +86,16 @@ export async function listCrawlSchedules(client: Client): Promise<ScheduleSummar
   return schedules;
 }
 
+/** Runs `act` on the schedule's handle: UnknownScheduleError when the server has no such schedule. */
+export async function onSchedule<T>(client: Client, scheduleId: string, act: (handle: ScheduleHandle) => Promise<T>): Promise<T> {
+  try {
+    return await act(client.schedule.getHandle(scheduleId));
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError) throw new UnknownScheduleError(scheduleId);
+    throw err;
+  }
+}
+
 export function describeCrawlSchedule(client: Client, scheduleId: string): Promise<ScheduleDescription> {
-  return client.schedule.getHandle(scheduleId).describe();
+  return onSchedule(client, scheduleId, (handle) => handle.describe());
 }

@@ -2,12 +2,29 @@
  * Writes an export to `<file>.partial` and renames it into place once complete, so an
  * interrupted export never leaves a half-written file where a complete one is expected.
  */
-import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 
+/**
+ * The export file could not be written: its directory went away, the disk is full, ... The
+ * partial file is removed, and a complete file already at `outFile` is left as it was.
+ */
+export class ExportWriteError extends Error {
+  readonly code = 'export-write';
+  /** What failed, without what it left: `cannot write <file> (ENOSPC)`. */
+  readonly failure: string;
+  constructor(outFile: string, cause: NodeJS.ErrnoException) {
+    const failure = `cannot write ${outFile} (${cause.code ?? cause.message})`;
+    super(`${failure}; a file already there is left as it was`, { cause });
+    this.failure = failure;
+  }
+}
+
 /** Writes a chunk, waiting when the stream asks to (so a large export stays at flat memory). */
 export async function writeChunk(out: WriteStream, chunk: string | Buffer): Promise<void> {
+  // A stream that failed never drains: waiting for it would hang the export.
+  if (out.errored) throw out.errored;
   if (!out.write(chunk)) await once(out, 'drain');
 }
 
@@ -37,9 +54,26 @@ export class ChunkedWriter {
   }
 }
 
+/**
+ * Opens the partial file before anything is written: a file that cannot be made (its directory
+ * went away, a directory has its name) fails here, and a failure later removes only a file
+ * this export made.
+ */
+function openPartial(outFile: string, partial: string): number {
+  try {
+    return openSync(partial, 'w');
+  } catch (err) {
+    throw new ExportWriteError(outFile, err as NodeJS.ErrnoException);
+  }
+}
+
 export async function writeAtomically<T>(outFile: string, write: (out: WriteStream) => Promise<T>): Promise<T> {
   const partial = `${outFile}.partial`;
-  const out = createWriteStream(partial);
+  const out = createWriteStream(partial, { fd: openPartial(outFile, partial) });
+  // The stream's error (a write failed: the disk is full, ...) may come while `write`
+  // reads the store rather than waits on the stream: the next writeChunk throws it from
+  // `out.errored`, and an 'error' event with no listener would end the process instead.
+  out.on('error', () => undefined);
   try {
     const result = await write(out);
     out.end();
@@ -47,8 +81,10 @@ export async function writeAtomically<T>(outFile: string, write: (out: WriteStre
     renameSync(partial, outFile);
     return result;
   } catch (err) {
+    const fileError = out.errored === err || (err as NodeJS.ErrnoException).syscall === 'rename';
     out.destroy();
     rmSync(partial, { force: true });
-    throw err;
+    // The store's errors (an unknown body, a WARC with no bodies) go up as they are.
+    throw fileError ? new ExportWriteError(outFile, err as NodeJS.ErrnoException) : err;
   }
 }

@@ -5,6 +5,7 @@ import type { BodyStore } from '../bodies/body-store';
 import type { FrontierStore, PageRecord } from '../store/frontier-store';
 import { openStoreBackend } from '../store/open-store-backend';
 import { UnknownCrawlError } from '../store/store-backend';
+import { storeDamage } from '../store/store-errors';
 import type { StoreConfig } from '../store/store-url';
 import { ChunkedWriter, writeAtomically } from './atomic-file';
 
@@ -12,7 +13,8 @@ export { UnknownCrawlError };
 
 /**
  * Runs `read` with the store of a crawl that has one (UnknownCrawlError otherwise) and the
- * body store that goes with it, then closes them.
+ * body store that goes with it, then closes them. A damaged store (DamagedStoreError) may show
+ * on opening it or only at the page read that finds the damage.
  */
 export async function withCrawlStore<T>(config: StoreConfig, crawlId: string, read: (store: FrontierStore, bodies: BodyStore) => Promise<T>): Promise<T> {
   const backend = await openStoreBackend(config);
@@ -23,6 +25,8 @@ export async function withCrawlStore<T>(config: StoreConfig, crawlId: string, re
     } finally {
       await store.close();
     }
+  } catch (err) {
+    throw storeDamage(err, `the store of crawl "${crawlId}" (${backend.description})`) ?? err;
   } finally {
     await backend.close();
   }

@@ -39,3 +39,22 @@ export function storeOutage(err: unknown): StoreUnavailableError | undefined {
   if (!isOutage(err)) return undefined;
   return new StoreUnavailableError(`the frontier store cannot be reached: ${(err as Error).message}`, { cause: err });
 }
+
+/**
+ * The store answered, but what it holds for a crawl is damaged: its SQLite file is no database
+ * or has corrupt pages, or PostgreSQL found corrupt data. Unlike an outage, waiting does not
+ * cure it.
+ */
+export class DamagedStoreError extends Error {
+  readonly code = 'damaged-store';
+}
+
+/** SQLite's codes for a file that is no database or is corrupt; PostgreSQL's data_corrupted and index_corrupted. */
+const DAMAGE_CODES = /^(SQLITE_NOTADB|SQLITE_CORRUPT(_\w+)?|XX00[12])$/;
+
+/** The error as a DamagedStoreError of the store `where` when it tells of damage; undefined otherwise. */
+export function storeDamage(err: unknown, where: string): DamagedStoreError | undefined {
+  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  if (typeof code !== 'string' || !DAMAGE_CODES.test(code)) return undefined;
+  return new DamagedStoreError(`${where} cannot be read: ${(err as Error).message}`, { cause: err });
+}

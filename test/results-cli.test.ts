@@ -1,0 +1,119 @@
+/**
+ * Results that cannot be written or read, through real `crawlflow` processes against a test
+ * server and worker: each command ends with exit code 1 and one line that names the file or
+ * the crawl's store, a complete file already there is kept, and a crawl whose file could not
+ * be written says that its results are kept and how to write them.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
+import { waitFor } from './helpers/fixtures';
+import { runCli } from './helpers/processes';
+import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+
+const dir = mkdtempSync(join(tmpdir(), 'crawlflow-results-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** No stack trace, one line. */
+function assertOneLine(stderr: string): void {
+  assert.equal(stderr.trim().split('\n').length, 1, `one line: ${stderr}`);
+}
+
+describe('results that cannot be written or read', () => {
+  let env: TestTemporal;
+  let site: SyntheticSite;
+  let cliEnv: NodeJS.ProcessEnv;
+  const queue = uniqueQueue('results-cli');
+
+  before(async () => {
+    env = await startTestTemporal();
+    await env.startWorker(queue);
+    site = await startSyntheticSite({ pages: 40, latencyMs: 20 });
+    cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: queue, CRAWLFLOW_DATA_DIR: env.dataDir };
+  });
+  after(async () => {
+    await site?.close();
+    await env?.close();
+  });
+
+  it('a crawl whose results file cannot be written when it ends says so in one line, and `results` then writes them', async () => {
+    const outDir = join(dir, 'gone');
+    mkdirSync(outDir);
+    const out = join(outDir, 'crawl.jsonl');
+    const crawling = runCli(['crawl', site.urlOf(0), '--id', 'results-unwritable', '--out', out], cliEnv);
+    // The command checked --out before starting; the directory goes away while the crawl runs.
+    await waitFor(() => site.requests.length > 0, 60_000, 'the crawl to start');
+    rmSync(outDir, { recursive: true });
+    const crawled = await crawling;
+    assert.equal(crawled.code, 1, crawled.stderr);
+    assert.equal(
+      crawled.stderr.trimEnd().split('\n').at(-1),
+      `crawlflow: crawl results-unwritable completed, but cannot write ${out} (ENOENT); its results are kept: write them with \`crawlflow results results-unwritable --format jsonl --out <file>\``,
+    );
+    assert.doesNotMatch(crawled.stderr, /^\s+at /m, 'no stack trace');
+
+    const kept = join(dir, 'kept.jsonl');
+    const written = await runCli(['results', 'results-unwritable', '--format', 'jsonl', '--out', kept], cliEnv);
+    assert.equal(written.code, 0, written.stderr);
+    const records = await readRecords(env.dataDir, 'results-unwritable');
+    assert.ok(records.length > 0);
+    assert.equal(written.stdout, `${records.length} lines written to ${kept}\n`);
+    assert.equal(readFileSync(kept, 'utf8').trim().split('\n').length, records.length);
+  });
+
+  it('results that cannot write its file exits 1 with one line, and the earlier file is kept as it was', async () => {
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-kept', '--out', join(dir, 'first.jsonl')], cliEnv);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    const out = join(dir, 'earlier.jsonl');
+    writeFileSync(out, 'an earlier export\n');
+    // Something else holds the name the export writes to first.
+    mkdirSync(`${out}.partial`);
+    const result = await runCli(['results', 'results-kept', '--out', out], cliEnv);
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(result.stderr, `crawlflow: cannot write ${out} (EISDIR); a file already there is left as it was\n`);
+    assertOneLine(result.stderr);
+    assert.equal(readFileSync(out, 'utf8'), 'an earlier export\n');
+  });
+
+  it('results of a crawl whose store is damaged exits 1 with one line naming the crawl and its store', async () => {
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-damaged', '--out', join(dir, 'damaged.jsonl')], cliEnv);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    const stores = join(env.dataDir, 'crawls');
+    // A file that is no database, and a real store whose pages after the first are overwritten.
+    writeFileSync(join(stores, 'not-a-store.sqlite'), 'not a database, but long enough to have a header of one\n'.repeat(4));
+    const copy = join(stores, 'damaged-store.sqlite');
+    // The worker keeps the crawl's pages in its write-ahead log: a copy takes them all into one file.
+    const db = new Database(join(stores, 'results-damaged.sqlite'));
+    db.exec(`VACUUM INTO '${copy}'`);
+    db.close();
+    const damaged = readFileSync(copy);
+    assert.ok(damaged.length > 4096 * 4, 'a store of more than a few pages');
+    writeFileSync(copy, damaged.fill(0xff, 4096));
+
+    const where = `(sqlite files in ${env.dataDir})`;
+    const notAStore = await runCli(['results', 'not-a-store', '--out', join(dir, 'not-a-store.jsonl')], cliEnv);
+    assert.equal(notAStore.code, 1, notAStore.stderr);
+    assert.equal(notAStore.stderr, `crawlflow: the store of crawl "not-a-store" ${where} cannot be read: file is not a database\n`);
+    const broken = await runCli(['results', 'damaged-store', '--format', 'csv', '--out', join(dir, 'damaged-store.csv')], cliEnv);
+    assert.equal(broken.code, 1, broken.stderr);
+    assert.equal(broken.stderr, `crawlflow: the store of crawl "damaged-store" ${where} cannot be read: database disk image is malformed\n`);
+    assert.ok(!existsSync(join(dir, 'damaged-store.csv')) && !existsSync(join(dir, 'damaged-store.csv.partial')), 'no file is left');
+  });
+
+  it('a WARC export whose body files are gone exits 1 with one line naming the missing file, and writes nothing', async () => {
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-no-bodies', '--store-bodies', '--out', join(dir, 'no-bodies.jsonl')], cliEnv);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    // As on a machine other than the one whose worker stored them.
+    const bodies = join(env.dataDir, 'crawls', 'results-no-bodies', 'warc');
+    rmSync(bodies, { recursive: true });
+    const out = join(dir, 'no-bodies.warc.gz');
+    const result = await runCli(['results', 'results-no-bodies', '--format', 'warc', '--out', out], cliEnv);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, new RegExp(`^crawlflow: no body file ${bodies}/\\S+\\.warc\\.gz for \\S+: body files stay on the machine whose worker fetched the page\n$`));
+    assert.ok(!existsSync(out) && !existsSync(`${out}.partial`), 'no file is left');
+  });
+});
