@@ -354,7 +354,7 @@ export const crawlConfigSchema = z
     maxRetries: setting(count(0, 10).default(2), {
       section: 'fetching',
       doc:
-        'Retries of one URL after `timeout`, `dns`, `connect`, `reset`, `truncated`, or HTTP 408/425/429/500/502/503/504, with backoff; ' +
+        'Retries of one URL after `timeout`, `dns`, `connect`, `reset`, `truncated`, `network`, or HTTP 408/425/429/500/502/503/504, with backoff; ' +
         'a 429/503 `Retry-After` holds the whole host.',
     }),
     maxPagesPerHost: setting(count(1, 100_000_000).default(100_000), {
