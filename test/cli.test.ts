@@ -11,7 +11,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
@@ -25,7 +24,7 @@ import { crawlResult } from '../src/client/crawl-result';
 import { connectClient } from '../src/temporal/target';
 import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
-import { CLI, embeddedServerEnv, runCli, spawnGroupedCli, spawnWorker, type WorkerProcess } from './helpers/processes';
+import { embeddedServerEnv, runCli, spawnCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import type { PageRecord } from '../src/store/frontier-store';
 
@@ -170,7 +169,7 @@ describe('quick start: embedded dev server', () => {
     const slowSite = await startSyntheticSite({ pages: 300, latencyMs: 20 });
     try {
       const args = ['crawl', slowSite.urlOf(0), '--concurrency', '2', '--batch-size', '10', '--out', join(dataDir, 'interrupted.jsonl'), '--id', 'cli-interrupted'];
-      const crawl = spawnGroupedCli(args, env);
+      const crawl = spawnCli(args, env);
       await waitFor(() => slowSite.requests.length >= 20, 60_000, '20 page requests');
       const interruptedAt = Date.now();
       crawl.signalGroup('SIGINT');
@@ -217,7 +216,7 @@ describe('a terminal that closes under `crawlflow crawl`', () => {
   it('a hang-up (SIGHUP to its process group, as a closed terminal sends it) ends the command and the dev server it started', async () => {
     const slowSite = await startSyntheticSite({ pages: 300, latencyMs: 20 });
     try {
-      const crawl = spawnGroupedCli(['crawl', slowSite.urlOf(0), '--concurrency', '2', '--batch-size', '10', '--out', join(dataDir, 'hung-up.jsonl'), '--id', 'cli-hung-up'], env);
+      const crawl = spawnCli(['crawl', slowSite.urlOf(0), '--concurrency', '2', '--batch-size', '10', '--out', join(dataDir, 'hung-up.jsonl'), '--id', 'cli-hung-up'], env);
       await waitFor(() => slowSite.requests.length >= 5, 60_000, '5 page requests');
       crawl.signalGroup('SIGHUP');
       assert.deepEqual(await crawl.exited, [129, null], crawl.stderr());
@@ -279,16 +278,11 @@ describe('past crawls on the embedded default: `status` and `ui` start the dev s
   });
 
   it('ui serves the Web UI it printed, the ended crawl in it, until SIGTERM stops it cleanly', async () => {
-    const ui = spawn(process.execPath, [CLI, 'ui'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = once(ui, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-    let stdout = '';
-    let stderr = '';
-    ui.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    ui.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const ui = spawnCli(['ui'], env);
     try {
-      await waitFor(() => stdout.includes('Ctrl-C stops it\n') || ui.exitCode !== null, 60_000, '`crawlflow ui` to print its URL');
+      await waitFor(() => ui.stdout().includes('Ctrl-C stops it\n') || !ui.running(), 60_000, '`crawlflow ui` to print its URL');
       const uiUrl = `http://localhost:${env.CRAWLFLOW_DEV_SERVER_UI_PORT}`;
-      assert.equal(stdout, `Web UI: ${uiUrl}\n  history from ${join(dataDir, 'temporal.sqlite')}; Ctrl-C stops it\n`, stderr);
+      assert.equal(ui.stdout(), `Web UI: ${uiUrl}\n  history from ${join(dataDir, 'temporal.sqlite')}; Ctrl-C stops it\n`, ui.stderr());
       // The Web UI's own API, behind the page the crawl printed: it answers from the crawl's history.
       let execution: { workflowExecutionInfo?: { execution: { workflowId: string }; status: string } } = {};
       await waitFor(
@@ -309,9 +303,9 @@ describe('past crawls on the embedded default: `status` and `ui` start the dev s
       assert.equal(page.statusCode, 200, 'the page the crawl named is served');
       assert.match(await page.body.text(), /<html/i);
     } finally {
-      ui.kill('SIGTERM');
+      ui.signal('SIGTERM');
     }
-    assert.deepEqual(await exited, [0, null], `exit code 0 after SIGTERM (${stderr})`);
+    assert.deepEqual(await ui.exited, [0, null], `exit code 0 after SIGTERM (${ui.stderr()})`);
     assert.equal(await serverRuns(), false, 'the dev server stopped with it');
   });
 });

@@ -93,17 +93,20 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeou
   return { code, stdout, stderr };
 }
 
-export interface GroupedCli {
+export interface CliProcess {
   /** Settles with the exit code and signal. */
   exited: Promise<[number | null, NodeJS.Signals | null]>;
+  running(): boolean;
   stdout(): string;
   stderr(): string;
+  /** A signal to the command's process alone, as a supervisor sends it. */
+  signal(signal: NodeJS.Signals): void;
   /** What a terminal sends its foreground process group: SIGINT for Ctrl-C, SIGHUP when it closes. */
   signalGroup(signal: NodeJS.Signals): void;
 }
 
-/** `crawlflow <args>` in a process group of its own, as a shell runs a command in a terminal. */
-export function spawnGroupedCli(args: string[], env: NodeJS.ProcessEnv): GroupedCli {
+/** `crawlflow <args>` running in the background, in a process group of its own, as a shell runs a command in a terminal. */
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv): CliProcess {
   const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   let stdout = '';
@@ -112,8 +115,10 @@ export function spawnGroupedCli(args: string[], env: NodeJS.ProcessEnv): Grouped
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return {
     exited,
+    running: () => child.exitCode === null && child.signalCode === null,
     stdout: () => stdout,
     stderr: () => stderr,
+    signal: (signal) => child.kill(signal),
     signalGroup: (signal) => process.kill(-child.pid!, signal),
   };
 }
