@@ -9,7 +9,7 @@ import type { BatchOrder } from '../src/scheduling/crawl-plan';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { InvalidCrawlConfigError, type CrawlInput } from '../src/shared/crawl-config';
 import { NativeConnection } from '@temporalio/worker';
 import Database from 'better-sqlite3';
@@ -117,11 +117,20 @@ describe('Temporal-native operation', () => {
       assert.equal(hostState.host, host);
       assert.ok(hostState.batchesInFlight <= 1);
 
+      // A script tells a refused update by its type, the one an invalid crawl input fails with, and does not retry it.
       await assert.rejects(handle.executeUpdate(setLimitsUpdate, { args: [{ concurrency: 0 }] }), (err: unknown) => {
         assert.ok(err instanceof WorkflowUpdateFailedError);
-        assert.match(String(err.cause?.message), /concurrency/);
+        assert.ok(err.cause instanceof ApplicationFailure, String(err.cause));
+        assert.equal(err.cause.type, 'InvalidCrawlConfig');
+        assert.equal(err.cause.nonRetryable, true);
+        assert.equal(err.cause.message, 'invalid crawl config: concurrency: Too small: expected number to be >=1');
         return true;
       });
+      const refusedByCli = await temporalCli(env, ['workflow', 'update', 'execute', '--workflow-id', 'native-updates', '--name', 'setLimits', '--input', '{"concurrency":0}']).then(
+        () => assert.fail('the temporal CLI reported a refused update as done'),
+        (err: { stderr: string }) => err.stderr,
+      );
+      assert.match(refusedByCli, /invalid crawl config: concurrency: Too small: expected number to be >=1 \(type: InvalidCrawlConfig, retryable: false\)/);
       await assert.rejects(handle.executeUpdate(addSeedsUpdate, { args: [['not a url']] }), (err: unknown) => {
         assert.match(String((err as WorkflowUpdateFailedError).cause?.message), /seeds\.0: must be an absolute http\(s\) URL/);
         return true;

@@ -392,6 +392,11 @@ export type CrawlConfig = z.output<typeof crawlConfigSchema>;
 
 /** The code of an invalid crawl input, wherever it is found. */
 export const INVALID_CONFIG = 'invalid-config';
+/**
+ * The failure type a client sees for an invalid input: a crawl that fails on its input, and an
+ * update the crawl refuses. Non-retryable: every attempt would fail the same way.
+ */
+export const INVALID_CONFIG_FAILURE = 'InvalidCrawlConfig';
 
 export class InvalidCrawlConfigError extends Error {
   readonly code = INVALID_CONFIG;
