@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import type { BatchOrder } from '../src/scheduling/crawl-plan';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { InvalidCrawlConfigError, type CrawlInput } from '../src/shared/crawl-config';
@@ -17,10 +18,10 @@ import { createCrawlWorker } from '../src/workers/crawl-worker';
 import { CrawlMetrics } from '../src/observability/metrics';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { crawlHandle, startCrawl } from '../src/client/crawl-client';
-import { addSeedsUpdate, frontierQuery, hostQuery, setLimitsUpdate, stopUpdate } from '../src/shared/messages';
+import { addSeedsUpdate, frontierQuery, hostQuery, progressQuery, setLimitsUpdate, stopUpdate } from '../src/shared/messages';
 import { projectRoot, temporalBinaryPath } from '../src/temporal/project-paths';
 import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
-import { runCli } from './helpers/processes';
+import { runCli, spawnWorker } from './helpers/processes';
 import { sleep, waitFor } from './helpers/fixtures';
 import { decodePayload } from './helpers/histories';
 
@@ -160,6 +161,48 @@ describe('Temporal-native operation', () => {
       assert.equal(records.length, summary.totals.processed);
       assert.ok(records.every((record) => record.status === 200), 'a graceful stop keeps complete records only');
     } finally {
+      await slow.close();
+    }
+  });
+
+  it('a signal the crawl does not take is logged as a warning, an update\'s name with how to send it, and changes nothing', async () => {
+    const slow = await startSyntheticSite({ pages: 400, latencyMs: 40 });
+    // A worker process of its own, whose JSON log lines the test reads as an operator would.
+    const logFile = join(env.dataDir, 'stray-signals-worker.log');
+    const strayQueue = uniqueQueue('stray');
+    const worker = spawnWorker({ address: env.address, taskQueue: strayQueue, dataDir: env.dataDir, logFile });
+    try {
+      await worker.ready;
+      const handle = await startCrawl(env.client, 'native-stray-signals', { seeds: [slow.urlOf(0)], perHostConcurrency: 1, batchSize: 5 }, strayQueue);
+      await waitFor(() => slow.requests.length > 5, 20_000, 'the crawl to start');
+      for (const [name, input] of [['stop', undefined], ['setLimits', '{"concurrency":1}'], ['frobnicate', undefined]] as const) {
+        await temporalCli(env, ['workflow', 'signal', '--workflow-id', 'native-stray-signals', '--name', name, ...(input === undefined ? [] : ['--input', input])]);
+      }
+      const warnings = (): Array<{ msg: string; level: number; signal?: string }> =>
+        readFileSync(logFile, 'utf8')
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { msg: string; level: number; signal?: string; sdkComponent?: string; workflowId?: string })
+          .filter((line) => line.sdkComponent === 'workflow' && line.workflowId === 'native-stray-signals' && line.signal !== undefined);
+      await waitFor(() => warnings().length === 3, 15_000, 'a warning for each stray signal');
+      assert.deepEqual(
+        warnings().map(({ msg, level, signal }) => ({ msg, level, signal })),
+        [
+          { level: 40, signal: 'stop', msg: 'signal "stop" ignored: stop is an update, send it as one: temporal workflow update execute --workflow-id native-stray-signals --name stop' },
+          { level: 40, signal: 'setLimits', msg: 'signal "setLimits" ignored: setLimits is an update, send it as one: temporal workflow update execute --workflow-id native-stray-signals --name setLimits' },
+          { level: 40, signal: 'frobnicate', msg: 'signal "frobnicate" ignored: the crawl takes the signals pause and resume' },
+        ],
+      );
+
+      // The crawl went on as it was: running, its limits untouched.
+      assert.equal((await handle.query(progressQuery)).status, 'running');
+      assert.deepEqual(await handle.executeUpdate(setLimitsUpdate, { args: [{}] }), { concurrency: 8, perHostConcurrency: 1, delayMs: 0 });
+      await handle.executeUpdate(stopUpdate);
+      assert.equal((await handle.result()).status, 'stopped');
+      const signaled = ((await handle.fetchHistory()).events ?? []).flatMap((event) => event.workflowExecutionSignaledEventAttributes?.signalName ?? []);
+      assert.deepEqual(signaled, ['stop', 'setLimits', 'frobnicate']);
+    } finally {
+      await worker.kill('SIGTERM');
       await slow.close();
     }
   });
