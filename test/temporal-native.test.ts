@@ -270,7 +270,7 @@ describe('Temporal-native operation', () => {
     }
   });
 
-  it('schedule commands end with one line for a taken ID, an unknown ID and a cron the server refuses, and take compound durations', async () => {
+  it('schedule commands end with one line for a taken ID, an unknown ID and a cron the server refuses, and take compound durations and cron macros', async () => {
     const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: queue, CRAWLFLOW_DATA_DIR: env.dataDir };
     const create = (id: string, ...timing: string[]) => runCli(['schedule', 'create', id, site.urlOf(0), ...timing, '--paused'], cliEnv);
 
@@ -288,12 +288,27 @@ describe('Temporal-native operation', () => {
     assert.equal(badCron.code, 2, badCron.stderr);
     assert.equal(badCron.stderr, 'crawlflow: --cron "99 * * * *": Minute is not in range [0-59]\n');
 
+    // What the server takes besides five fields (macros, @every, a time zone) is not refused before it is asked; what it refuses is one line.
+    for (const [id, cron] of [['sched-daily', '@daily'], ['sched-every', '@every 1h30m'], ['sched-berlin', 'CRON_TZ=Europe/Berlin 0 3 * * 1-5']]) {
+      const taken = await create(id, '--cron', cron);
+      assert.equal(taken.code, 0, `${cron}: ${taken.stderr}`);
+      assert.equal(taken.stdout, `schedule ${id} created\n`);
+    }
+    const daily = (await env.client.schedule.getHandle('sched-daily').describe()).spec.calendars;
+    assert.deepEqual([daily?.length, daily?.[0].hour, daily?.[0].minute], [1, [{ start: 0, end: 0, step: 1 }], [{ start: 0, end: 0, step: 1 }]], '@daily: at midnight');
+    assert.deepEqual((await env.client.schedule.getHandle('sched-every').describe()).spec.intervals?.map((interval) => interval.every), [90 * 60_000]);
+    for (const [cron, reason] of [['@dialy', 'CronString does not have 5-7 fields'], ['0 3 * *', 'CronString does not have 5-7 fields'], ['@every banana', 'time: invalid duration "banana"']]) {
+      const refused = await create('sched-refused', '--cron', cron);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.equal(refused.stderr, `crawlflow: --cron "${cron}": ${reason}\n`);
+    }
+
     for (const command of ['describe', 'pause', 'unpause', 'trigger', 'delete']) {
       const unknown = await runCli(['schedule', command, 'no-such-schedule'], cliEnv);
       assert.equal(unknown.code, 1, `${command}: ${unknown.stderr}`);
       assert.equal(unknown.stderr, 'crawlflow: no schedule "no-such-schedule"\n', command);
     }
-    assert.equal((await runCli(['schedule', 'delete', 'sched-compound'], cliEnv)).code, 0);
+    for (const id of ['sched-compound', 'sched-daily', 'sched-every', 'sched-berlin']) assert.equal((await runCli(['schedule', 'delete', id], cliEnv)).code, 0);
   });
 
   it('the client example starts a crawl, follows its progress and reads its results', async () => {
