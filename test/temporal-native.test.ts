@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import type { BatchOrder } from '../src/scheduling/crawl-plan';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { InvalidCrawlConfigError, type CrawlInput } from '../src/shared/crawl-config';
 import { NativeConnection } from '@temporalio/worker';
 import Database from 'better-sqlite3';
@@ -17,10 +18,10 @@ import { createCrawlWorker } from '../src/workers/crawl-worker';
 import { CrawlMetrics } from '../src/observability/metrics';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { crawlHandle, startCrawl } from '../src/client/crawl-client';
-import { addSeedsUpdate, frontierQuery, hostQuery, setLimitsUpdate, stopUpdate } from '../src/shared/messages';
+import { addSeedsUpdate, frontierQuery, hostQuery, progressQuery, setLimitsUpdate, stopUpdate } from '../src/shared/messages';
 import { projectRoot, temporalBinaryPath } from '../src/temporal/project-paths';
 import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
-import { runCli } from './helpers/processes';
+import { runCli, spawnWorker } from './helpers/processes';
 import { sleep, waitFor } from './helpers/fixtures';
 import { decodePayload } from './helpers/histories';
 
@@ -117,11 +118,20 @@ describe('Temporal-native operation', () => {
       assert.equal(hostState.host, host);
       assert.ok(hostState.batchesInFlight <= 1);
 
+      // A script tells a refused update by its type, the one an invalid crawl input fails with, and does not retry it.
       await assert.rejects(handle.executeUpdate(setLimitsUpdate, { args: [{ concurrency: 0 }] }), (err: unknown) => {
         assert.ok(err instanceof WorkflowUpdateFailedError);
-        assert.match(String(err.cause?.message), /concurrency/);
+        assert.ok(err.cause instanceof ApplicationFailure, String(err.cause));
+        assert.equal(err.cause.type, 'InvalidCrawlConfig');
+        assert.equal(err.cause.nonRetryable, true);
+        assert.equal(err.cause.message, 'invalid crawl config: concurrency: Too small: expected number to be >=1');
         return true;
       });
+      const refusedByCli = await temporalCli(env, ['workflow', 'update', 'execute', '--workflow-id', 'native-updates', '--name', 'setLimits', '--input', '{"concurrency":0}']).then(
+        () => assert.fail('the temporal CLI reported a refused update as done'),
+        (err: { stderr: string }) => err.stderr,
+      );
+      assert.match(refusedByCli, /invalid crawl config: concurrency: Too small: expected number to be >=1 \(type: InvalidCrawlConfig, retryable: false\)/);
       await assert.rejects(handle.executeUpdate(addSeedsUpdate, { args: [['not a url']] }), (err: unknown) => {
         assert.match(String((err as WorkflowUpdateFailedError).cause?.message), /seeds\.0: must be an absolute http\(s\) URL/);
         return true;
@@ -151,6 +161,48 @@ describe('Temporal-native operation', () => {
       assert.equal(records.length, summary.totals.processed);
       assert.ok(records.every((record) => record.status === 200), 'a graceful stop keeps complete records only');
     } finally {
+      await slow.close();
+    }
+  });
+
+  it('a signal the crawl does not take is logged as a warning, an update\'s name with how to send it, and changes nothing', async () => {
+    const slow = await startSyntheticSite({ pages: 400, latencyMs: 40 });
+    // A worker process of its own, whose JSON log lines the test reads as an operator would.
+    const logFile = join(env.dataDir, 'stray-signals-worker.log');
+    const strayQueue = uniqueQueue('stray');
+    const worker = spawnWorker({ address: env.address, taskQueue: strayQueue, dataDir: env.dataDir, logFile });
+    try {
+      await worker.ready;
+      const handle = await startCrawl(env.client, 'native-stray-signals', { seeds: [slow.urlOf(0)], perHostConcurrency: 1, batchSize: 5 }, strayQueue);
+      await waitFor(() => slow.requests.length > 5, 20_000, 'the crawl to start');
+      for (const [name, input] of [['stop', undefined], ['setLimits', '{"concurrency":1}'], ['frobnicate', undefined]] as const) {
+        await temporalCli(env, ['workflow', 'signal', '--workflow-id', 'native-stray-signals', '--name', name, ...(input === undefined ? [] : ['--input', input])]);
+      }
+      const warnings = (): Array<{ msg: string; level: number; signal?: string }> =>
+        readFileSync(logFile, 'utf8')
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { msg: string; level: number; signal?: string; sdkComponent?: string; workflowId?: string })
+          .filter((line) => line.sdkComponent === 'workflow' && line.workflowId === 'native-stray-signals' && line.signal !== undefined);
+      await waitFor(() => warnings().length === 3, 15_000, 'a warning for each stray signal');
+      assert.deepEqual(
+        warnings().map(({ msg, level, signal }) => ({ msg, level, signal })),
+        [
+          { level: 40, signal: 'stop', msg: 'signal "stop" ignored: stop is an update, send it as one: temporal workflow update execute --workflow-id native-stray-signals --name stop' },
+          { level: 40, signal: 'setLimits', msg: 'signal "setLimits" ignored: setLimits is an update, send it as one: temporal workflow update execute --workflow-id native-stray-signals --name setLimits' },
+          { level: 40, signal: 'frobnicate', msg: 'signal "frobnicate" ignored: the crawl takes the signals pause and resume' },
+        ],
+      );
+
+      // The crawl went on as it was: running, its limits untouched.
+      assert.equal((await handle.query(progressQuery)).status, 'running');
+      assert.deepEqual(await handle.executeUpdate(setLimitsUpdate, { args: [{}] }), { concurrency: 8, perHostConcurrency: 1, delayMs: 0 });
+      await handle.executeUpdate(stopUpdate);
+      assert.equal((await handle.result()).status, 'stopped');
+      const signaled = ((await handle.fetchHistory()).events ?? []).flatMap((event) => event.workflowExecutionSignaledEventAttributes?.signalName ?? []);
+      assert.deepEqual(signaled, ['stop', 'setLimits', 'frobnicate']);
+    } finally {
+      await worker.kill('SIGTERM');
       await slow.close();
     }
   });
@@ -218,7 +270,7 @@ describe('Temporal-native operation', () => {
     }
   });
 
-  it('schedule commands end with one line for a taken ID, an unknown ID and a cron the server refuses, and take compound durations', async () => {
+  it('schedule commands end with one line for a taken ID, an unknown ID and a cron the server refuses, and take compound durations and cron macros', async () => {
     const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: queue, CRAWLFLOW_DATA_DIR: env.dataDir };
     const create = (id: string, ...timing: string[]) => runCli(['schedule', 'create', id, site.urlOf(0), ...timing, '--paused'], cliEnv);
 
@@ -236,12 +288,27 @@ describe('Temporal-native operation', () => {
     assert.equal(badCron.code, 2, badCron.stderr);
     assert.equal(badCron.stderr, 'crawlflow: --cron "99 * * * *": Minute is not in range [0-59]\n');
 
+    // What the server takes besides five fields (macros, @every, a time zone) is not refused before it is asked; what it refuses is one line.
+    for (const [id, cron] of [['sched-daily', '@daily'], ['sched-every', '@every 1h30m'], ['sched-berlin', 'CRON_TZ=Europe/Berlin 0 3 * * 1-5']]) {
+      const taken = await create(id, '--cron', cron);
+      assert.equal(taken.code, 0, `${cron}: ${taken.stderr}`);
+      assert.equal(taken.stdout, `schedule ${id} created\n`);
+    }
+    const daily = (await env.client.schedule.getHandle('sched-daily').describe()).spec.calendars;
+    assert.deepEqual([daily?.length, daily?.[0].hour, daily?.[0].minute], [1, [{ start: 0, end: 0, step: 1 }], [{ start: 0, end: 0, step: 1 }]], '@daily: at midnight');
+    assert.deepEqual((await env.client.schedule.getHandle('sched-every').describe()).spec.intervals?.map((interval) => interval.every), [90 * 60_000]);
+    for (const [cron, reason] of [['@dialy', 'CronString does not have 5-7 fields'], ['0 3 * *', 'CronString does not have 5-7 fields'], ['@every banana', 'time: invalid duration "banana"']]) {
+      const refused = await create('sched-refused', '--cron', cron);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.equal(refused.stderr, `crawlflow: --cron "${cron}": ${reason}\n`);
+    }
+
     for (const command of ['describe', 'pause', 'unpause', 'trigger', 'delete']) {
       const unknown = await runCli(['schedule', command, 'no-such-schedule'], cliEnv);
       assert.equal(unknown.code, 1, `${command}: ${unknown.stderr}`);
       assert.equal(unknown.stderr, 'crawlflow: no schedule "no-such-schedule"\n', command);
     }
-    assert.equal((await runCli(['schedule', 'delete', 'sched-compound'], cliEnv)).code, 0);
+    for (const id of ['sched-compound', 'sched-daily', 'sched-every', 'sched-berlin']) assert.equal((await runCli(['schedule', 'delete', id], cliEnv)).code, 0);
   });
 
   it('the client example starts a crawl, follows its progress and reads its results', async () => {

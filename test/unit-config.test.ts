@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
+import { InvalidCrawlConfigError, parseCrawlConfig, parseLimitsChange } from '../src/shared/crawl-config';
 import { toMilliseconds } from '../src/shared/duration';
 import { TRACKING_PARAMS } from '../src/policy/normalize-url';
 import { DEFAULT_USER_AGENT } from '../src/shared/names';
@@ -137,6 +137,13 @@ describe('parseCrawlConfig', () => {
   it('names an unknown key', () => {
     const err = assertRejected({ seeds: [SEED], maxPagez: 10 }, 'maxPagez');
     assert.equal(err.reason, 'unknown field');
+  });
+
+  it('names a typo before what it leaves missing or wrong elsewhere, at any depth', () => {
+    // The typo is the cause: `render.match: needs at least one URL pattern` would send the user looking for the wrong mistake.
+    assert.throws(() => parseCrawlConfig({ seeds: ['http://127.0.0.1:9/'], render: { mach: ['/a'] } }), { message: 'invalid crawl config: render.mach: unknown field' });
+    assert.throws(() => parseCrawlConfig({ seeds: [SEED], maxPages: 0, hosts: { 'example.com': { delayMz: 1 } } }), { message: 'invalid crawl config: hosts.example.com.delayMz: unknown field' });
+    assert.throws(() => parseLimitsChange({ concurrency: 0, delay: 5 }), { message: 'invalid crawl config: delay: unknown field' });
   });
 
   it('names the scope when it is not host, domain or prefix', () => {

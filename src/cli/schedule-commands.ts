@@ -21,11 +21,14 @@ function durationFlag(flag: string, value: string, min: number, example: string)
   return ms;
 }
 
-/** When the schedule starts crawls, from the flags, checked before anything is sent. */
+/**
+ * When the schedule starts crawls, from the flags, checked before anything is sent. A cron
+ * expression is left to the server, which takes more than five fields (`@daily`,
+ * `@every 1h30m`, `CRON_TZ=<zone>`, seconds and years) and names what it refuses.
+ */
 function scheduleTiming(flags: CreateFlags): Pick<CrawlScheduleOptions, 'everyMs' | 'cron' | 'overlap' | 'catchupWindowMs'> {
   if (Boolean(flags.every) === Boolean(flags.cron)) throw new UsageError('schedule create: give exactly one of --every and --cron');
   const everyMs = flags.every === undefined ? undefined : durationFlag('--every', flags.every, 1_000, '1s, e.g. 6h');
-  if (flags.cron !== undefined && flags.cron.trim().split(/\s+/).length !== 5) throw new UsageError('--cron: must have five fields, e.g. "0 3 * * *"');
   if (!(OVERLAP_POLICIES as readonly string[]).includes(flags.overlap)) throw new UsageError(`--overlap: one of ${OVERLAP_POLICIES.join(', ')}`);
   const catchupWindowMs = durationFlag('--catchup-window', flags.catchupWindow, 10_000, '10s');
   return { everyMs, cron: flags.cron, overlap: flags.overlap as OverlapPolicy, catchupWindowMs };
@@ -50,7 +53,7 @@ export function addScheduleCommands(program: Command): void {
     ),
   )
     .option('--every <duration>', 'interval between crawls, e.g. 6h')
-    .option('--cron <expression>', 'cron expression (UTC), e.g. "0 3 * * *"')
+    .option('--cron <expression>', 'cron expression (UTC unless prefixed CRON_TZ=<zone>), e.g. "0 3 * * *", "@daily" or "@every 6h"')
     .option('--overlap <policy>', `when a crawl is still running at the next time: ${OVERLAP_POLICIES.join('|')}`, 'skip')
     .option('--catchup-window <duration>', 'how far back missed runs are caught up after an outage', '1h')
     .option('--paused', 'create it paused')

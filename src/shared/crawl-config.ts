@@ -392,6 +392,11 @@ export type CrawlConfig = z.output<typeof crawlConfigSchema>;
 
 /** The code of an invalid crawl input, wherever it is found. */
 export const INVALID_CONFIG = 'invalid-config';
+/**
+ * The failure type a client sees for an invalid input: a crawl that fails on its input, and an
+ * update the crawl refuses. Non-retryable: every attempt would fail the same way.
+ */
+export const INVALID_CONFIG_FAILURE = 'InvalidCrawlConfig';
 
 export class InvalidCrawlConfigError extends Error {
   readonly code = INVALID_CONFIG;
@@ -427,9 +432,12 @@ export function seedRefusal(value: string): string | null {
 
 function firstIssueOr<T>(result: z.ZodSafeParseResult<T>, prefix?: string): T {
   if (result.success) return result.data;
-  const [issue] = result.error.issues;
+  const { issues } = result.error;
+  // An unknown key is reported before any other issue, at any depth: a typo (`render.mach`)
+  // also leaves the field it meant missing, and naming that would hide the cause.
+  const issue = issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? issues[0];
   const path = [prefix, ...issue.path].filter((part) => part !== undefined).join('.');
-  // An unknown key is named with its path (`render.mach`), so nested typos are found.
+  // Named with its path, so a nested typo is found where it is.
   const unknown = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => (path ? `${path}.${key}` : key)).join(', ') : undefined;
   const field = unknown ?? (path || 'input');
   throw new InvalidCrawlConfigError(field, issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message);

@@ -2,7 +2,7 @@
  * The crawl's queries, signals and updates, registered on the first workflow task so they are
  * answered while the crawl opens too. They go to the running crawl once it is attached.
  */
-import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, log, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
 import { parseLimitsChange, parseSeeds, type CrawlLimits } from '../shared/crawl-config';
 import type { CrawlProgress, FrontierStats, HostState } from '../shared/crawl-types';
 import { addSeedsUpdate, frontierQuery, hostQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
@@ -42,11 +42,29 @@ export class EarlyMessages {
     setHandler(stopUpdate, async () => (await opened()).stop());
     setHandler(setLimitsUpdate, async (change) => (await opened()).setLimits(change), { validator: validateWith(parseLimitsChange) });
     setHandler(addSeedsUpdate, async (urls) => (await opened()).addSeeds(urls), { validator: validateWith(parseSeeds) });
+    // Last: it takes the signals received before it that no handler above took.
+    setDefaultSignalHandler((name) => warnOfStraySignal(crawlId, name));
   }
 
   attach(run: CrawlMessages): void {
     this.run = run;
   }
+}
+
+const UPDATE_NAMES: ReadonlySet<string> = new Set([addSeedsUpdate.name, setLimitsUpdate.name, stopUpdate.name]);
+const SIGNAL_NAMES = `${pauseSignal.name} and ${resumeSignal.name}`;
+
+/**
+ * A signal the crawl takes no handler for would otherwise be dropped without a word, though the
+ * sender was told it was delivered: most often an update's name (`temporal workflow signal
+ * --name stop`). It only logs: no command, so no patched() is needed, and histories recorded
+ * before it (signals the workflow left unhandled in them too) replay unchanged.
+ */
+function warnOfStraySignal(crawlId: string, signal: string): void {
+  const why = UPDATE_NAMES.has(signal)
+    ? `${signal} is an update, send it as one: temporal workflow update execute --workflow-id ${crawlId} --name ${signal}`
+    : `the crawl takes the signals ${SIGNAL_NAMES}`;
+  log.warn(`signal "${signal}" ignored: ${why}`, { crawlId, signal });
 }
 
 function openingProgress(crawlId: string, startedAt: number): CrawlProgress {

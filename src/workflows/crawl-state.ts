@@ -2,9 +2,9 @@
  * Small helpers of the crawl workflow: counters, the Web UI's live details, the search
  * attributes that index a crawl, and update validation.
  */
-import { upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, upsertSearchAttributes } from '@temporalio/workflow';
 import type { BatchTotals, CrawlProgress } from '../shared/crawl-types';
-import { InvalidCrawlConfigError } from '../shared/crawl-config';
+import { INVALID_CONFIG_FAILURE, InvalidCrawlConfigError } from '../shared/crawl-config';
 import { CRAWL_ID, CRAWL_STATUS, PAGES_CRAWLED, SEED_HOST } from '../shared/search-attributes';
 
 export function emptyTotals(): BatchTotals {
@@ -40,13 +40,18 @@ export function indexedAttributes(crawlId: string, seedHost: string, status: str
   ]);
 }
 
+/** A crawl's input, or an update's, that is invalid, as the client sees it: the field named, never retried. */
+export function invalidConfig(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, INVALID_CONFIG_FAILURE);
+}
+
 /** Update validators throw; the rejection reaches the caller and nothing enters history. */
 export function validateWith<T>(parse: (input: unknown) => T): (input: unknown) => void {
   return (input) => {
     try {
       parse(input);
     } catch (err) {
-      if (err instanceof InvalidCrawlConfigError) throw new Error(err.message);
+      if (err instanceof InvalidCrawlConfigError) throw invalidConfig(err.message);
       throw err;
     }
   };

@@ -11,6 +11,7 @@ import { initialSchedulerState, type SchedulerState } from '../scheduling/crawl-
 import type { CrawlPlan } from '../scheduling/crawl-plan';
 import type { CrawlView } from '../shared/crawl-types';
 import { batchFailure, lifecycle, seedImport } from './crawl-activities';
+import { invalidConfig } from './crawl-state';
 import { isLegacyContinuation, type CrawlSessionInput as V02Input } from './crawl-session-v0.2';
 
 /** What a run hands to the next across continue-as-new. */
@@ -29,11 +30,6 @@ export interface Opened {
   startedAt: number;
   run: number;
   fresh: boolean;
-}
-
-/** A bad input fails the crawl at once, naming the field: every attempt would fail the same way. */
-function invalidConfig(message: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(message, 'InvalidCrawlConfig');
 }
 
 /** A fresh crawl, a continued one, or the continuation of a 0.2.0 run (opened afresh, its counters kept). */

@@ -65,6 +65,16 @@ function lifecycleScenarios(env: TestTemporal, queue: string, site: SyntheticSit
       await handle.result();
       return 'rec-updates';
     }],
+    ['stray-signals', async () => {
+      // Signals the crawl has no handler for: an update's name sent as a signal, and a name it does not know.
+      const handle = await startCrawl(env.client, 'rec-stray-signals', { seeds, batchSize: 5, perHostConcurrency: 1 }, queue);
+      await handle.signal(stopUpdate.name);
+      await handle.signal('frobnicate', { now: true });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await handle.executeUpdate(stopUpdate);
+      await handle.result();
+      return 'rec-stray-signals';
+    }],
     ['failed-batches', async () => {
       // A host override names a variable no worker has: that host's batches fail for good.
       const other = await startSyntheticSite({ pages: 10 });
