@@ -8,7 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -83,6 +83,15 @@ describe('invalid input', { concurrency: 4 }, () => {
     ['an empty crawl ID', ['crawl', 'http://127.0.0.1:9/', '--id', ''], /^error: option '--id <crawl-id>' argument '' is invalid\. must not be empty\.$/m],
     ['a blank crawl ID to address', ['status', ' '], /^error: command-argument value ' ' is invalid for argument 'crawl-id'\. must not be empty\.$/m],
     ['an empty schedule ID', ['schedule', 'describe', ''], /invalid for argument 'schedule-id'\. must not be empty\.$/m],
+    ['a crawl ID with a line break', ['crawl', 'http://127.0.0.1:9/', '--id', 'a\nb'], /^crawlflow: crawl ID "a\\nb" must not contain control characters \(line breaks, tabs\)\n$/],
+    ['a crawl ID that names a directory', ['results', '..'], /^crawlflow: crawl ID "\.\." must not be "\." or "\.\.", which name directories\n$/],
+    [
+      'a crawl ID too long for a file name',
+      ['status', `${'x'.repeat(240)}/é`],
+      /^crawlflow: crawl ID "x{240}\/é" is too long for a file name: 249 characters encoded, at most 244 \(characters other than A-Z a-z 0-9 - _ \. ! ~ \* ' \( \) take 3 per UTF-8 byte\)\n$/,
+    ],
+    ['a schedule ID whose crawl IDs are too long for a file name', ['schedule', 'pause', 'x'.repeat(220)], /^crawlflow: schedule ID "x{220}" is too long for a file name: 220 characters encoded, at most 219 /],
+    ['a recrawl of a crawl ID with a tab', ['crawl', 'http://127.0.0.1:9/', '--recrawl-of', 'a\tb'], /^crawlflow: --recrawl-of: must not contain control characters \(line breaks, tabs\)\n$/],
     ['a worker with no batch slots', ['worker', '--max-concurrent-batches', '0'], /^error: option '--max-concurrent-batches <n>' argument '0' is invalid\. must be at least 1\.$/m],
     ['a demo site of no pages', ['demo', '--pages', '0'], /^error: option '--pages <n>' argument '0' is invalid\. must be at least 1\.$/m],
     ['a demo site of pages that are not a number', ['demo', '--pages', 'many'], /^error: option '--pages <n>' argument 'many' is invalid\. must be an integer\.$/m],
@@ -479,6 +488,27 @@ describe('against a running `crawlflow worker`', () => {
       assert.match(String(err.cause?.message), /maxPages/);
       return true;
     });
+  });
+
+  it('a workflow ID that cannot be a crawl ID fails the crawl at once, naming it, before any file is written', async () => {
+    const cases: Array<[string, string]> = [
+      ['..', 'must not be "." or "..", which name directories'],
+      ['line\nbreak', 'must not contain control characters (line breaks, tabs)'],
+    ];
+    await Promise.all(cases.map(([id]) => startWithTemporalCli(env, taskQueue, id, { seeds: [site.urlOf(0)], maxPages: 5, storeBodies: true })));
+    for (const [id, why] of cases) {
+      await assert.rejects(env.client.workflow.getHandle(id).result(), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, `${JSON.stringify(id)}: ${String(err)}`);
+        assert.equal(err.cause.type, 'invalid-crawl-id');
+        assert.equal(err.cause.nonRetryable, true);
+        assert.equal(err.cause.message, `crawl ID ${JSON.stringify(id)} ${why}`);
+        return true;
+      });
+    }
+    // `..` made `crawls/...sqlite` and put its bodies in `<data-dir>/warc`, outside `crawls`.
+    assert.ok(!existsSync(join(env.dataDir, 'crawls', '...sqlite')), 'no store of ..');
+    assert.ok(!existsSync(join(env.dataDir, 'warc')), 'no bodies of .. outside crawls/');
+    assert.ok(!existsSync(join(env.dataDir, 'crawls', 'line%0Abreak.sqlite')), 'no store of the ID with a line break');
   });
 
   it('seeds given as one string, not a list, are refused as such, not as missing', async () => {

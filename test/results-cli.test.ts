@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { waitFor } from './helpers/fixtures';
@@ -63,6 +64,21 @@ describe('results that cannot be written or read', () => {
     assert.ok(records.length > 0);
     assert.equal(written.stdout, `${records.length} lines written to ${kept}\n`);
     assert.equal(readFileSync(kept, 'utf8').trim().split('\n').length, records.length);
+  });
+
+  it('a crawl ID with a path in it writes its default results files in the working directory, the ID encoded, and its WARC names the ID as it is', async () => {
+    const work = join(dir, 'work');
+    mkdirSync(work);
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', '../escape', '--store-bodies', '--max-pages', '5'], cliEnv, 120_000, work);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    assert.ok(!existsSync(join(dir, 'escape.jsonl')), 'nothing written outside the working directory');
+    assert.equal(readFileSync(join(work, '..%2Fescape.jsonl'), 'utf8').trim().split('\n').length, 5);
+    const exported = await runCli(['results', '../escape', '--format', 'warc'], cliEnv, 120_000, work);
+    assert.equal(exported.code, 0, exported.stderr);
+    const warc = join(work, '..%2Fescape.warc.gz');
+    assert.equal(exported.stdout, `5 pages written to ${warc}\n`);
+    const warcinfo = gunzipSync(readFileSync(warc)).toString('utf8').split('\r\n\r\n')[1];
+    assert.equal(warcinfo.split('\r\n').find((line) => line.startsWith('isPartOf:')), 'isPartOf: ../escape');
   });
 
   it('results that cannot write its file exits 1 with one line, and the earlier file is kept as it was', async () => {

@@ -31,7 +31,7 @@ import { startSyntheticSite } from '../sites/synthetic-site';
 import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, TemporalUnreachableError, usesExternalCluster } from '../temporal/target';
 import { PortInUseError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
-import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, nonEmpty, storeOption, withClient, type StoreFlags } from './command-kit';
+import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, nonEmpty, crawlIdArgument, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { MetricsListenError } from '../observability/metrics-server';
 import { DamagedStoreError, StoreUnavailableError } from '../store/store-errors';
@@ -179,7 +179,7 @@ function buildProgram(): Command {
 
   const crawlOptions = (command: Command) =>
     commonOptions(addCrawlOptions(command))
-      .option('--id <crawl-id>', 'crawl ID (= workflow ID); the same ID never crawls twice', nonEmpty)
+      .option('--id <crawl-id>', 'crawl ID (= workflow ID); the same ID never crawls twice', crawlIdArgument)
       .option('--json', 'print a machine-readable summary on stdout');
 
   storeOption(crawlOptions(

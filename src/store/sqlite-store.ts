@@ -39,6 +39,7 @@ import { planClaim, READY_CANDIDATES, readyClaims } from './claim-rules';
 import { migrate, sqliteFlag } from './sqlite-schema';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements';
 import { KnownUrls } from './known-urls';
+import { crawlFileName } from '../shared/crawl-id';
 import { CounterDeltas } from './counter-deltas';
 
 /** A finished page of a batch and the links found on it not known to be seen (see `complete`). */
@@ -82,9 +83,9 @@ const CRAWL_CACHE_KIB = 16 * 1024;
  */
 export const SCAN_CACHE_KIB = 2 * 1024;
 
-/** Where a crawl's file lives: crawl IDs are user text, so they are encoded for the file name. */
+/** Where a crawl's file lives (crawl-id.ts: crawl IDs are encoded for file names). */
 export function crawlStorePath(dataDir: string, crawlId: string): string {
-  return join(dataDir, 'crawls', `${encodeURIComponent(crawlId)}.sqlite`);
+  return join(dataDir, 'crawls', `${crawlFileName(crawlId)}.sqlite`);
 }
 
 /** The crawl's file, opened in WAL mode and brought to today's schema, with a page cache of `cacheKiB`. */
