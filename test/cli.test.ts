@@ -92,6 +92,18 @@ describe('invalid input', { concurrency: 4 }, () => {
     ],
     ['a schedule ID whose crawl IDs are too long for a file name', ['schedule', 'pause', 'x'.repeat(220)], /^crawlflow: schedule ID "x{220}" is too long for a file name: 220 characters encoded, at most 219 /],
     ['a recrawl of a crawl ID with a tab', ['crawl', 'http://127.0.0.1:9/', '--recrawl-of', 'a\tb'], /^crawlflow: --recrawl-of: must not contain control characters \(line breaks, tabs\)\n$/],
+    ['a log format from the environment that is not one', ['status', 'some-crawl'], /^crawlflow: CRAWLFLOW_LOG_FORMAT must be one of json, pretty, not "xml"\n$/, { CRAWLFLOW_LOG_FORMAT: 'xml' }],
+    ['a log level from the environment that is not one', ['status', 'some-crawl'], /^crawlflow: CRAWLFLOW_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, not "loud"\n$/, { CRAWLFLOW_LOG_LEVEL: 'loud' }],
+    ['a dev server port from the environment that is no port', ['pause', 'some-crawl'], /^crawlflow: CRAWLFLOW_DEV_SERVER_PORT must be a TCP port \(1 to 65535\), not "abc"\n$/, { ...EMBEDDED, CRAWLFLOW_DEV_SERVER_PORT: 'abc' }],
+    ['a Web UI port from the environment out of range', ['status', 'some-crawl'], /^crawlflow: CRAWLFLOW_DEV_SERVER_UI_PORT must be a TCP port \(1 to 65535\), not "70000"\n$/, { ...EMBEDDED, CRAWLFLOW_DEV_SERVER_UI_PORT: '70000' }],
+    // Port 1: no server answers there, so the command starts one, with the binary named.
+    [
+      'a temporal binary from the environment that is not there',
+      ['ui'],
+      /^crawlflow: CRAWLFLOW_TEMPORAL_BIN must be the path of the temporal CLI; there is no file "\/nonexistent\/temporal"\n$/,
+      { ...EMBEDDED, CRAWLFLOW_DEV_SERVER_PORT: '1', CRAWLFLOW_DEV_SERVER_UI_PORT: '2', CRAWLFLOW_TEMPORAL_BIN: '/nonexistent/temporal' },
+    ],
+    ['an empty data dir from the environment', ['results', 'some-crawl'], /value '' from env 'CRAWLFLOW_DATA_DIR' is invalid\. must not be empty\.$/m, { CRAWLFLOW_DATA_DIR: '' }],
     ['a worker with no batch slots', ['worker', '--max-concurrent-batches', '0'], /^error: option '--max-concurrent-batches <n>' argument '0' is invalid\. must be at least 1\.$/m],
     ['a demo site of no pages', ['demo', '--pages', '0'], /^error: option '--pages <n>' argument '0' is invalid\. must be at least 1\.$/m],
     ['a demo site of pages that are not a number', ['demo', '--pages', 'many'], /^error: option '--pages <n>' argument 'many' is invalid\. must be an integer\.$/m],

@@ -17,7 +17,7 @@ export interface CommonFlags {
 }
 
 export function dataDirOption(): Option {
-  return new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir());
+  return new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir()).argParser(nonEmpty);
 }
 
 /**
