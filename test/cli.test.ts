@@ -470,6 +470,20 @@ describe('against a running `crawlflow worker`', () => {
     assert.equal(summary.totals.processed, 40);
   });
 
+  it('both worker commands log at info by default: each prints its "worker ready" line', async () => {
+    const workers = (['worker', 'render-worker'] as const).map((command) =>
+      // An empty level is the default's: the helper's workers otherwise log at info whatever the command.
+      spawnWorker({ command, address: env.address, taskQueue: uniqueQueue(command), dataDir: env.dataDir, logFile: join(env.dataDir, `${command}-default-level.log`), env: { CRAWLFLOW_LOG_LEVEL: '' } }),
+    );
+    try {
+      const ready = workers.map(() => false);
+      workers.forEach((started, i) => void started.ready.then(() => (ready[i] = true)));
+      await waitFor(() => ready.every(Boolean), 30_000, `"worker ready" from both: ${ready.join(', ')}`);
+    } finally {
+      await Promise.all(workers.map((started) => started.kill('SIGTERM')));
+    }
+  });
+
   it('a second worker whose store cannot be reached exits 1 with one line, having closed what it opened', async () => {
     // Its metrics endpoint and its Temporal connection are open when the store is checked;
     // left open, the process would live on, and SIGTERM would not end it (no worker to stop).

@@ -19,8 +19,10 @@ function cliLogger(defaultLevel: LevelWithSilent): Logger {
   }
 }
 
-/** `crawlflow worker` is a service and logs at info; the other commands only warn. */
-export const logger = cliLogger(process.argv[2] === 'worker' ? 'info' : 'warn');
+/** The commands that run as services, until stopped: they log at info; the other commands only warn. */
+const SERVICES: ReadonlySet<string | undefined> = new Set(['worker', 'render-worker']);
+
+export const logger = cliLogger(SERVICES.has(process.argv[2]) ? 'info' : 'warn');
 export const tracing = installTracing(logger, 'crawlflow');
 
 /** Runs a command inside a span, so its log lines and the crawl it starts share one trace. */
