@@ -8,7 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -82,6 +82,27 @@ describe('invalid input', { concurrency: 4 }, () => {
     ['an empty crawl ID', ['crawl', 'http://127.0.0.1:9/', '--id', ''], /^error: option '--id <crawl-id>' argument '' is invalid\. must not be empty\.$/m],
     ['a blank crawl ID to address', ['status', ' '], /^error: command-argument value ' ' is invalid for argument 'crawl-id'\. must not be empty\.$/m],
     ['an empty schedule ID', ['schedule', 'describe', ''], /invalid for argument 'schedule-id'\. must not be empty\.$/m],
+    ['a crawl ID with a line break', ['crawl', 'http://127.0.0.1:9/', '--id', 'a\nb'], /^crawlflow: crawl ID "a\\nb" must not contain control characters \(line breaks, tabs\)\n$/],
+    ['a crawl ID that names a directory', ['results', '..'], /^crawlflow: crawl ID "\.\." must not be "\." or "\.\.", which name directories\n$/],
+    [
+      'a crawl ID too long for a file name',
+      ['status', `${'x'.repeat(240)}/é`],
+      /^crawlflow: crawl ID "x{240}\/é" is too long for a file name: 249 characters encoded, at most 244 \(characters other than A-Z a-z 0-9 - _ \. ! ~ \* ' \( \) take 3 per UTF-8 byte\)\n$/,
+    ],
+    ['a schedule ID whose crawl IDs are too long for a file name', ['schedule', 'pause', 'x'.repeat(220)], /^crawlflow: schedule ID "x{220}" is too long for a file name: 220 characters encoded, at most 219 /],
+    ['a recrawl of a crawl ID with a tab', ['crawl', 'http://127.0.0.1:9/', '--recrawl-of', 'a\tb'], /^crawlflow: --recrawl-of: must not contain control characters \(line breaks, tabs\)\n$/],
+    ['a log format from the environment that is not one', ['status', 'some-crawl'], /^crawlflow: CRAWLFLOW_LOG_FORMAT must be one of json, pretty, not "xml"\n$/, { CRAWLFLOW_LOG_FORMAT: 'xml' }],
+    ['a log level from the environment that is not one', ['status', 'some-crawl'], /^crawlflow: CRAWLFLOW_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, not "loud"\n$/, { CRAWLFLOW_LOG_LEVEL: 'loud' }],
+    ['a dev server port from the environment that is no port', ['pause', 'some-crawl'], /^crawlflow: CRAWLFLOW_DEV_SERVER_PORT must be a TCP port \(1 to 65535\), not "abc"\n$/, { ...EMBEDDED, CRAWLFLOW_DEV_SERVER_PORT: 'abc' }],
+    ['a Web UI port from the environment out of range', ['status', 'some-crawl'], /^crawlflow: CRAWLFLOW_DEV_SERVER_UI_PORT must be a TCP port \(1 to 65535\), not "70000"\n$/, { ...EMBEDDED, CRAWLFLOW_DEV_SERVER_UI_PORT: '70000' }],
+    // Port 1: no server answers there, so the command starts one, with the binary named.
+    [
+      'a temporal binary from the environment that is not there',
+      ['ui'],
+      /^crawlflow: CRAWLFLOW_TEMPORAL_BIN must be the path of the temporal CLI; there is no file "\/nonexistent\/temporal"\n$/,
+      { ...EMBEDDED, CRAWLFLOW_DEV_SERVER_PORT: '1', CRAWLFLOW_DEV_SERVER_UI_PORT: '2', CRAWLFLOW_TEMPORAL_BIN: '/nonexistent/temporal' },
+    ],
+    ['an empty data dir from the environment', ['results', 'some-crawl'], /value '' from env 'CRAWLFLOW_DATA_DIR' is invalid\. must not be empty\.$/m, { CRAWLFLOW_DATA_DIR: '' }],
     ['a worker with no batch slots', ['worker', '--max-concurrent-batches', '0'], /^error: option '--max-concurrent-batches <n>' argument '0' is invalid\. must be at least 1\.$/m],
     ['a demo site of no pages', ['demo', '--pages', '0'], /^error: option '--pages <n>' argument '0' is invalid\. must be at least 1\.$/m],
     ['a demo site of pages that are not a number', ['demo', '--pages', 'many'], /^error: option '--pages <n>' argument 'many' is invalid\. must be an integer\.$/m],
@@ -443,6 +464,20 @@ describe('against a running `crawlflow worker`', () => {
     assert.equal(summary.totals.processed, 40);
   });
 
+  it('both worker commands log at info by default: each prints its "worker ready" line', async () => {
+    const workers = (['worker', 'render-worker'] as const).map((command) =>
+      // An empty level is the default's: the helper's workers otherwise log at info whatever the command.
+      spawnWorker({ command, address: env.address, taskQueue: uniqueQueue(command), dataDir: env.dataDir, logFile: join(env.dataDir, `${command}-default-level.log`), env: { CRAWLFLOW_LOG_LEVEL: '' } }),
+    );
+    try {
+      const ready = workers.map(() => false);
+      workers.forEach((started, i) => void started.ready.then(() => (ready[i] = true)));
+      await waitFor(() => ready.every(Boolean), 30_000, `"worker ready" from both: ${ready.join(', ')}`);
+    } finally {
+      await Promise.all(workers.map((started) => started.kill('SIGTERM')));
+    }
+  });
+
   it('a second worker whose store cannot be reached exits 1 with one line, having closed what it opened', async () => {
     // Its metrics endpoint and its Temporal connection are open when the store is checked;
     // left open, the process would live on, and SIGTERM would not end it (no worker to stop).
@@ -473,6 +508,27 @@ describe('against a running `crawlflow worker`', () => {
       assert.match(String(err.cause?.message), /maxPages/);
       return true;
     });
+  });
+
+  it('a workflow ID that cannot be a crawl ID fails the crawl at once, naming it, before any file is written', async () => {
+    const cases: Array<[string, string]> = [
+      ['..', 'must not be "." or "..", which name directories'],
+      ['line\nbreak', 'must not contain control characters (line breaks, tabs)'],
+    ];
+    await Promise.all(cases.map(([id]) => startWithTemporalCli(env, taskQueue, id, { seeds: [site.urlOf(0)], maxPages: 5, storeBodies: true })));
+    for (const [id, why] of cases) {
+      await assert.rejects(env.client.workflow.getHandle(id).result(), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, `${JSON.stringify(id)}: ${String(err)}`);
+        assert.equal(err.cause.type, 'invalid-crawl-id');
+        assert.equal(err.cause.nonRetryable, true);
+        assert.equal(err.cause.message, `crawl ID ${JSON.stringify(id)} ${why}`);
+        return true;
+      });
+    }
+    // `..` made `crawls/...sqlite` and put its bodies in `<data-dir>/warc`, outside `crawls`.
+    assert.ok(!existsSync(join(env.dataDir, 'crawls', '...sqlite')), 'no store of ..');
+    assert.ok(!existsSync(join(env.dataDir, 'warc')), 'no bodies of .. outside crawls/');
+    assert.ok(!existsSync(join(env.dataDir, 'crawls', 'line%0Abreak.sqlite')), 'no store of the ID with a line break');
   });
 
   it('seeds given as one string, not a list, are refused as such, not as missing', async () => {

@@ -6,13 +6,15 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { waitFor } from './helpers/fixtures';
 import { runCli } from './helpers/processes';
+import { FIXTURE_DIR } from './tools/make-release-stores';
 import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
 const dir = mkdtempSync(join(tmpdir(), 'crawlflow-results-cli-'));
@@ -65,6 +67,21 @@ describe('results that cannot be written or read', () => {
     assert.equal(readFileSync(kept, 'utf8').trim().split('\n').length, records.length);
   });
 
+  it('a crawl ID with a path in it writes its default results files in the working directory, the ID encoded, and its WARC names the ID as it is', async () => {
+    const work = join(dir, 'work');
+    mkdirSync(work);
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', '../escape', '--store-bodies', '--max-pages', '5'], cliEnv, 120_000, work);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    assert.ok(!existsSync(join(dir, 'escape.jsonl')), 'nothing written outside the working directory');
+    assert.equal(readFileSync(join(work, '..%2Fescape.jsonl'), 'utf8').trim().split('\n').length, 5);
+    const exported = await runCli(['results', '../escape', '--format', 'warc'], cliEnv, 120_000, work);
+    assert.equal(exported.code, 0, exported.stderr);
+    const warc = join(work, '..%2Fescape.warc.gz');
+    assert.equal(exported.stdout, `5 pages written to ${warc}\n`);
+    const warcinfo = gunzipSync(readFileSync(warc)).toString('utf8').split('\r\n\r\n')[1];
+    assert.equal(warcinfo.split('\r\n').find((line) => line.startsWith('isPartOf:')), 'isPartOf: ../escape');
+  });
+
   it('results that cannot write its file exits 1 with one line, and the earlier file is kept as it was', async () => {
     const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-kept', '--out', join(dir, 'first.jsonl')], cliEnv);
     assert.equal(crawled.code, 0, crawled.stderr);
@@ -77,6 +94,35 @@ describe('results that cannot be written or read', () => {
     assert.equal(result.stderr, `crawlflow: cannot write ${out} (EISDIR); a file already there is left as it was\n`);
     assertOneLine(result.stderr);
     assert.equal(readFileSync(out, 'utf8'), 'an earlier export\n');
+  });
+
+  it('results of an empty store file, or of a crawl with none, exits 1 with one line and creates nothing', async () => {
+    const stores = join(env.dataDir, 'crawls');
+    mkdirSync(stores, { recursive: true });
+    const empty = join(stores, 'zero.sqlite');
+    writeFileSync(empty, '');
+    const zero = await runCli(['results', 'zero', '--out', join(dir, 'zero.jsonl')], cliEnv);
+    assert.equal(zero.code, 1, zero.stderr);
+    assert.equal(zero.stderr, `crawlflow: no results for crawl "zero" in ${env.dataDir}: ${empty} is empty\n`);
+    assert.equal(statSync(empty).size, 0, 'the file is not made a store');
+    const none = await runCli(['results', 'never-ran', '--out', join(dir, 'never-ran.jsonl')], cliEnv);
+    assert.equal(none.code, 1, none.stderr);
+    assert.equal(none.stderr, `crawlflow: no results for crawl "never-ran" in ${env.dataDir}\n`);
+    assert.deepEqual(readdirSync(stores).filter((name) => /^(zero|never-ran)\./.test(name)), ['zero.sqlite'], 'no store made, no -wal or -shm');
+    assert.ok(!existsSync(join(dir, 'zero.jsonl')) && !existsSync(join(dir, 'never-ran.jsonl')), 'no results file');
+  });
+
+  it("results of a store an earlier release wrote exports the release's records and leaves the file as it was", async () => {
+    const file = join(env.dataDir, 'crawls', 'release-0.1.0.sqlite');
+    mkdirSync(dirname(file), { recursive: true });
+    copyFileSync(join(FIXTURE_DIR, 'v0.1.0.sqlite'), file);
+    const before = readFileSync(file);
+    const out = join(dir, 'release-0.1.0.jsonl');
+    const result = await runCli(['results', 'release-0.1.0', '--out', out], cliEnv);
+    assert.equal(result.code, 0, result.stderr);
+    const urls = (text: string): string[] => text.trim().split('\n').map((line) => (JSON.parse(line) as { url: string }).url);
+    assert.deepEqual(urls(readFileSync(out, 'utf8')), urls(readFileSync(join(FIXTURE_DIR, 'v0.1.0.records.jsonl'), 'utf8')));
+    assert.ok(readFileSync(file).equals(before), 'not migrated: reading never writes');
   });
 
   it('results of a crawl whose store is damaged exits 1 with one line naming the crawl and its store', async () => {

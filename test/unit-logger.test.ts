@@ -13,6 +13,6 @@ describe('logFormat', () => {
   });
 
   it('refuses an unknown format, naming the variable', () => {
-    assert.throws(() => logFormat({ CRAWLFLOW_LOG_FORMAT: 'xml' }, true), { message: 'CRAWLFLOW_LOG_FORMAT must be one of json, pretty, got "xml"' });
+    assert.throws(() => logFormat({ CRAWLFLOW_LOG_FORMAT: 'xml' }, true), { message: 'CRAWLFLOW_LOG_FORMAT must be one of json, pretty, not "xml"' });
   });
 });

@@ -14,6 +14,7 @@ import { RequestSecretError } from '../fetch/request-profile';
 import { storeOutage } from '../store/store-errors';
 import { UnknownCrawlError } from '../store/store-backend';
 import { UnrecordedConfigError } from './recorded-config';
+import { InvalidCrawlIdError } from '../shared/crawl-id';
 import { EmptySeedsFileError, InvalidSeedLineError, UnreadableSeedsFileError } from '../seeds/seed-errors';
 
 /** Attempts of an activity failing with an unclassified error before it is given up. */
@@ -30,6 +31,7 @@ const PERMANENT: ReadonlyArray<new (...args: never[]) => Error & { code: string 
   InvalidSeedLineError,
   UnreadableSeedsFileError,
   EmptySeedsFileError,
+  InvalidCrawlIdError,
 ];
 
 /** What to throw for `err` from attempt `attempt` of an activity. */

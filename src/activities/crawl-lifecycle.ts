@@ -21,6 +21,7 @@ import { SNAPSHOT_HOSTS } from './crawl-batch';
 import type { ActivityDeps } from './deps';
 import type { StoreRegistry } from '../store/store-registry';
 import { HEARTBEAT_TICK_MS } from '../shared/activity-timing';
+import { checkCrawlId } from '../shared/crawl-id';
 
 /**
  * The input the crawl's run was started with (for the continuation of a 0.2.0 run, its config
@@ -73,6 +74,8 @@ function openingActivities(stores: StoreRegistry, onStore: OnStore, resolve: Loo
      */
     openCrawl({ crawlId, runId }: { crawlId: string; runId: string }): Promise<OpenedCrawl> {
       return classified(Context.current().info.attempt, async () => {
+        // Before anything opens a file named by it: `temporal workflow start` takes any workflow ID.
+        checkCrawlId(crawlId);
         const config = parseCrawlConfig(await crawlInputOf(crawlId, runId));
         if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
         return stores.use(crawlId, async (store) => {

@@ -15,6 +15,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { mkdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { crawlFileName } from '../shared/crawl-id';
 
 /** Appends one batch attempt's stored pages. */
 export interface BodyWriter {
@@ -50,7 +51,7 @@ export function parseBodyRef(ref: string): { file: string; offset: number; lengt
 
 /** The crawl's body directory: `<data-dir>/crawls/<crawl-id>/warc/`, one `.warc.gz` per batch attempt. */
 export function crawlBodyDir(dataDir: string, crawlId: string): string {
-  return join(dataDir, 'crawls', encodeURIComponent(crawlId), 'warc');
+  return join(dataDir, 'crawls', crawlFileName(crawlId), 'warc');
 }
 
 class FileBodyWriter implements BodyWriter {

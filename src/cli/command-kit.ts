@@ -8,6 +8,8 @@ import { storeLocation, type StoreConfig } from '../store/store-url';
 import { tracing } from './cli-context';
 import { parseHostPort } from '../observability/metrics-server';
 import { integer } from './setting-flags';
+import { crawlFileName, invalidCrawlId, SCHEDULED_RUN_SUFFIX } from '../shared/crawl-id';
+import { UsageError } from './crawl-options';
 
 export interface CommonFlags {
   taskQueue: string;
@@ -15,7 +17,7 @@ export interface CommonFlags {
 }
 
 export function dataDirOption(): Option {
-  return new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir());
+  return new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir()).argParser(nonEmpty);
 }
 
 /**
@@ -26,6 +28,25 @@ export function nonEmpty(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('must not be empty.');
   return value;
 }
+
+/**
+ * A commander parser for an ID that names crawls: not blank, and what crawl-id.ts allows.
+ * Its error is a usage error of its own, not commander's, which would echo the value as it is,
+ * line breaks and all.
+ */
+function idParser(what: string, reserve: number): (value: string) => string {
+  return (value) => {
+    const invalid = invalidCrawlId(nonEmpty(value), what, reserve);
+    if (invalid !== undefined) throw new UsageError(invalid.message);
+    return value;
+  };
+}
+
+/** Commander's parser for a crawl ID (`--id`, `<crawl-id>`). */
+export const crawlIdArgument = idParser('crawl ID', 0);
+
+/** Commander's parser for a schedule ID: the crawl IDs it makes get a time appended, which their file names must have room for. */
+export const scheduleIdArgument = idParser('schedule ID', crawlFileName(SCHEDULED_RUN_SUFFIX).length);
 
 export function commonOptions(command: Command): Command {
   return command

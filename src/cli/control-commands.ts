@@ -10,7 +10,7 @@ import { storedChangeSummary } from '../results/change-summary';
 import { defaultOutFile, EXPORT_FORMATS, EXPORT_UNITS, exportResults, type ExportFormat } from '../results/export-results';
 import { CRAWL_LIMITS, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
-import { commonOptions, nonEmpty, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
+import { commonOptions, crawlIdArgument, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
 import { checkOutFile, UsageError, validating } from './crawl-options';
 import { changeOption, fieldsFromFlags, flagOfField } from './setting-flags';
 import { crawlStatusReport, statusLines } from './crawl-report';
@@ -31,7 +31,7 @@ async function update<T>(send: () => Promise<T>): Promise<T> {
 }
 
 function idCommand(program: Command, name: string, description: string): Command {
-  return commonOptions(program.command(name).description(description).argument('<crawl-id>', 'the crawl (workflow) ID', nonEmpty));
+  return commonOptions(program.command(name).description(description).argument('<crawl-id>', 'the crawl (workflow) ID', crawlIdArgument));
 }
 
 export function addControlCommands(program: Command): void {

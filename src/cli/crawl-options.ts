@@ -102,6 +102,9 @@ function accessFailure(check: () => void): string | null {
   }
 }
 
+/** The exit code of bad input, when nothing was started. */
+export const EXIT_USAGE = 2;
+
 export class UsageError extends Error {
   readonly code = 'usage';
 }

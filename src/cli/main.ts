@@ -25,13 +25,13 @@ import { NoStoredBodiesError } from '../results/export-warc';
 import { ExportWriteError } from '../results/atomic-file';
 import { BadBodyRefError } from '../bodies/body-store';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
-import { CRAWLFLOW_VERSION, DEFAULT_RENDER_TASK_QUEUE, ENV } from '../shared/names';
+import { CRAWLFLOW_VERSION, DEFAULT_RENDER_TASK_QUEUE, ENV, InvalidEnvError } from '../shared/names';
 import { assertChromium, ChromiumMissingError, DEFAULT_CHROMIUM_PATH } from '../render/chromium-binary';
 import { startSyntheticSite } from '../sites/synthetic-site';
 import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, TemporalUnreachableError, usesExternalCluster } from '../temporal/target';
-import { PortInUseError } from '../temporal/dev-server';
+import { PortInUseError, TemporalCliMissingError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
-import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, nonEmpty, storeOption, withClient, type StoreFlags } from './command-kit';
+import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, nonEmpty, crawlIdArgument, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { MetricsListenError } from '../observability/metrics-server';
 import { DamagedStoreError, StoreUnavailableError } from '../store/store-errors';
@@ -39,14 +39,13 @@ import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
 import { NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
-import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, UsageError, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, EXIT_USAGE, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 import { ScheduleExistsError, UnknownScheduleError } from '../client/schedules';
 import { withStdinSeeds } from './seed-stdin';
 
 const EXIT_FAILURE = 1;
-const EXIT_USAGE = 2;
 const EXIT_INTERRUPTED = 130;
 /** The synthetic site's link graph is built in memory at start (about 50 MB per million pages). */
 const DEMO_MAX_PAGES = 1_000_000;
@@ -179,7 +178,7 @@ function buildProgram(): Command {
 
   const crawlOptions = (command: Command) =>
     commonOptions(addCrawlOptions(command))
-      .option('--id <crawl-id>', 'crawl ID (= workflow ID); the same ID never crawls twice', nonEmpty)
+      .option('--id <crawl-id>', 'crawl ID (= workflow ID); the same ID never crawls twice', crawlIdArgument)
       .option('--json', 'print a machine-readable summary on stdout');
 
   storeOption(crawlOptions(
@@ -267,7 +266,7 @@ async function main(argv: string[]): Promise<number> {
       // Help and version requests end here too, with exit code 0.
       return err.exitCode === 0 ? 0 : EXIT_USAGE;
     }
-    if (err instanceof UsageError || err instanceof StoreUrlError) {
+    if (err instanceof UsageError || err instanceof StoreUrlError || err instanceof InvalidEnvError) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_USAGE;
     }
@@ -299,7 +298,8 @@ async function main(argv: string[]): Promise<number> {
       err instanceof BadBodyRefError ||
       err instanceof ExportWriteError ||
       err instanceof ResultsNotWrittenError ||
-      err instanceof ChromiumMissingError
+      err instanceof ChromiumMissingError ||
+      err instanceof TemporalCliMissingError
     ) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_FAILURE;

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Client, ScheduleHandle } from '@temporalio/client';
 import { createCrawlSchedule, describeCrawlSchedule, InvalidScheduleSpecError, listCrawlSchedules, onSchedule, OVERLAP_POLICIES, type CrawlScheduleOptions, type OverlapPolicy } from '../client/schedules';
 import { toMilliseconds } from '../shared/duration';
-import { commonOptions, nonEmpty, print, withClient, type CommonFlags } from './command-kit';
+import { commonOptions, scheduleIdArgument, print, withClient, type CommonFlags } from './command-kit';
 import { addCrawlOptions, crawlRequestFrom, STDIN_SEEDS, UsageError, type CrawlFlags } from './crawl-options';
 
 interface CreateFlags extends CrawlFlags, CommonFlags {
@@ -49,7 +49,7 @@ export function addScheduleCommands(program: Command): void {
 
   commonOptions(
     addCrawlOptions(
-      schedule.command('create').description('create a schedule that starts a crawl on a cadence').argument('<schedule-id>', 'the schedule ID', nonEmpty).argument('[seed-url...]', 'where each crawl starts (or `seeds` in --config)'),
+      schedule.command('create').description('create a schedule that starts a crawl on a cadence').argument('<schedule-id>', 'the schedule ID', scheduleIdArgument).argument('[seed-url...]', 'where each crawl starts (or `seeds` in --config)'),
     ),
   )
     .option('--every <duration>', 'interval between crawls, e.g. 6h')
@@ -82,7 +82,7 @@ export function addScheduleCommands(program: Command): void {
       });
     });
 
-  commonOptions(schedule.command('describe').description('show a schedule and its recent crawls').argument('<schedule-id>', 'the schedule ID', nonEmpty)).action(
+  commonOptions(schedule.command('describe').description('show a schedule and its recent crawls').argument('<schedule-id>', 'the schedule ID', scheduleIdArgument)).action(
     async (scheduleId: string, flags: CommonFlags) => {
       await withClient(flags, async (client) => {
         const description = await describeCrawlSchedule(client, scheduleId);
@@ -113,7 +113,7 @@ export function addScheduleCommands(program: Command): void {
     ['delete', 'delete a schedule (crawls it started are kept)', (handle) => handle.delete()],
   ];
   for (const [name, description, act] of actions) {
-    commonOptions(schedule.command(name).description(description).argument('<schedule-id>', 'the schedule ID', nonEmpty)).action(async (scheduleId: string, flags: CommonFlags) => {
+    commonOptions(schedule.command(name).description(description).argument('<schedule-id>', 'the schedule ID', scheduleIdArgument)).action(async (scheduleId: string, flags: CommonFlags) => {
       await withClient(flags, async (client) => {
         await onSchedule(client, scheduleId, act);
         print(`schedule ${name}: ${scheduleId}`);

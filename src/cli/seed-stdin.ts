@@ -9,6 +9,7 @@ import { mkdirSync, renameSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { CrawlInput } from '../shared/crawl-config';
+import { crawlFileName } from '../shared/crawl-id';
 import { writeAtomically, writeChunk } from '../results/atomic-file';
 import { InvalidSeedLineError } from '../seeds/seed-errors';
 import { LIST_START, seedChunks } from '../seeds/seed-lines';
@@ -24,7 +25,7 @@ export async function withStdinSeeds(input: CrawlInput, dataDir: string, crawlId
   if (input.seedsFile !== STDIN_SEEDS) return input;
   const dir = resolve(dataDir, 'seeds');
   mkdirSync(dir, { recursive: true });
-  const staging = join(dir, `${encodeURIComponent(crawlId)}.staging`);
+  const staging = join(dir, `${crawlFileName(crawlId)}.staging`);
   const hash = createHash('sha256');
   try {
     await writeAtomically(staging, async (out) => {
@@ -39,7 +40,7 @@ export async function withStdinSeeds(input: CrawlInput, dataDir: string, crawlId
     if (err instanceof InvalidSeedLineError) throw new UsageError(`--seeds-file -: ${err.message}`);
     throw err;
   }
-  const staged = join(dir, `${encodeURIComponent(crawlId)}-${hash.digest('hex').slice(0, 16)}.txt`);
+  const staged = join(dir, `${crawlFileName(crawlId)}-${hash.digest('hex').slice(0, 16)}.txt`);
   renameSync(staging, staged);
   return { ...input, seedsFile: staged };
 }

@@ -6,7 +6,7 @@
  */
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { ENV } from '../shared/names';
+import { ENV, InvalidEnvError } from '../shared/names';
 import { activeTraceIds } from './tracing';
 
 export type { Logger } from 'pino';
@@ -18,8 +18,22 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 export function logFormat(env: NodeJS.ProcessEnv = process.env, stderrIsTty = process.stderr.isTTY === true): LogFormat {
   const asked = env[ENV.logFormat];
   if (asked === undefined || asked === '') return stderrIsTty ? 'pretty' : 'json';
-  if (!(LOG_FORMATS as readonly string[]).includes(asked)) throw new Error(`${ENV.logFormat} must be one of ${LOG_FORMATS.join(', ')}, got "${asked}"`);
-  return asked as LogFormat;
+  return oneOf(ENV.logFormat, asked, LOG_FORMATS);
+}
+
+/** pino's levels; `silent` turns logging off. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** The level asked for in the environment, else `defaultLevel`. */
+export function logLevel(defaultLevel: pino.LevelWithSilent, env: NodeJS.ProcessEnv = process.env): pino.LevelWithSilent {
+  const asked = env[ENV.logLevel];
+  return asked === undefined || asked === '' ? defaultLevel : oneOf(ENV.logLevel, asked, LOG_LEVELS);
+}
+
+/** `value` of the variable `name` when it is one of `allowed`; InvalidEnvError otherwise (pino would throw its own error with a stack). */
+function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value)) throw new InvalidEnvError(`${name} must be one of ${allowed.join(', ')}, not ${JSON.stringify(value)}`);
+  return value as T;
 }
 
 /** `defaultLevel` applies unless CRAWLFLOW_LOG_LEVEL is set: services log at info, the CLI at warn. */
@@ -29,7 +43,7 @@ export function createLogger(name: string, defaultLevel: pino.LevelWithSilent = 
   return pino(
     {
       name,
-      level: process.env[ENV.logLevel] ?? defaultLevel,
+      level: logLevel(defaultLevel),
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       // trace_id/span_id of the active span; fields of the line itself (e.g. forwarded SDK lines) win.

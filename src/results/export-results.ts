@@ -1,5 +1,6 @@
 /** The `results` export in each format, and where it goes by default. */
 import type { StoreConfig } from '../store/store-url';
+import { crawlFileName } from '../shared/crawl-id';
 import { exportCsv } from './export-csv';
 import { exportJsonl } from './export-jsonl';
 import { exportWarc } from './export-warc';
@@ -18,8 +19,9 @@ const EXTENSIONS: Record<ExportFormat, string> = { jsonl: 'jsonl', csv: 'csv', w
 /** What the count an export returns counts, for messages. */
 export const EXPORT_UNITS: Record<ExportFormat, string> = { jsonl: 'lines', csv: 'rows', warc: 'pages' };
 
+/** `<crawl-id>.jsonl` (or .csv, .warc.gz) in the working directory, whatever the ID holds: it is encoded as for the crawl's store. */
 export function defaultOutFile(crawlId: string, format: ExportFormat): string {
-  return `${crawlId}.${EXTENSIONS[format]}`;
+  return `${crawlFileName(crawlId)}.${EXTENSIONS[format]}`;
 }
 
 export function exportResults(format: ExportFormat, store: StoreConfig, crawlId: string, outFile: string): Promise<number> {

@@ -11,6 +11,7 @@
 import { compile } from 'css-select';
 import { z } from 'zod';
 import { setting } from './setting-meta';
+import { crawlIdProblem } from './crawl-id';
 
 export const FIELD_TYPES = ['text', 'attribute', 'html'] as const;
 
@@ -93,7 +94,14 @@ export const extractSchema = z.record(z.string(), field).superRefine((fields, ct
 });
 
 /** A crawl ID as the CLI and Temporal accept it (it names the previous crawl's store). */
-const crawlId = z.string().min(1).max(256);
+/** An earlier crawl's ID, which crawl-id.ts says what may be. */
+const crawlId = z
+  .string()
+  .min(1)
+  .superRefine((id, ctx) => {
+    const problem = crawlIdProblem(id);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 /** The content fields of the crawl schema, spread into it. */
 export const contentFields = {

@@ -28,5 +28,10 @@ export const ENV = {
   logFormat: 'CRAWLFLOW_LOG_FORMAT',
 } as const;
 
+/** A variable of ENV holds a value crawlflow cannot use: its message names the variable and what it must be. */
+export class InvalidEnvError extends Error {
+  readonly code = 'invalid-env';
+}
+
 /** The task queue of render batches (pages rendered in Chromium), polled by render workers only. */
 export const DEFAULT_RENDER_TASK_QUEUE = 'crawlflow-render';

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { FileBodyStore } from '../bodies/body-store';
-import { SCAN_CACHE_KIB, SqliteFrontierStore, crawlStorePath } from './sqlite-store';
+import { SqliteFrontierStore, crawlStorePath, readStoreFile } from './sqlite-store';
 import { UnknownCrawlError, type StoreBackend } from './store-backend';
 import { describeStore, storeLocation, type StoreConfig } from './store-url';
 
@@ -23,9 +23,9 @@ export async function openStoreBackend(config: StoreConfig): Promise<StoreBacken
       open: (crawlId) => new SqliteFrontierStore(crawlStorePath(location.dataDir, crawlId)),
       openExisting: async (crawlId) => {
         const file = crawlStorePath(location.dataDir, crawlId);
-        if (!existsSync(file)) throw new UnknownCrawlError(`no results for crawl "${crawlId}" in ${location.dataDir}`);
-        // Results are read once through: no crawl-sized cache (see SCAN_CACHE_KIB).
-        return new SqliteFrontierStore(file, SCAN_CACHE_KIB);
+        const unknown = (why: string) => new UnknownCrawlError(`no results for crawl "${crawlId}" in ${location.dataDir}${why}`);
+        if (!existsSync(file)) throw unknown('');
+        return readStoreFile(file, (why) => unknown(`: ${why}`));
       },
       bodies: new FileBodyStore(location.dataDir),
       check: async () => undefined,

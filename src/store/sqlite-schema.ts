@@ -95,7 +95,7 @@ function addMissingColumn(db: Database.Database, table: string, column: string, 
 /** Columns added for extraction, recrawl and stored bodies, all nullable TEXT. */
 const CONTENT_COLUMNS = ['fields', 'etag', 'last_modified', 'content_hash', 'change', 'body_ref'];
 
-const hasTable = (db: Database.Database, name: string): boolean => db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
+export const hasTable = (db: Database.Database, name: string): boolean => db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
 
 /**
  * Brings a file from before the numbering (user_version 0), written by any earlier release,
@@ -162,12 +162,15 @@ export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
 
 const userVersion = (db: Database.Database): number => db.pragma('user_version', { simple: true }) as number;
 
+/** Whether the file has every migration: false for one an earlier release wrote. */
+export const isCurrent = (db: Database.Database): boolean => userVersion(db) >= MIGRATIONS.length;
+
 /**
  * In one immediate transaction, so two workers opening one old file migrate it once; a file
  * at the current version opens without the write lock.
  */
 export function migrate(db: Database.Database): void {
-  if (userVersion(db) >= MIGRATIONS.length) return;
+  if (isCurrent(db)) return;
   db.transaction(() => {
     // Read again under the lock: another worker may have migrated the file meanwhile.
     const applied = userVersion(db);

@@ -5,7 +5,7 @@
  * counter is kept in the same transactions as the rows, so snapshots never scan the queue.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
   type BatchTotals,
@@ -36,9 +36,10 @@ import { completedValues, toRecord, type RecordRow } from './record-fields';
 import { commitTogether, GroupCommit } from './group-commit';
 import { HOST_PAGE_CAP } from './url-states';
 import { planClaim, READY_CANDIDATES, readyClaims } from './claim-rules';
-import { migrate, sqliteFlag } from './sqlite-schema';
+import { hasTable, isCurrent, migrate, sqliteFlag } from './sqlite-schema';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements';
 import { KnownUrls } from './known-urls';
+import { crawlFileName } from '../shared/crawl-id';
 import { CounterDeltas } from './counter-deltas';
 
 /** A finished page of a batch and the links found on it not known to be seen (see `complete`). */
@@ -82,9 +83,9 @@ const CRAWL_CACHE_KIB = 16 * 1024;
  */
 export const SCAN_CACHE_KIB = 2 * 1024;
 
-/** Where a crawl's file lives: crawl IDs are user text, so they are encoded for the file name. */
+/** Where a crawl's file lives (crawl-id.ts: crawl IDs are encoded for file names). */
 export function crawlStorePath(dataDir: string, crawlId: string): string {
-  return join(dataDir, 'crawls', `${encodeURIComponent(crawlId)}.sqlite`);
+  return join(dataDir, 'crawls', `${crawlFileName(crawlId)}.sqlite`);
 }
 
 /** The crawl's file, opened in WAL mode and brought to today's schema, with a page cache of `cacheKiB`. */
@@ -104,6 +105,35 @@ function openDatabase(file: string, cacheKiB: number): Database.Database {
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   migrate(db);
   return db;
+}
+
+/**
+ * A crawl's file opened to read its results once through: read-only, so reading never writes
+ * to it, not even to bring it to today's schema; a file an earlier release wrote is read
+ * through a copy in memory (as big as the file) brought up to date. An empty file, or a
+ * database with no crawl in it, is no crawl's store: `notACrawl` makes the error to throw.
+ * SQLite still makes the file's `-wal` and `-shm` if they are not there (a reader of a WAL
+ * file needs them to share the file with writers); they hold nothing of the crawl.
+ */
+export function readStoreFile(file: string, notACrawl: (why: string) => Error): SqliteFrontierStore {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    if (!hasTable(db, 'urls')) throw notACrawl(`${file} ${statSync(file).size === 0 ? 'is empty' : 'holds no crawl'}`);
+    if (isCurrent(db)) {
+      db.pragma(`cache_size = -${SCAN_CACHE_KIB}`);
+      return new SqliteFrontierStore(db);
+    }
+    const image = db.serialize();
+    // The header's file format versions (bytes 18 and 19) say WAL, which a database in memory cannot use: rollback journal.
+    image[18] = image[19] = 1;
+    const copy = new Database(image);
+    migrate(copy);
+    db.close();
+    return new SqliteFrontierStore(copy);
+  } catch (err) {
+    if (db.open) db.close();
+    throw err;
+  }
 }
 
 /** Each shard of the keys a claim or requeue changed (one per key, repeats and all) moves its version on once. */
@@ -249,8 +279,9 @@ export class SqliteFrontierStore implements FrontierStore {
   /** URLs known to be in the seen-set, left out of writes (see known-urls.ts). */
   private readonly known = new KnownUrls();
 
-  constructor(file: string, cacheKiB = CRAWL_CACHE_KIB) {
-    this.db = openDatabase(file, cacheKiB);
+  /** The crawl's file (created if need be, brought to today's schema), or a database opened by readStoreFile. */
+  constructor(file: string | Database.Database, cacheKiB = CRAWL_CACHE_KIB) {
+    this.db = typeof file === 'string' ? openDatabase(file, cacheKiB) : file;
     this.statements = prepareStatements(this.db);
     this.writes = writeTransactions(this.db, this.statements);
   }

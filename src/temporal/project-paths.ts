@@ -1,7 +1,7 @@
 /** Paths inside the crawlflow installation (works from `src` and from the compiled `dist/src`). */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ENV } from '../shared/names';
+import { ENV, InvalidEnvError } from '../shared/names';
 
 /**
  * tsc's output directory (tsconfig `outDir`). It holds a copy of package.json, emitted because
@@ -23,9 +23,12 @@ function findProjectRoot(start: string): string {
 
 export const projectRoot = findProjectRoot(__dirname);
 
-/** The `temporal` CLI installed by `npm install` (scripts/install-temporal.mjs), unless overridden. */
+/** The `temporal` CLI installed by `npm install` (scripts/install-temporal.mjs), unless CRAWLFLOW_TEMPORAL_BIN names one, which must be there. */
 export function temporalBinaryPath(): string {
-  return process.env[ENV.temporalBinary] ?? join(projectRoot, '.tools', 'temporal-bin', 'bin', 'temporal');
+  const configured = process.env[ENV.temporalBinary];
+  if (configured === undefined || configured === '') return join(projectRoot, '.tools', 'temporal-bin', 'bin', 'temporal');
+  if (!existsSync(configured)) throw new InvalidEnvError(`${ENV.temporalBinary} must be the path of the temporal CLI; there is no file ${JSON.stringify(configured)}`);
+  return configured;
 }
 
 /** Where crawl stores and the embedded server's database live: `.data/` in the working directory. */

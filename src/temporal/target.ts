@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Client, type ClientPlugin } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
-import { DEFAULT_NAMESPACE, ENV } from '../shared/names';
+import { DEFAULT_NAMESPACE, ENV, InvalidEnvError } from '../shared/names';
 import { isPortOpen, startDevServer } from './dev-server';
 import { ClosableConnection } from './closable-connection';
 
@@ -36,7 +36,7 @@ export function usesExternalCluster(env: NodeJS.ProcessEnv = process.env): boole
 function portFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
   const port = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(port) || port <= 0 || port > 65_535) throw new Error(`${name} must be a TCP port, got "${raw}"`);
+  if (!Number.isInteger(port) || port <= 0 || port > 65_535) throw new InvalidEnvError(`${name} must be a TCP port (1 to 65535), not ${JSON.stringify(raw)}`);
   return port;
 }
 

@@ -64,6 +64,9 @@ interface RecordSpec {
   extra: Record<string, string | undefined>;
 }
 
+/** A field's value kept on its line: a control character (a line break ends the field) is percent-encoded. */
+const fieldValue = (value: string): string => value.replace(/\p{Cc}/gu, (char) => encodeURIComponent(char));
+
 function record({ type, id, date, contentType, block, extra }: RecordSpec): Buffer {
   const fields: Record<string, string | undefined> = {
     'WARC-Type': type,
@@ -76,7 +79,7 @@ function record({ type, id, date, contentType, block, extra }: RecordSpec): Buff
   };
   const head = Object.entries(fields)
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
-    .map(([name, value]) => `${name}: ${value}${CRLF}`)
+    .map(([name, value]) => `${name}: ${fieldValue(value)}${CRLF}`)
     .join('');
   return Buffer.concat([Buffer.from(`WARC/1.1${CRLF}${head}${CRLF}`), block, Buffer.from(CRLF + CRLF)]);
 }
@@ -171,6 +174,6 @@ export function captureRecords({ exchange, earlier }: Capture, date: Date): Buff
 
 /** The `warcinfo` record that opens an exported file, as one gzip member. */
 export function warcinfoRecord(filename: string, fields: Record<string, string>, date = new Date()): Buffer {
-  const block = Buffer.from(Object.entries(fields).map(([name, value]) => `${name}: ${value}${CRLF}`).join(''));
+  const block = Buffer.from(Object.entries(fields).map(([name, value]) => `${name}: ${fieldValue(value)}${CRLF}`).join(''));
   return gzipSync(record({ type: 'warcinfo', id: recordId(), date, contentType: 'application/warc-fields', block, extra: { 'WARC-Filename': filename } }));
 }

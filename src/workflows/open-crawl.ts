@@ -6,6 +6,7 @@
 import { ApplicationFailure, log, workflowInfo } from '@temporalio/workflow';
 import type { CrawlInput } from '../shared/crawl-config';
 import { INVALID_CONFIG, nonObjectInput } from '../shared/crawl-config';
+import { INVALID_CRAWL_ID } from '../shared/crawl-id';
 import { INVALID_SEED_LINE, SEEDS_FILE_EMPTY, SEEDS_FILE_UNREADABLE } from '../seeds/seed-errors';
 import { initialSchedulerState, type SchedulerState } from '../scheduling/crawl-scheduler';
 import type { CrawlPlan } from '../scheduling/crawl-plan';
@@ -55,6 +56,7 @@ export async function open(input: CrawlSessionInput): Promise<Opened> {
     // As it did when the workflow parsed the input itself.
     const failure = batchFailure(err);
     if (failure.code === INVALID_CONFIG) throw invalidConfig(failure.message);
+    if (failure.code === INVALID_CRAWL_ID) throw ApplicationFailure.nonRetryable(failure.message, INVALID_CRAWL_ID);
     throw err;
   }
   // The crawl's clock (its deadline too) starts before a seed file is queued: queuing is part of the crawl.

@@ -81,8 +81,9 @@ export interface CliResult {
   stderr: string;
 }
 
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<CliResult> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `crawlflow <args>` to its end; `cwd` is its working directory (default: the test's). */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000, cwd?: string): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
