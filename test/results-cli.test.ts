@@ -15,6 +15,7 @@ import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-s
 import { waitFor } from './helpers/fixtures';
 import { runCli } from './helpers/processes';
 import { FIXTURE_DIR } from './tools/make-release-stores';
+import { SQLITE_SCHEMA_VERSION } from '../src/store/sqlite-schema';
 import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
 const dir = mkdtempSync(join(tmpdir(), 'crawlflow-results-cli-'));
@@ -112,17 +113,21 @@ describe('results that cannot be written or read', () => {
     assert.ok(!existsSync(join(dir, 'zero.jsonl')) && !existsSync(join(dir, 'never-ran.jsonl')), 'no results file');
   });
 
-  it("results of a store an earlier release wrote exports the release's records and leaves the file as it was", async () => {
+  it("results of a store an earlier release wrote exports the release's records, the file brought to today's schema as a worker would", async () => {
     const file = join(env.dataDir, 'crawls', 'release-0.1.0.sqlite');
     mkdirSync(dirname(file), { recursive: true });
     copyFileSync(join(FIXTURE_DIR, 'v0.1.0.sqlite'), file);
-    const before = readFileSync(file);
     const out = join(dir, 'release-0.1.0.jsonl');
     const result = await runCli(['results', 'release-0.1.0', '--out', out], cliEnv);
     assert.equal(result.code, 0, result.stderr);
     const urls = (text: string): string[] => text.trim().split('\n').map((line) => (JSON.parse(line) as { url: string }).url);
     assert.deepEqual(urls(readFileSync(out, 'utf8')), urls(readFileSync(join(FIXTURE_DIR, 'v0.1.0.records.jsonl'), 'utf8')));
-    assert.ok(readFileSync(file).equals(before), 'not migrated: reading never writes');
+    const migrated = new Database(file, { readonly: true });
+    try {
+      assert.equal(migrated.pragma('user_version', { simple: true }), SQLITE_SCHEMA_VERSION);
+    } finally {
+      migrated.close();
+    }
   });
 
   it('results of a crawl whose store is damaged exits 1 with one line naming the crawl and its store', async () => {

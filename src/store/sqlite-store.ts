@@ -108,32 +108,29 @@ function openDatabase(file: string, cacheKiB: number): Database.Database {
 }
 
 /**
- * A crawl's file opened to read its results once through: read-only, so reading never writes
- * to it, not even to bring it to today's schema; a file an earlier release wrote is read
- * through a copy in memory (as big as the file) brought up to date. An empty file, or a
- * database with no crawl in it, is no crawl's store: `notACrawl` makes the error to throw.
- * SQLite still makes the file's `-wal` and `-shm` if they are not there (a reader of a WAL
- * file needs them to share the file with writers); they hold nothing of the crawl.
+ * A crawl's file opened to read its results once through, with no crawl-sized cache. It is
+ * opened read-only first: an empty file, or a database with no crawl in it, is no crawl's
+ * store (`notACrawl` makes the error to throw), and is left as it was. A file an earlier
+ * release wrote is then brought to today's schema in place, as a worker opening it would.
+ * SQLite makes a WAL file's `-wal` and `-shm` if they are not there (a reader needs them to
+ * share the file with writers); they hold nothing of the crawl.
  */
 export function readStoreFile(file: string, notACrawl: (why: string) => Error): SqliteFrontierStore {
   const db = new Database(file, { readonly: true, fileMustExist: true });
+  let current: boolean;
   try {
     if (!hasTable(db, 'urls')) throw notACrawl(`${file} ${statSync(file).size === 0 ? 'is empty' : 'holds no crawl'}`);
-    if (isCurrent(db)) {
-      db.pragma(`cache_size = -${SCAN_CACHE_KIB}`);
-      return new SqliteFrontierStore(db);
-    }
-    const image = db.serialize();
-    // The header's file format versions (bytes 18 and 19) say WAL, which a database in memory cannot use: rollback journal.
-    image[18] = image[19] = 1;
-    const copy = new Database(image);
-    migrate(copy);
-    db.close();
-    return new SqliteFrontierStore(copy);
+    current = isCurrent(db);
   } catch (err) {
-    if (db.open) db.close();
+    db.close();
     throw err;
   }
+  if (!current) {
+    db.close();
+    return new SqliteFrontierStore(file, SCAN_CACHE_KIB);
+  }
+  db.pragma(`cache_size = -${SCAN_CACHE_KIB}`);
+  return new SqliteFrontierStore(db);
 }
 
 /** Each shard of the keys a claim or requeue changed (one per key, repeats and all) moves its version on once. */
