@@ -12,10 +12,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { ApplicationFailure, WorkflowFailedError, type Client } from '@temporalio/client';
 import { isPortOpen } from '../src/temporal/dev-server';
+import { freeServerPort } from '../src/workers/runtime';
+import { projectRoot } from '../src/temporal/project-paths';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { reachablePagePaths, requestedPagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
 import { progressQuery } from '../src/shared/messages';
@@ -54,6 +57,9 @@ describe('a Temporal server that cannot be reached', () => {
     }
   });
 });
+
+/** The compiled dev server module, as the CLI loads it. */
+const DEV_SERVER_MODULE = join(projectRoot, 'dist', 'src', 'temporal', 'dev-server.js');
 
 /** No TEMPORAL_ADDRESS: the embedded default, whose worker runs in the command's process. */
 const EMBEDDED = { TEMPORAL_ADDRESS: '' };
@@ -224,7 +230,7 @@ describe('quick start: embedded dev server', () => {
   });
 });
 
-describe('a terminal that closes under `crawlflow crawl`', () => {
+describe('signals to a process that started the embedded dev server', () => {
   // A history of its own: the crawl left behind is not resumed by another test's worker.
   let dataDir: string;
   let env: NodeJS.ProcessEnv;
@@ -247,6 +253,27 @@ describe('a terminal that closes under `crawlflow crawl`', () => {
       await slowSite.close();
     }
   });
+
+  for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    it(`${signal} to a process that handles no signal (a command before its worker runs) ends it with status ${status} and its dev server`, async () => {
+      const port = await freeServerPort();
+      // The dev server module alone, as a command uses it before anything else listens for signals.
+      const script = `require(${JSON.stringify(DEV_SERVER_MODULE)}).startDevServer(${JSON.stringify({
+        port,
+        uiPort: await freeServerPort(),
+        dbFile: join(dataDir, `${signal}.sqlite`),
+        logFile: join(dataDir, `${signal}.log`),
+        headless: true,
+      })}).then(() => console.log('serving'))`;
+      const starter = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = once(starter, 'exit');
+      await once(starter.stdout, 'data');
+      assert.equal(await isPortOpen('127.0.0.1', port), true, 'the server serves');
+      starter.kill(signal);
+      assert.deepEqual(await exited, [status, null]);
+      await waitFor(async () => !(await isPortOpen('127.0.0.1', port)), 15_000, 'the dev server stopped');
+    });
+  }
 });
 
 describe('past crawls on the embedded default: `status` and `ui` start the dev server on the same history', () => {

@@ -106,8 +106,34 @@ async function waitUntilServing(host: string, port: number, child: ChildProcess,
   throw new Error(`temporal dev server at ${host}:${port} not ready after ${timeoutMs} ms: ${String(lastError)}`);
 }
 
-/** 128 + SIGHUP: the status of a process the signal ended. */
-const EXIT_ON_HANGUP = 129;
+/** The signals that end a Node process by default, with the status they leave (128 + the signal's number). */
+const ENDING_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
+
+/**
+ * Ties a server in a process group of its own to this process's life. An exit takes it along.
+ * So does a signal that nothing else here handles, which ends this process as Node's default
+ * would: Ctrl-C before a worker runs, a closed terminal, a `kill`. Where something else
+ * handles the signal (the SDK shuts its workers down gracefully, `ui` stops its server), that
+ * handler stops the server after its work. A second Ctrl-C, once the SDK has let go of the
+ * signal, ends at once.
+ */
+function endingWithThisProcess(child: ChildProcess): void {
+  const killOnExit = (): void => void child.kill('SIGKILL');
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (process.listenerCount(signal) > 1) return;
+    process.removeListener('exit', killOnExit);
+    child.kill('SIGTERM');
+    process.exit(ENDING_SIGNALS[signal as keyof typeof ENDING_SIGNALS]);
+  };
+  const signals = Object.keys(ENDING_SIGNALS) as Array<keyof typeof ENDING_SIGNALS>;
+  process.once('exit', killOnExit);
+  // First in line, so that it sees the handlers registered before it too.
+  for (const signal of signals) process.prependListener(signal, onSignal);
+  child.once('exit', () => {
+    process.removeListener('exit', killOnExit);
+    for (const signal of signals) process.removeListener(signal, onSignal);
+  });
+}
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const binary = temporalBinaryPath();
@@ -136,21 +162,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // server stopped by it at once leaves the worker unable to report the batches it finishes
   // while it shuts down. This process stops the server after the worker (`stop` below).
   const child = spawn(binary, args, { stdio: ['ignore', log, log], detached: true });
-  // If this process dies without stopping the server (an uncaught error), take it along.
-  const killOnExit = (): void => void child.kill('SIGKILL');
-  // A closed terminal's hang-up no longer reaches the server either. Node ends on SIGHUP
-  // without running exit handlers, so end as it would, with the server.
-  const hangUp = (): void => {
-    process.removeListener('exit', killOnExit);
-    child.kill('SIGTERM');
-    process.exit(EXIT_ON_HANGUP);
-  };
-  process.once('exit', killOnExit);
-  process.once('SIGHUP', hangUp);
-  child.once('exit', () => {
-    process.removeListener('exit', killOnExit);
-    process.removeListener('SIGHUP', hangUp);
-  });
+  endingWithThisProcess(child);
   const address = `${host}:${options.port}`;
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
