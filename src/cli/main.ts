@@ -170,38 +170,33 @@ async function runUi(flags: { dataDir: string }): Promise<void> {
   }
 }
 
-function buildProgram(): Command {
-  const program = new Command('crawlflow')
-    .description('A web crawler whose coordination is done by Temporal.')
-    .version(CRAWLFLOW_VERSION, '-V, --version', 'print the version')
-    .exitOverride();
+/** What `crawl` and `demo` share: the crawl's settings, its ID, and where its results go when it ends. */
+function crawlToEndOptions(command: Command): Command {
+  return storeOption(crawlOptions(command))
+    .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
+    .addOption(formatOption())
+    .option('--no-progress', 'no progress bar');
+}
 
-  const crawlOptions = (command: Command) =>
-    commonOptions(addCrawlOptions(command))
-      .option('--id <crawl-id>', 'crawl ID (= workflow ID); the same ID never crawls twice', crawlIdArgument)
-      .option('--json', 'print a machine-readable summary on stdout');
+function crawlOptions(command: Command): Command {
+  return commonOptions(addCrawlOptions(command))
+    .option('--id <crawl-id>', 'crawl ID (= workflow ID); the same ID never crawls twice', crawlIdArgument)
+    .option('--json', 'print a machine-readable summary on stdout');
+}
 
-  storeOption(crawlOptions(
+/** `crawl`, `demo` and `start`: the commands that start a crawl. */
+function addCrawlCommands(program: Command): void {
+  crawlToEndOptions(
     program
       .command('crawl')
       .description('crawl to the end and write one JSON line per URL')
       .argument('[seed-url...]', 'where the crawl starts (or `seeds` in --config)'),
-  ))
-    .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
-    .addOption(formatOption())
-    .option('--no-progress', 'no progress bar')
+  )
     .addOption(metricsAddressOption({ description: "serve the in-process worker's /metrics here" }))
     .action(crawlCommand);
 
-  storeOption(crawlOptions(
-    program
-      .command('demo')
-      .description('serve a synthetic site on loopback and crawl it (no network needed)'),
-  ))
+  crawlToEndOptions(program.command('demo').description('serve a synthetic site on loopback and crawl it (no network needed)'))
     .option('--pages <n>', `pages on the synthetic site (at most ${DEMO_MAX_PAGES.toLocaleString('en-US')})`, integerBetween(1, DEMO_MAX_PAGES), 500)
-    .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
-    .addOption(formatOption())
-    .option('--no-progress', 'no progress bar')
     .action(async (flags: CrawlCommandFlags & { pages: number }) => {
       const site = await startSyntheticSite({ pages: flags.pages });
       try {
@@ -226,7 +221,10 @@ function buildProgram(): Command {
       else print(`${crawlId}${uiUrl ? `\n${uiUrl}` : ''}`);
     });
   });
+}
 
+/** `worker`, `render-worker` and `ui`: the long-running processes. */
+function addServiceCommands(program: Command): void {
   storeOption(commonOptions(program.command('worker').description('run a crawl worker (and the embedded dev server when TEMPORAL_ADDRESS is unset)')))
     .addOption(metricsAddressOption({ fromEnv: { name: ENV.metricsAddress, fallback: '127.0.0.1:9464' } }))
     .option('--max-concurrent-batches <n>', 'batch activities run at once by this worker', atLeastOne, 64)
@@ -250,10 +248,17 @@ function buildProgram(): Command {
     .description("serve the Temporal Web UI on the embedded dev server's history (its crawls stay reachable after they ended) until interrupted")
     .addOption(dataDirOption())
     .action(runUi);
+}
 
+function buildProgram(): Command {
+  const program = new Command('crawlflow')
+    .description('A web crawler whose coordination is done by Temporal.')
+    .version(CRAWLFLOW_VERSION, '-V, --version', 'print the version')
+    .exitOverride();
+  addCrawlCommands(program);
+  addServiceCommands(program);
   addControlCommands(program);
   addScheduleCommands(program);
-
   return program;
 }
 
