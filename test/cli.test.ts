@@ -592,10 +592,11 @@ describe('against a running `crawlflow worker`', () => {
   });
 
   it('a `continued` field in a crawl\'s own input is refused as unknown, not taken for a continued run\'s hand-over', async () => {
-    // `{}` made the workflow task fail for ever; a 0.2.0 hand-over's shape crawled with its made-up counters.
+    // `{}` made the workflow task fail for ever. A 0.2.0 run's hand-over (a `continued` with a
+    // `frontier`) is still taken as one, however it starts (scheduling-core starts one directly).
     const cases: Array<[string, unknown]> = [
       ['continued-empty', {}],
-      ['continued-legacy-shape', { frontier: {} }],
+      ['continued-current-shape', { run: 2, startedAt: 0, plan: {}, scheduler: {} }],
     ];
     await Promise.all(cases.map(([id, continued]) => startWithTemporalCli(env, taskQueue, id, { seeds: [site.urlOf(0)], maxPages: 5, continued })));
     for (const [id] of cases) {

@@ -6,6 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { AbandonInput, BatchTotals, CrawlTotals, CrawlView, FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
+import { isLegacyHandOver } from '../shared/crawl-types';
 import { parseCrawlConfig, parseSeeds, type CrawlConfig } from '../shared/crawl-config';
 import { seedEntries } from './seed-entries';
 import type { FrontierStore } from '../store/frontier-store';
@@ -38,9 +39,10 @@ async function crawlInputOf(crawlId: string, runId: string): Promise<unknown> {
   if (!started) throw new Error(`crawl ${crawlId}: the start of run ${runId} is not in its history`);
   const input = await decodeFromPayloadsAtIndex<Record<string, unknown>>(client.options.loadedDataConverter, 0, started.input?.payloads);
   const config = { ...input };
-  // Only a continued run's input carries what the last run handed over: in a crawl's own input
-  // `continued` stays, and the schema refuses it as an unknown field.
-  if (started.continuedExecutionRunId) delete config.continued;
+  // Only a continued run's input, or a 0.2.0 run's hand-over, carries what the last run handed
+  // over (open-crawl.ts): in a crawl's own input `continued` stays, and the schema refuses it as
+  // an unknown field.
+  if (started.continuedExecutionRunId || isLegacyHandOver(config.continued)) delete config.continued;
   return config;
 }
 

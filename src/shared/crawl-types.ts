@@ -147,3 +147,12 @@ export interface FrontierStats {
   /** The hosts with the largest backlog (at most 50). */
   hosts: HostState[];
 }
+
+/**
+ * Is `continued` what a 0.2.0 run hands to its next run (its counters, with the frontier
+ * snapshot that later runs no longer carry)? The workflow reads it as the run's counters, and
+ * openCrawl leaves it out of the crawl's settings.
+ */
+export function isLegacyHandOver(continued: unknown): boolean {
+  return typeof continued === 'object' && continued !== null && 'frontier' in continued;
+}

@@ -32,6 +32,7 @@ import {
   type CrawlLimits,
 } from '../shared/crawl-config';
 import type { BatchResult, BatchTotals, LegacyBatchInput, CrawlProgress, CrawlStatus, CrawlSummary, FrontierSnapshot, HostState } from '../shared/crawl-types';
+import { isLegacyHandOver } from '../shared/crawl-types';
 import {
   addSeedsUpdate,
   frontierQuery,
@@ -67,7 +68,7 @@ export type CrawlSessionInput = CrawlInput & { continued?: CarriedState };
 
 /** Is `input` the continuation of a 0.2.0 run (its config and counters) rather than a crawl's own input? */
 export function isLegacyContinuation(input: { continued?: unknown }): input is CrawlSessionInput & { continued: CarriedState } {
-  return typeof input.continued === 'object' && input.continued !== null && 'frontier' in input.continued;
+  return isLegacyHandOver(input.continued);
 }
 
 type RunOutcome = 'completed' | 'max-pages-reached' | 'stopped' | 'continue-as-new';

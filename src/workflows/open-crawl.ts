@@ -10,10 +10,10 @@ import { INVALID_CRAWL_ID } from '../shared/crawl-id';
 import { INVALID_SEED_LINE, SEEDS_FILE_EMPTY, SEEDS_FILE_UNREADABLE } from '../seeds/seed-errors';
 import { initialSchedulerState, type SchedulerState } from '../scheduling/crawl-scheduler';
 import type { CrawlPlan } from '../scheduling/crawl-plan';
-import type { CrawlView } from '../shared/crawl-types';
+import { isLegacyHandOver, type CrawlView } from '../shared/crawl-types';
 import { batchFailure, lifecycle, seedImport } from './crawl-activities';
 import { invalidConfig } from './crawl-state';
-import { isLegacyContinuation, type CrawlSessionInput as V02Input } from './crawl-session-v0.2';
+import type { CrawlSessionInput as V02Input } from './crawl-session-v0.2';
 
 /** What a run hands to the next across continue-as-new. */
 export interface CarriedCrawl {
@@ -40,15 +40,16 @@ export async function open(input: CrawlSessionInput): Promise<Opened> {
   const notObject = nonObjectInput(input);
   if (notObject) throw invalidConfig(notObject.message);
   // Only a run started by continue-as-new carries what the last run handed over: in a crawl's
-  // own input, `continued` is a field like any other, which openCrawl refuses as unknown.
-  const handedOver = (workflowInfo().continuedFromExecutionRunId === undefined ? {} : input) as { continued?: unknown };
-  if (handedOver.continued !== undefined && !isLegacyContinuation(handedOver)) {
-    const { continued } = handedOver as { continued: CarriedCrawl };
+  // own input, `continued` is a field like any other, which openCrawl refuses as unknown. A
+  // 0.2.0 run's hand-over is known by its shape (isLegacyHandOver), wherever it comes from.
+  const { continued } = input as { continued?: unknown };
+  const legacy = isLegacyHandOver(continued) ? (input as V02Input).continued : undefined;
+  if (workflowInfo().continuedFromExecutionRunId !== undefined && continued !== undefined && !legacy) {
+    const carried = continued as CarriedCrawl;
     // Batches of the last run gave their claims back: read the queue as it is now.
     const view = await lifecycle.crawlView({ crawlId });
-    return { ...continued, scheduler: { ...continued.scheduler, view }, fresh: false };
+    return { ...carried, scheduler: { ...carried.scheduler, view }, fresh: false };
   }
-  const { continued: legacy } = handedOver as V02Input;
   let opened;
   try {
     opened = await lifecycle.openCrawl({ crawlId, runId: workflowInfo().runId });
