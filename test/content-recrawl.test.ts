@@ -11,7 +11,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { crawlStorePath } from '../src/store/sqlite-store';
 import { join } from 'node:path';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { parse } from 'csv-parse/sync';
@@ -240,7 +241,7 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
     assert.match(noBodies.stderr, /crawlflow: crawl "content-3" stored no page bodies: a WARC export needs a crawl run with storeBodies \(--store-bodies\)/);
   });
 
-  it('a recrawl of a crawl that has no records fails at once, naming recrawlOf', async () => {
+  it('a recrawl of a crawl that does not exist fails at once, naming recrawlOf, and makes no store for it', async () => {
     site.requests.length = 0;
     await startWithTemporalCli(env, taskQueue, 'content-typo', { seeds: [site.url('/')], recrawlOf: 'content-l' });
     await assert.rejects(env.client.workflow.getHandle('content-typo').result(), (err: unknown) => {
@@ -248,10 +249,11 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
       assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure, String(err));
       assert.equal(err.cause.type, 'InvalidCrawlConfig');
       assert.equal(err.cause.nonRetryable, true);
-      assert.equal(err.cause.message, 'invalid crawl config: recrawlOf: crawl "content-l" has no records to compare with');
+      assert.equal(err.cause.message, 'invalid crawl config: recrawlOf: no crawl "content-l" in this store to compare with');
       return true;
     });
     assert.equal(site.requests.length, 0, 'nothing fetched');
+    assert.equal(existsSync(crawlStorePath(env.dataDir, 'content-l')), false, 'no store made for the crawl that is not there');
   });
 
   it('an extract selector that does not compile fails the workflow at once, naming the field', async () => {

@@ -14,33 +14,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../src/activities';
-import { crawlBodyDir, FileBodyStore } from '../src/bodies/body-store';
-import { RecordedConfigs } from '../src/activities/recorded-config';
-import { RobotsCache } from '../src/fetch/robots';
-import { CrawlMetrics } from '../src/observability/metrics';
+import { crawlBodyDir } from '../src/bodies/body-store';
 import { exportWarc } from '../src/results/export-warc';
-import { StoreRegistry } from '../src/store/store-registry';
-import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
 import { exchangeRecords } from '../src/warc/warc-record';
 import { ChangingSite } from './helpers/changing-site';
 import { testTransport } from './helpers/hostile-site';
-import { openCrawlInStore, viewAfter } from './helpers/activity-batches';
+import { openCrawlInStore, sqliteActivityDeps, viewAfter } from './helpers/activity-batches';
 import type { BatchReport } from '../src/shared/crawl-types';
 import { warcioCheck, warcioRecords } from './helpers/warcio';
 
 describe('stored bodies when a batch is retried', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-content-resume-'));
-  const stores = new StoreRegistry((crawlId) => new SqliteFrontierStore(crawlStorePath(dataDir, crawlId)));
   const { transport } = testTransport();
-  const activities = createActivities({
-    stores,
-    transport,
-    robots: new RobotsCache(transport, 2_000),
-    metrics: new CrawlMetrics(),
-    workerId: 'resume-test',
-    bodies: new FileBodyStore(dataDir),
-    configs: new RecordedConfigs(),
-  });
+  const deps = sqliteActivityDeps(dataDir, transport, 'resume-test');
+  const { stores } = deps;
+  const activities = createActivities(deps);
   const site = new ChangingSite();
   const pages = ['/p0', '/p1', '/p2', '/p3'];
 

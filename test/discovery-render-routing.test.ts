@@ -12,15 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../src/activities';
-import { RecordedConfigs } from '../src/activities/recorded-config';
 import type { SitemapDiscoveryResult } from '../src/activities/sitemap-discovery';
-import { FileBodyStore } from '../src/bodies/body-store';
-import { RobotsCache } from '../src/fetch/robots';
-import { CrawlMetrics } from '../src/observability/metrics';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
-import { StoreRegistry } from '../src/store/store-registry';
-import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
-import { openCrawlInStore } from './helpers/activity-batches';
+import { openCrawlInStore, sqliteActivityDeps } from './helpers/activity-batches';
 import { urlset } from './helpers/discovery-site';
 import { testTransport } from './helpers/hostile-site';
 
@@ -29,9 +23,9 @@ const RENDER_MATCH = '/app/**';
 
 describe('sitemap URLs and render routing (sitemap activity)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-sitemap-render-'));
-  const stores = new StoreRegistry((crawlId) => new SqliteFrontierStore(crawlStorePath(dataDir, crawlId)));
   const { transport } = testTransport();
-  const deps = { stores, transport, robots: new RobotsCache(transport, 2_000), metrics: new CrawlMetrics(), workerId: 'sitemap-render-test', bodies: new FileBodyStore(dataDir), configs: new RecordedConfigs() };
+  const deps = sqliteActivityDeps(dataDir, transport, 'sitemap-render-test');
+  const { stores } = deps;
   const { discoverSitemaps } = createActivities(deps);
   let site: SyntheticSite;
 

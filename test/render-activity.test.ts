@@ -16,22 +16,16 @@ import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../src/activities';
 import { createRenderActivities } from '../src/activities/render-batch';
-import { FileBodyStore } from '../src/bodies/body-store';
-import { RecordedConfigs } from '../src/activities/recorded-config';
-import { RobotsCache } from '../src/fetch/robots';
-import { CrawlMetrics } from '../src/observability/metrics';
 import { ChromiumRenderer, type BlockedRequest } from '../src/render/chromium-renderer';
 import { DEFAULT_CHROMIUM_PATH } from '../src/render/chromium-binary';
 import { parseCrawlConfig } from '../src/shared/crawl-config';
 import type { BatchReport } from '../src/shared/crawl-types';
 import type { PageRecord } from '../src/store/frontier-store';
-import { StoreRegistry } from '../src/store/store-registry';
-import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
 import type { SyntheticSite } from '../src/sites/synthetic-site';
 import { LOOPBACK_GUARD, testTransport } from './helpers/hostile-site';
 import { OFFSITE, RENDER_MATCH, requestsOf, startJsSite } from './helpers/js-site';
 import { waitFor } from './helpers/fixtures';
-import { openCrawlInStore, viewAfter, type OpenedCrawl } from './helpers/activity-batches';
+import { openCrawlInStore, sqliteActivityDeps, viewAfter, type OpenedCrawl } from './helpers/activity-batches';
 
 /** PIDs of this process's Chromium children (Playwright runs the browser as our child). */
 function chromiumChildren(): Set<string> {
@@ -41,11 +35,11 @@ function chromiumChildren(): Set<string> {
 
 describe('render batch activity (headless Chromium)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-render-'));
-  const stores = new StoreRegistry((crawlId) => new SqliteFrontierStore(crawlStorePath(dataDir, crawlId)));
   const { transport, connects } = testTransport();
   const blocked: BlockedRequest[] = [];
   const renderer = new ChromiumRenderer(transport, { onBlocked: (request) => blocked.push(request) });
-  const deps = { stores, transport, robots: new RobotsCache(transport, 2_000), metrics: new CrawlMetrics(), workerId: 'render-test', bodies: new FileBodyStore(dataDir), configs: new RecordedConfigs() };
+  const deps = sqliteActivityDeps(dataDir, transport, 'render-test');
+  const { stores } = deps;
   const activities = createActivities(deps);
   const { browserBatch } = createRenderActivities(deps, renderer);
   let site: SyntheticSite;

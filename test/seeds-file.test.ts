@@ -17,18 +17,13 @@ import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../src/activities';
 import { openInStore } from '../src/activities/crawl-lifecycle';
-import { RecordedConfigs } from '../src/activities/recorded-config';
 import type { SeedImportProgress, SeedImportResult } from '../src/activities/seed-import';
-import { FileBodyStore } from '../src/bodies/body-store';
 import { startCrawl } from '../src/client/crawl-client';
-import { RobotsCache } from '../src/fetch/robots';
-import { CrawlMetrics } from '../src/observability/metrics';
 import { buildScope } from '../src/policy/scope';
 import { LIST_START, seedChunks, type SeedChunk } from '../src/seeds/seed-lines';
 import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
-import { StoreRegistry } from '../src/store/store-registry';
-import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
 import { testTransport } from './helpers/hostile-site';
+import { sqliteActivityDeps } from './helpers/activity-batches';
 import { CLI, runCli } from './helpers/processes';
 import { page, startRecordingSite, type Handler, type RecordingSite } from './helpers/recording-site';
 import { readRecords, startTestTemporal, startWithTemporalCli, uniqueQueue, type TestTemporal } from './helpers/temporal';
@@ -72,9 +67,9 @@ describe('seed lists: reading, checking, resuming', () => {
 
   it('the import activity resumes from its heartbeat: the lines before it are never read again', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-seeds-'));
-    const stores = new StoreRegistry((crawlId) => new SqliteFrontierStore(crawlStorePath(dataDir, crawlId)));
     const { transport } = testTransport();
-    const deps = { stores, transport, robots: new RobotsCache(transport, 2_000), metrics: new CrawlMetrics(), workerId: 'seeds-test', bodies: new FileBodyStore(dataDir), configs: new RecordedConfigs() };
+    const deps = sqliteActivityDeps(dataDir, transport, 'seeds-test');
+    const { stores } = deps;
     try {
       const seedsFile = join(dataDir, 'seeds.txt');
       const lines = ['http://a.test/0', 'http://a.test/1', 'not a url, but before the heartbeat', 'http://b.test/3'];

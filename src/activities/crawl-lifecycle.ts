@@ -20,7 +20,6 @@ import { classified, UNCLASSIFIED } from './activity-failures';
 import { appendSeeds, recordConfig } from './recorded-config';
 import { SNAPSHOT_HOSTS } from './crawl-batch';
 import type { ActivityDeps } from './deps';
-import type { StoreRegistry } from '../store/store-registry';
 import { HEARTBEAT_TICK_MS } from '../shared/activity-timing';
 import { checkCrawlId } from '../shared/crawl-id';
 
@@ -66,7 +65,8 @@ export interface OpenedCrawl {
 type OnStore = <T>(crawlId: string, work: (store: FrontierStore) => Promise<T>) => Promise<T>;
 
 /** Opening a crawl, and seeds added to it while it runs. */
-function openingActivities(stores: StoreRegistry, onStore: OnStore, resolve: LookupAll) {
+function openingActivities(deps: CrawlStores, onStore: OnStore, resolve: LookupAll) {
+  const { stores } = deps;
   return {
     /**
      * Resolves the crawl's input (the one schema, with its defaults) once, records it in the
@@ -79,7 +79,7 @@ function openingActivities(stores: StoreRegistry, onStore: OnStore, resolve: Loo
         // Before anything opens a file named by it: `temporal workflow start` takes any workflow ID.
         checkCrawlId(crawlId);
         const config = parseCrawlConfig(await crawlInputOf(crawlId, runId));
-        if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
+        if (config.recrawlOf !== undefined) await checkPreviousCrawl(deps, crawlId, config.recrawlOf);
         return stores.use(crawlId, async (store) => {
           const configVersion = await openInStore(store, config, resolve);
           return { plan: planOf(config, configVersion), view: await store.view(SNAPSHOT_HOSTS) };
@@ -186,11 +186,12 @@ function recoveryActivities({ stores, metrics, bodies }: Pick<ActivityDeps, 'sto
 }
 
 /** The seeding of crawls started by 0.2.0, whose config comes in the input. */
-function legacySeedActivities(stores: StoreRegistry) {
+function legacySeedActivities(deps: CrawlStores) {
+  const { stores } = deps;
   return {
     /** 0.2.0: idempotent seeding with the config in the input. */
     async seedFrontier({ crawlId, config }: SeedFrontierInput): Promise<FrontierSnapshot> {
-      if (config.recrawlOf !== undefined) await checkPreviousCrawl(stores, crawlId, config.recrawlOf);
+      if (config.recrawlOf !== undefined) await checkPreviousCrawl(deps, crawlId, config.recrawlOf);
       return stores.use(crawlId, async (store) => {
         await store.enqueue(seedEntries(config, config.seeds));
         return store.snapshot(SNAPSHOT_HOSTS);
@@ -207,13 +208,16 @@ function legacySeedActivities(stores: StoreRegistry) {
   };
 }
 
-export function createLifecycleActivities(deps: Pick<ActivityDeps, 'stores' | 'metrics' | 'bodies' | 'transport'>) {
+/** The crawls' stores, and whether a crawl has one. */
+type CrawlStores = Pick<ActivityDeps, 'stores' | 'crawlExists'>;
+
+export function createLifecycleActivities(deps: Pick<ActivityDeps, 'stores' | 'crawlExists' | 'metrics' | 'bodies' | 'transport'>) {
   const { stores, transport } = deps;
   const onStore: OnStore = (crawlId, work) => classified(Context.current().info.attempt, () => stores.use(crawlId, work));
   return {
-    ...openingActivities(stores, onStore, (hostname) => transport.resolve(hostname)),
+    ...openingActivities(deps, onStore, (hostname) => transport.resolve(hostname)),
     ...shardActivities(onStore),
     ...recoveryActivities(deps, onStore),
-    ...legacySeedActivities(stores),
+    ...legacySeedActivities(deps),
   };
 }

@@ -8,6 +8,8 @@ import type { RecordedConfigs } from './recorded-config';
 
 export interface ActivityDeps {
   stores: StoreRegistry;
+  /** Whether a crawl has a store, found without making one (StoreRegistry makes what it opens). */
+  crawlExists(crawlId: string): Promise<boolean>;
   transport: Transport;
   robots: RobotsCache;
   metrics: CrawlMetrics;

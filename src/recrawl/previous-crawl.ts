@@ -5,13 +5,15 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { INVALID_CONFIG, InvalidCrawlConfigError } from '../shared/crawl-config';
-import type { StoreRegistry } from '../store/store-registry';
+import type { ActivityDeps } from '../activities/deps';
 
-export async function checkPreviousCrawl(stores: StoreRegistry, crawlId: string, recrawlOf: string): Promise<void> {
+export async function checkPreviousCrawl({ stores, crawlExists }: Pick<ActivityDeps, 'stores' | 'crawlExists'>, crawlId: string, recrawlOf: string): Promise<void> {
   // Typed with the code of every invalid input, so the workflow fails naming the field, as for any other;
   // an ApplicationFailure, so the 0.2.0 seeding activity (which classifies nothing) does not retry it.
   const invalid = (reason: string) => ApplicationFailure.nonRetryable(new InvalidCrawlConfigError('recrawlOf', reason).message, INVALID_CONFIG);
   if (recrawlOf === crawlId) throw invalid('must name an earlier crawl, not this one');
+  // Asked first: opening a crawl's store through the registry would make an empty one.
+  if (!(await crawlExists(recrawlOf))) throw invalid(`no crawl "${recrawlOf}" in this store to compare with`);
   const { processed } = await stores.use(recrawlOf, (previous) => previous.totals());
   if (processed === 0) throw invalid(`crawl "${recrawlOf}" has no records to compare with`);
 }

@@ -16,21 +16,24 @@ import { describeStore, storeLocation, type StoreConfig } from './store-url';
  */
 export async function openStoreBackend(config: StoreConfig): Promise<StoreBackend> {
   const location = storeLocation(config);
-  const description = describeStore(location);
-  if (location.kind === 'sqlite') {
-    return {
-      description,
-      open: (crawlId) => new SqliteFrontierStore(crawlStorePath(location.dataDir, crawlId)),
-      openExisting: async (crawlId) => {
-        const file = crawlStorePath(location.dataDir, crawlId);
-        const unknown = (why: string) => new UnknownCrawlError(`no results for crawl "${crawlId}" in ${location.dataDir}${why}`);
-        if (!existsSync(file)) throw unknown('');
-        return readStoreFile(file, (why) => unknown(`: ${why}`));
-      },
-      bodies: new FileBodyStore(location.dataDir),
-      check: async () => undefined,
-      close: async () => undefined,
-    };
-  }
-  return (await import('./postgres-backend.js')).postgresBackend(location, description, new FileBodyStore(config.dataDir));
+  if (location.kind === 'sqlite') return sqliteBackend(location.dataDir);
+  return (await import('./postgres-backend.js')).postgresBackend(location, describeStore(location), new FileBodyStore(config.dataDir));
+}
+
+/** SQLite files under `dataDir`, one a crawl, with the crawls' stored bodies beside them. */
+export function sqliteBackend(dataDir: string): StoreBackend {
+  return {
+    description: describeStore({ kind: 'sqlite', dataDir }),
+    open: (crawlId) => new SqliteFrontierStore(crawlStorePath(dataDir, crawlId)),
+    has: async (crawlId) => existsSync(crawlStorePath(dataDir, crawlId)),
+    openExisting: async (crawlId) => {
+      const file = crawlStorePath(dataDir, crawlId);
+      const unknown = (why: string) => new UnknownCrawlError(`no results for crawl "${crawlId}" in ${dataDir}${why}`);
+      if (!existsSync(file)) throw unknown('');
+      return readStoreFile(file, (why) => unknown(`: ${why}`));
+    },
+    bodies: new FileBodyStore(dataDir),
+    check: async () => undefined,
+    close: async () => undefined,
+  };
 }

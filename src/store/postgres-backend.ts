@@ -15,6 +15,7 @@ export function postgresBackend(location: Extract<StoreLocation, { kind: 'postgr
   return {
     description,
     open: (crawlId) => new PostgresFrontierStore(db, crawlId),
+    has: async (crawlId) => (await db.existingCrawlKey(crawlId)) !== undefined,
     openExisting: async (crawlId) => {
       const key = await db.existingCrawlKey(crawlId);
       if (key === undefined) throw new UnknownCrawlError(`no results for crawl "${crawlId}" in ${description}`);

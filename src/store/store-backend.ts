@@ -15,6 +15,8 @@ export interface StoreBackend {
   readonly description: string;
   /** Opens a crawl's store, creating it on first use (for StoreRegistry). */
   open: OpenStore;
+  /** Whether the crawl has a store here, found without making one. */
+  has(crawlId: string): Promise<boolean>;
   /** Opens the store of a crawl that has one, to read its results once through; UnknownCrawlError otherwise. */
   openExisting(crawlId: string): Promise<FrontierStore>;
   /** Where `storeBodies` crawls keep page bodies: somewhere every process that opens these stores reads. */

@@ -85,6 +85,7 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
   const transport = new UndiciTransport({ connectTimeoutMs: CONNECT_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS, connectionsPerOrigin: 64, ...options.network });
   const deps = {
     stores,
+    crawlExists: (crawlId: string) => backend.has(crawlId),
     transport,
     robots: new RobotsCache(transport, CONNECT_TIMEOUT_MS * 2),
     metrics: options.metrics,

@@ -8,7 +8,13 @@ import type { BatchReport, CrawlView } from '../../src/shared/crawl-types';
 import { openInStore } from '../../src/activities/crawl-lifecycle';
 import { parseCrawlConfig, type CrawlConfig, type CrawlInput } from '../../src/shared/crawl-config';
 import type { BatchOrder } from '../../src/scheduling/crawl-plan';
-import type { StoreRegistry } from '../../src/store/store-registry';
+import { StoreRegistry } from '../../src/store/store-registry';
+import { sqliteBackend } from '../../src/store/open-store-backend';
+import type { ActivityDeps } from '../../src/activities/deps';
+import type { Transport } from '../../src/fetch/transport';
+import { RobotsCache } from '../../src/fetch/robots';
+import { CrawlMetrics } from '../../src/observability/metrics';
+import { RecordedConfigs } from '../../src/activities/recorded-config';
 
 export interface OpenedCrawl {
   crawlId: string;
@@ -43,4 +49,19 @@ export async function openCrawlInStore(stores: StoreRegistry, crawlId: string, i
 export function viewAfter(report: BatchReport): CrawlView & { claimed: number } {
   if (report.kind !== 'done') throw new Error(`batch ${report.batchId}: the store was unavailable: ${report.message}`);
   return { ...report.view, claimed: report.claimed };
+}
+
+/** A worker's activity dependencies over SQLite stores in `dataDir`, made as crawl-worker.ts makes them. */
+export function sqliteActivityDeps(dataDir: string, transport: Transport, workerId: string): ActivityDeps {
+  const backend = sqliteBackend(dataDir);
+  return {
+    stores: new StoreRegistry(backend.open),
+    crawlExists: backend.has,
+    transport,
+    robots: new RobotsCache(transport, 2_000),
+    metrics: new CrawlMetrics(),
+    workerId,
+    bodies: backend.bodies,
+    configs: new RecordedConfigs(),
+  };
 }
