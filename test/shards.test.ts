@@ -25,7 +25,7 @@ import { shardOf, shardWorkflowId } from '../src/scheduling/shards';
 import { linkedHostsCrawl, startLinkedHosts, type LinkedHosts } from '../src/sites/linked-hosts';
 import { crawlStorePath } from '../src/store/sqlite-store';
 import { readRecords, startTestTemporal, uniqueQueue, type StoreKind, type TestTemporal } from './helpers/temporal';
-import { spawnWorker, type WorkerProcess } from './helpers/processes';
+import { runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { waitFor } from './helpers/fixtures';
 
 const SHARDS = 4;
@@ -136,7 +136,7 @@ for (const scenario of SCENARIOS) {
     });
 
     if (processes === 0) {
-      it('refuses stop with a clear error; cancelling the crawl cancels every shard and gives their claims back', async () => {
+      it('refuses stop with a clear error, exit 1 through the CLI; cancelling the crawl cancels every shard and gives their claims back', async () => {
         const slow = await startSyntheticSite({ pages: 2_000, latencyMs: 20 });
         try {
           const crawlId = `shards-cancel-${store}-${process.pid}`;
@@ -145,6 +145,12 @@ for (const scenario of SCENARIOS) {
           const shardProgress = (shard: number) => env.client.workflow.getHandle(shardWorkflowId(crawlId, shard)).query(progressQuery).then((progress) => progress.processed, () => 0);
           await waitFor(async () => (await Promise.all(Array.from({ length: SHARDS }, (_, shard) => shardProgress(shard)))).some((n) => n > 0), 30_000, 'pages processed');
           await assert.rejects(handle.executeUpdate(stopUpdate), (err: Error) => /stop is not supported on a sharded crawl/.test(String((err.cause as Error | undefined)?.message)));
+          // Through the CLI: a valid request the crawl will not do is no usage error (exit 2), but the crawl's answer.
+          const stopped = await runCli(['stop', crawlId], { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: taskQueue });
+          assert.deepEqual(
+            { code: stopped.code, stderr: stopped.stderr },
+            { code: 1, stderr: 'crawlflow: stop is not supported on a sharded crawl (shards > 1): each shard has its own budget and limits; cancel the crawl instead\n' },
+          );
           await handle.cancel();
           await assert.rejects(handle.result(), (err: Error) => err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure);
           for (let shard = 0; shard < SHARDS; shard += 1) {

@@ -3,12 +3,12 @@
  * signal or update, so the same can be done with `temporal workflow query|signal|update`.
  */
 import { Option, type Command } from 'commander';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/client';
 import { resolve } from 'node:path';
 import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { storedChangeSummary } from '../results/change-summary';
 import { defaultOutFile, EXPORT_FORMATS, EXPORT_UNITS, exportResults, type ExportFormat } from '../results/export-results';
-import { CRAWL_LIMITS, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
+import { CRAWL_LIMITS, INVALID_CONFIG_FAILURE, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
 import { commonOptions, crawlIdArgument, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
 import { checkOutFile, UsageError, validating } from './crawl-options';
@@ -21,12 +21,23 @@ export function formatOption(): Option {
 }
 
 /** An update the workflow's validator rejected is bad input, like a bad flag. */
+/** The crawl took a valid request and would not do it (`stop` on a sharded crawl, a step that failed): exit 1. */
+export class UpdateNotDoneError extends Error {
+  readonly code = 'update-not-done';
+}
+
+/**
+ * Sends an update. A refusal of its input (the crawl's validator, type InvalidCrawlConfig) is a
+ * usage error, as the same mistake in a flag is; any other failure is the crawl's.
+ */
 async function update<T>(send: () => Promise<T>): Promise<T> {
   try {
     return await send();
   } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError) throw new UsageError(err.cause?.message ?? err.message);
-    throw err;
+    if (!(err instanceof WorkflowUpdateFailedError)) throw err;
+    const message = err.cause?.message ?? err.message;
+    if (err.cause instanceof ApplicationFailure && err.cause.type === INVALID_CONFIG_FAILURE) throw new UsageError(message);
+    throw new UpdateNotDoneError(message);
   }
 }
 

@@ -36,7 +36,7 @@ import { StoreUrlError } from '../store/store-url';
 import { MetricsListenError } from '../observability/metrics-server';
 import { DamagedStoreError, StoreUnavailableError } from '../store/store-errors';
 import { logger, traced, tracing } from './cli-context';
-import { addControlCommands, formatOption } from './control-commands';
+import { addControlCommands, formatOption, UpdateNotDoneError } from './control-commands';
 import { NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, EXIT_USAGE, UsageError, type CrawlFlags } from './crawl-options';
@@ -303,6 +303,7 @@ async function main(argv: string[]): Promise<number> {
       err instanceof BadBodyRefError ||
       err instanceof ExportWriteError ||
       err instanceof ResultsNotWrittenError ||
+      err instanceof UpdateNotDoneError ||
       err instanceof ChromiumMissingError ||
       err instanceof TemporalCliMissingError
     ) {
