@@ -46,7 +46,11 @@ export class ResponseHandler implements Dispatcher.DispatchHandler, ResponseBody
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
     if (this.stoppedEarly) controller.abort(this.stoppedEarly.reason as Error);
-    else this.onSent?.();
+    // undici calls this just before it builds and writes the request's head, in the same call.
+    // Told after that call (a microtask), the sender reads the clock once the request has left:
+    // a thread paused in between (a busy machine, a GC) would otherwise date the send too early,
+    // and a late request would not hold its host long enough.
+    else if (this.onSent) queueMicrotask(this.onSent);
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: TransportResponse['headers']): void {
