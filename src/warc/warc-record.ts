@@ -64,8 +64,16 @@ interface RecordSpec {
   extra: Record<string, string | undefined>;
 }
 
-/** A field's value kept on its line: a control character (a line break ends the field) is percent-encoded. */
-const fieldValue = (value: string): string => value.replace(/\p{Cc}/gu, (char) => encodeURIComponent(char));
+/**
+ * `name: value` lines of WARC fields, the absent ones left out. Each value stays on its line: a
+ * control character (a line break ends the field) is percent-encoded.
+ */
+function fieldLines(fields: Record<string, string | undefined>): string {
+  return Object.entries(fields)
+    .filter((entry): entry is [string, string] => entry[1] !== undefined)
+    .map(([name, value]) => `${name}: ${value.replace(/\p{Cc}/gu, (char) => encodeURIComponent(char))}${CRLF}`)
+    .join('');
+}
 
 function record({ type, id, date, contentType, block, extra }: RecordSpec): Buffer {
   const fields: Record<string, string | undefined> = {
@@ -77,11 +85,7 @@ function record({ type, id, date, contentType, block, extra }: RecordSpec): Buff
     'Content-Type': contentType,
     'Content-Length': String(block.length),
   };
-  const head = Object.entries(fields)
-    .filter((entry): entry is [string, string] => entry[1] !== undefined)
-    .map(([name, value]) => `${name}: ${fieldValue(value)}${CRLF}`)
-    .join('');
-  return Buffer.concat([Buffer.from(`WARC/1.1${CRLF}${head}${CRLF}`), block, Buffer.from(CRLF + CRLF)]);
+  return Buffer.concat([Buffer.from(`WARC/1.1${CRLF}${fieldLines(fields)}${CRLF}`), block, Buffer.from(CRLF + CRLF)]);
 }
 
 function headerLines(headers: HttpHeaders, rename: (name: string) => string): string {
@@ -174,6 +178,6 @@ export function captureRecords({ exchange, earlier }: Capture, date: Date): Buff
 
 /** The `warcinfo` record that opens an exported file, as one gzip member. */
 export function warcinfoRecord(filename: string, fields: Record<string, string>, date = new Date()): Buffer {
-  const block = Buffer.from(Object.entries(fields).map(([name, value]) => `${name}: ${fieldValue(value)}${CRLF}`).join(''));
+  const block = Buffer.from(fieldLines(fields));
   return gzipSync(record({ type: 'warcinfo', id: recordId(), date, contentType: 'application/warc-fields', block, extra: { 'WARC-Filename': filename } }));
 }
