@@ -32,7 +32,6 @@ import {
   type CrawlLimits,
 } from '../shared/crawl-config';
 import type { BatchResult, BatchTotals, LegacyBatchInput, CrawlProgress, CrawlStatus, CrawlSummary, FrontierSnapshot, HostState } from '../shared/crawl-types';
-import { isLegacyHandOver } from '../shared/crawl-types';
 import {
   addSeedsUpdate,
   frontierQuery,
@@ -65,11 +64,6 @@ export interface CarriedState {
 }
 
 export type CrawlSessionInput = CrawlInput & { continued?: CarriedState };
-
-/** Is `input` the continuation of a 0.2.0 run (its config and counters) rather than a crawl's own input? */
-export function isLegacyContinuation(input: { continued?: unknown }): input is CrawlSessionInput & { continued: CarriedState } {
-  return isLegacyHandOver(input.continued);
-}
 
 type RunOutcome = 'completed' | 'max-pages-reached' | 'stopped' | 'continue-as-new';
 
