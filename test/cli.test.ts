@@ -109,6 +109,19 @@ describe('invalid input', { concurrency: 4 }, () => {
       { ...EMBEDDED, CRAWLFLOW_DEV_SERVER_PORT: '1', CRAWLFLOW_DEV_SERVER_UI_PORT: '2', CRAWLFLOW_TEMPORAL_BIN: '/nonexistent/temporal' },
     ],
     ['an empty data dir from the environment', ['results', 'some-crawl'], /value '' from env 'CRAWLFLOW_DATA_DIR' is invalid\. must not be empty\.$/m, { CRAWLFLOW_DATA_DIR: '' }],
+    // procfs refuses a new directory with ENOENT although its parent exists: Node 20's recursive mkdir loops on that for ever.
+    [
+      'a data dir where no directory can be made (procfs)',
+      ['demo', '--data-dir', '/proc/crawlflow-data/crawls'],
+      /^crawlflow: data directory \(--data-dir or CRAWLFLOW_DATA_DIR\): cannot use "\/proc\/crawlflow-data\/crawls" as a directory: ENOENT \(no such file or directory\)\n$/,
+    ],
+    ['a data dir from the environment where no directory can be made', ['status', 'some-crawl'], /: cannot use "\/proc\/crawlflow-data" as a directory: ENOENT /, { CRAWLFLOW_DATA_DIR: '/proc/crawlflow-data' }],
+    [
+      'a data dir inside a file',
+      ['results', 'some-crawl', '--data-dir', join(configFile('a-file.json', {}), 'data')],
+      /^crawlflow: data directory \(--data-dir or CRAWLFLOW_DATA_DIR\): cannot use ".*a-file\.json\/data" as a directory: ENOTDIR \(not a directory\)\n$/,
+    ],
+    ['a data dir that is a file', ['worker', '--data-dir', configFile('data-file.json', {})], /: cannot use ".*data-file\.json" as a directory: ENOTDIR \(not a directory\)\n$/],
     ['a worker with no batch slots', ['worker', '--max-concurrent-batches', '0'], /^error: option '--max-concurrent-batches <n>' argument '0' is invalid\. must be at least 1\.$/m],
     ['a demo site of no pages', ['demo', '--pages', '0'], /^error: option '--pages <n>' argument '0' is invalid\. must be at least 1\.$/m],
     ['a demo site of pages that are not a number', ['demo', '--pages', 'many'], /^error: option '--pages <n>' argument 'many' is invalid\. must be an integer\.$/m],

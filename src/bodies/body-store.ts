@@ -13,7 +13,7 @@
  * another place (an object store) fits without touching the crawler.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { mkdirSync } from 'node:fs';
+import { makeDirectory } from '../shared/make-directory';
 import { basename, dirname, join } from 'node:path';
 import { crawlFileName } from '../shared/crawl-id';
 
@@ -61,7 +61,7 @@ class FileBodyWriter implements BodyWriter {
 
   private opened(): Promise<{ file: FileHandle; size: number }> {
     this.handle ??= (async () => {
-      mkdirSync(dirname(this.path), { recursive: true });
+      makeDirectory(dirname(this.path));
       const file = await open(this.path, 'a');
       return { file, size: (await file.stat()).size };
     })();

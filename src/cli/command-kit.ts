@@ -10,6 +10,7 @@ import { parseHostPort } from '../observability/metrics-server';
 import { integer } from './setting-flags';
 import { crawlFileName, invalidCrawlId, SCHEDULED_RUN_SUFFIX } from '../shared/crawl-id';
 import { UsageError } from './crawl-options';
+import { DirectoryError, makeDirectory } from '../shared/make-directory';
 
 export interface CommonFlags {
   taskQueue: string;
@@ -17,7 +18,22 @@ export interface CommonFlags {
 }
 
 export function dataDirOption(): Option {
-  return new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir()).argParser(nonEmpty);
+  return new Option('--data-dir <dir>', 'where crawl stores and the embedded server live').env(ENV.dataDir).default(defaultDataDir()).argParser(dataDirArgument);
+}
+
+/**
+ * Commander's parser for a data directory named by the flag or the environment: it is made
+ * here, so that a path that cannot hold the crawl's files is one usage error before anything
+ * starts, not a failure inside the dev server's or a worker's start-up.
+ */
+function dataDirArgument(value: string): string {
+  try {
+    makeDirectory(nonEmpty(value));
+  } catch (err) {
+    if (err instanceof DirectoryError) throw new UsageError(`data directory (--data-dir or ${ENV.dataDir}): ${err.message}`);
+    throw err;
+  }
+  return value;
 }
 
 /**

@@ -44,6 +44,7 @@ import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError,
 import { addScheduleCommands } from './schedule-commands';
 import { ScheduleExistsError, UnknownScheduleError } from '../client/schedules';
 import { withStdinSeeds } from './seed-stdin';
+import { DirectoryError } from '../shared/make-directory';
 
 const EXIT_FAILURE = 1;
 const EXIT_INTERRUPTED = 130;
@@ -305,7 +306,8 @@ async function main(argv: string[]): Promise<number> {
       err instanceof ResultsNotWrittenError ||
       err instanceof UpdateNotDoneError ||
       err instanceof ChromiumMissingError ||
-      err instanceof TemporalCliMissingError
+      err instanceof TemporalCliMissingError ||
+      err instanceof DirectoryError
     ) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_FAILURE;

@@ -5,7 +5,8 @@
  * other machines read it only if the data dir is shared with them (docs/configuration.md).
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, renameSync } from 'node:fs';
+import { renameSync } from 'node:fs';
+import { makeDirectory } from '../shared/make-directory';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { CrawlInput } from '../shared/crawl-config';
@@ -24,7 +25,7 @@ const STAGE_CHUNK = 10_000;
 export async function withStdinSeeds(input: CrawlInput, dataDir: string, crawlId: string, stdin: Readable = process.stdin): Promise<CrawlInput> {
   if (input.seedsFile !== STDIN_SEEDS) return input;
   const dir = resolve(dataDir, 'seeds');
-  mkdirSync(dir, { recursive: true });
+  makeDirectory(dir);
   const staging = join(dir, `${crawlFileName(crawlId)}.staging`);
   const hash = createHash('sha256');
   try {

