@@ -2,14 +2,17 @@
  * Hostile robots.txt files, through RobotsCache and a SqliteFrontierStore on ':memory:':
  * huge (parsed up to 512 KiB, RFC 9309), malformed, 5xx (disallow all), 4xx (allow all),
  * redirected (followed up to five hops), unreachable. Each host name is its own origin on the
- * one hostile site, through the stub resolver.
+ * one hostile site, through the stub resolver. Then, in real crawls, a host that cannot be
+ * reached at all: its pages carry the host's error, not `skipped: robots`.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { ROBOTS_MAX_WILDCARDS, RobotsCache } from '../src/fetch/robots';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
 import { DEFAULT_USER_AGENT } from '../src/shared/names';
-import { hostileSite, LOOPBACK_GUARD, ROBOTS_CAP } from './helpers/hostile-site';
+import { hostileFixture, hostileSite, LOOPBACK_GUARD, ROBOTS_CAP } from './helpers/hostile-site';
 
 describe('hostile robots.txt', () => {
   const { site, transport, connects } = hostileSite();
@@ -105,5 +108,34 @@ describe('hostile robots.txt', () => {
     const { allowed } = await rulesOf('robots-5xx.test');
     assert.equal(allowed('/'), false);
     assert.equal(site.requests.length, before);
+  });
+});
+
+/** A loopback port nothing listens on: one the system just handed out and took back. */
+async function refusingPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+describe('robots.txt of a host that cannot be reached, in a crawl', () => {
+  const { connects, crawler } = hostileFixture();
+
+  it("a name that does not resolve: the seed is recorded as 'dns', not skipped for robots.txt, and no socket is opened", async () => {
+    const connectsBefore = connects.length;
+    const record = await crawler.record('http://no-such-host.invalid/');
+    assert.deepEqual({ error: record.error, skipped: record.skipped, status: record.status }, { error: 'dns', skipped: null, status: null });
+    assert.deepEqual(connects.slice(connectsBefore), []);
+  });
+
+  it("nothing listening: the seed is recorded as 'connect' after robots.txt's three tries, and the page is not tried", async () => {
+    const url = `http://127.0.0.1:${await refusingPort()}/`;
+    const connectsBefore = connects.length;
+    const record = await crawler.record(url, { maxRetries: 2 });
+    assert.deepEqual({ error: record.error, skipped: record.skipped, status: record.status }, { error: 'connect', skipped: null, status: null });
+    assert.deepEqual(connects.slice(connectsBefore), ['127.0.0.1', '127.0.0.1', '127.0.0.1'], "robots.txt's three tries, then no connection for the page");
   });
 });

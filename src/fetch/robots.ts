@@ -1,7 +1,10 @@
 /**
  * robots.txt, with RFC 9309 semantics: a 2xx body is parsed (robots-parser); a 4xx means no
  * rules; a 5xx or an unreachable file means "disallow everything" until it is fetched again.
- * An unreachable file keeps its cause, so a host whose certificate is refused shows as that.
+ * An unreachable file keeps its cause. Where that cause is the host's (no such name, nothing
+ * listening, a refused certificate), the host's pages are recorded with it rather than as
+ * skipped for robots.txt: no page of the host could have been fetched, and the record should
+ * say why.
  * Redirects are followed up to five hops; a file we cannot get to through them (more hops, a
  * loop, a blocked address) is unavailable, like a 4xx. A file over 512 KiB is parsed up to
  * there. The fetched file is kept in the frontier store, so all workers of a crawl share one
@@ -20,8 +23,8 @@ export interface RobotsRules {
   /** The file's `Sitemap:` URLs (absolute, as written). */
   sitemaps: string[];
   /**
-   * Set when robots.txt failed in a way every page of the host would fail too (a refused TLS
-   * certificate): its pages are recorded with this error, not as skipped for robots.txt.
+   * Set when robots.txt failed in a way every page of the host would fail too (see
+   * `HOST_ERRORS`): its pages are recorded with this error, not as skipped for robots.txt.
    */
   hostError: FetchErrorCode | null;
 }
@@ -35,8 +38,13 @@ const DISALLOW_ALL = 'User-agent: *\nDisallow: /\n';
 /** Recorded for a file that is unavailable without a status of its own: no rules, like a 404. */
 const UNAVAILABLE_STATUS = 404;
 
-/** Failures of the host rather than of the file: no page of it can be fetched either. */
-const HOST_ERRORS: ReadonlySet<string> = new Set<FetchErrorCode>(['tls-certificate']);
+/**
+ * Failures of the host rather than of the file, after robots.txt's tries: its name does not
+ * resolve, nothing accepts a connection at its address, or its certificate is refused. No page
+ * of it can be fetched either. A timeout, a reset or a 5xx is a server in trouble, whose pages
+ * might answer: those stay a disallow, as RFC 9309 asks.
+ */
+const HOST_ERRORS: ReadonlySet<string> = new Set<FetchErrorCode>(['dns', 'connect', 'tls-certificate']);
 
 /** Failures that mean the file is unavailable (RFC 9309 section 2.3.1.2), not that the server is in trouble. */
 const UNAVAILABLE_ERRORS: ReadonlySet<FetchErrorCode> = new Set(['too-many-redirects', 'redirect-loop', 'bad-redirect', 'blocked-address']);
