@@ -17,7 +17,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { ApplicationFailure, WorkflowFailedError, type Client } from '@temporalio/client';
 import { isPortOpen } from '../src/temporal/dev-server';
-import { freeServerPort } from '../src/workers/runtime';
+import { freeLoopbackPort, freeServerPort } from '../src/workers/runtime';
 import { projectRoot } from '../src/temporal/project-paths';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { reachablePagePaths, requestedPagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
@@ -203,6 +203,18 @@ describe('quick start: embedded dev server', () => {
     assert.equal(second.code, 0, second.stderr);
     assert.equal((JSON.parse(second.stdout) as { lines: number }).lines, expected);
     assert.deepEqual(requestedPagePaths(site, { from: requestsAfterFirst }), [], 'the second start fetched nothing');
+  });
+
+  it('a crawl of a seed whose host refuses connections: its summary counts one URL with one error, in the singular, and the record says connect', async () => {
+    const out = join(dataDir, 'refused.jsonl');
+    const seed = `http://127.0.0.1:${await freeLoopbackPort()}/`;
+    const run = await runCli(['crawl', seed, '--out', out, '--id', 'cli-refused'], env);
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout.split('\n');
+    assert.equal(lines[0], 'crawl cli-refused: completed');
+    assert.match(lines[1], /^ {2}1 URL \(0 fetched, 1 error, 0 skipped\) in \d+\.\d s, \d+\.\d URLs\/s$/);
+    assert.equal(lines[3], `  1 line written to ${out}`);
+    assert.deepEqual(readJsonl(out).map(({ url, error, skipped }) => ({ url, error, skipped })), [{ url: seed, error: 'connect', skipped: null }]);
   });
 
   it('Ctrl-C mid-crawl (SIGINT to its process group) exits 130 with one line on how to go on and nothing on stdout, and the next run finishes the crawl with every page fetched once', async () => {

@@ -7,11 +7,10 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import { ROBOTS_MAX_WILDCARDS, RobotsCache } from '../src/fetch/robots';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
 import { DEFAULT_USER_AGENT } from '../src/shared/names';
+import { freeLoopbackPort } from '../src/workers/runtime';
 import { hostileFixture, hostileSite, LOOPBACK_GUARD, ROBOTS_CAP } from './helpers/hostile-site';
 
 describe('hostile robots.txt', () => {
@@ -111,16 +110,6 @@ describe('hostile robots.txt', () => {
   });
 });
 
-/** A loopback port nothing listens on: one the system just handed out and took back. */
-async function refusingPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
 describe('robots.txt of a host that cannot be reached, in a crawl', () => {
   const { connects, crawler } = hostileFixture();
 
@@ -132,7 +121,8 @@ describe('robots.txt of a host that cannot be reached, in a crawl', () => {
   });
 
   it("nothing listening: the seed is recorded as 'connect' after robots.txt's three tries, and the page is not tried", async () => {
-    const url = `http://127.0.0.1:${await refusingPort()}/`;
+    // A port the system just handed out and took back: nothing listens there.
+    const url = `http://127.0.0.1:${await freeLoopbackPort()}/`;
     const connectsBefore = connects.length;
     const record = await crawler.record(url, { maxRetries: 2 });
     assert.deepEqual({ error: record.error, skipped: record.skipped, status: record.status }, { error: 'connect', skipped: null, status: null });

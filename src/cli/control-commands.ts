@@ -13,7 +13,7 @@ import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate 
 import { commonOptions, crawlIdArgument, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
 import { checkOutFile, UsageError, validating } from './crawl-options';
 import { changeOption, fieldsFromFlags, flagOfField } from './setting-flags';
-import { crawlStatusReport, statusLines } from './crawl-report';
+import { counted, crawlStatusReport, statusLines } from './crawl-report';
 
 /** `--format` of `results` and `crawl`: commander rejects other values, naming the flag. */
 export function formatOption(): Option {
@@ -105,7 +105,7 @@ export function addControlCommands(program: Command): void {
       const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
       checkOutFile(out, flags.out !== undefined);
       const count = await exportResults(flags.format, store, crawlId, out);
-      print(`${count} ${EXPORT_UNITS[flags.format]} written to ${out}`);
+      print(`${counted(count, EXPORT_UNITS[flags.format])} written to ${out}`);
       const changes = await storedChangeSummary(store, crawlId);
       if (changes !== undefined) print(changes);
     });

@@ -61,16 +61,22 @@ function seconds(startedAt: number, finishedAt: number): number {
   return Math.max(0.001, (finishedAt - startedAt) / 1000);
 }
 
+/** `1 URL`, `3 URLs`: a count and its noun. */
+export function counted(count: number, noun: string, plural = `${noun}s`): string {
+  return `${count} ${count === 1 ? noun : plural}`;
+}
+
 /** The URL counts of a crawl, finished or running, with its rate. */
 function countsLine(counts: { processed: number; fetched: number; errors: number; skipped: number }, startedAt: number, until: number): string {
   const elapsed = seconds(startedAt, until);
   const { processed, fetched, errors, skipped } = counts;
-  return `  ${processed} URLs (${fetched} fetched, ${errors} errors, ${skipped} skipped) in ${elapsed.toFixed(1)} s, ${(processed / elapsed).toFixed(1)} URLs/s`;
+  const rate = `${(processed / elapsed).toFixed(1)} URLs/s`;
+  return `  ${counted(processed, 'URL')} (${fetched} fetched, ${counted(errors, 'error')}, ${skipped} skipped) in ${elapsed.toFixed(1)} s, ${rate}`;
 }
 
 /** One line per cause that made batches fail for good. */
 function failedBatchLines(failures: readonly FailureTally[]): string[] {
-  return failures.map(({ batches, code, message }) => `  ${batches} ${batches === 1 ? 'batch' : 'batches'} failed with ${code}: ${message}`);
+  return failures.map(({ batches, code, message }) => `  ${counted(batches, 'batch', 'batches')} failed with ${code}: ${message}`);
 }
 
 /** A finished crawl's counts and duration, frontier, failed batches, and the changes of a recrawl. */

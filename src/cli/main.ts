@@ -37,7 +37,7 @@ import { MetricsListenError } from '../observability/metrics-server';
 import { DamagedStoreError, StoreUnavailableError } from '../store/store-errors';
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption, UpdateNotDoneError } from './control-commands';
-import { NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
+import { counted, NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, EXIT_USAGE, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
@@ -71,7 +71,7 @@ function reportRun(run: CrawlRun, out: string, format: ExportFormat, json: boole
     return;
   }
   for (const line of summaryLines(run.summary)) print(line);
-  print(`  ${run.lines} ${EXPORT_UNITS[format]} written to ${out}`);
+  print(`  ${counted(run.lines, EXPORT_UNITS[format])} written to ${out}`);
   if (run.uiUrl) print(webUiLine(run.uiUrl, run.uiStopsWithCommand));
 }
 

@@ -16,8 +16,8 @@ const EXPORTERS: Record<ExportFormat, (store: StoreConfig, crawlId: string, outF
 
 const EXTENSIONS: Record<ExportFormat, string> = { jsonl: 'jsonl', csv: 'csv', warc: 'warc.gz' };
 
-/** What the count an export returns counts, for messages. */
-export const EXPORT_UNITS: Record<ExportFormat, string> = { jsonl: 'lines', csv: 'rows', warc: 'pages' };
+/** What the count an export returns counts, for messages (singular: see `counted`). */
+export const EXPORT_UNITS: Record<ExportFormat, string> = { jsonl: 'line', csv: 'row', warc: 'page' };
 
 /** `<crawl-id>.jsonl` (or .csv, .warc.gz) in the working directory, whatever the ID holds: it is encoded as for the crawl's store. */
 export function defaultOutFile(crawlId: string, format: ExportFormat): string {
