@@ -319,8 +319,9 @@ export const crawlConfigSchema = z
       flagSets: false,
       help: 'do not obey robots.txt',
       doc:
-        'robots.txt per RFC 9309: a 4xx means no rules; a 5xx or an unreachable file (after 3 tries) means disallow all, ' +
-        "except a refused TLS certificate (not retried), which records the host's pages with `tls-certificate`; " +
+        'robots.txt per RFC 9309: a 4xx means no rules; a 5xx or an unreachable file (after 3 tries) means disallow all; ' +
+        "when the cause is the host's, a name that does not resolve (`dns`), nothing listening (`connect`) or a refused TLS certificate " +
+        "(`tls-certificate`, not retried), the host's pages are recorded with that error instead of `skipped: \"robots\"`; " +
         'more than 5 redirects, a loop or a blocked address mean no rules; only the first 512 KiB and the first 2,000 wildcards are parsed. Cached 24 h per crawl.',
     }),
     maxCrawlDelayMs: setting(count(0, 3_600_000).default(30_000), {
