@@ -10,7 +10,7 @@ import { CancelledFailure } from '@temporalio/common';
 import { startSyntheticSite, type RouteHandler } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
 import { pauseSignal, progressQuery, resumeSignal } from '../src/shared/messages';
-import { historyEventTypes, readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { historyEventTypes, readCrawlEnd, readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { html, linkedRoutes, reachablePagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
 
 describe('cancellation and time', () => {
@@ -46,6 +46,7 @@ describe('cancellation and time', () => {
       assert.equal(site.inFlight(), 0);
       const records = await readRecords(env.dataDir, 'cancel-test');
       assert.deepEqual(records.map((record) => new URL(record.url).pathname), ['/'], 'stalled URLs are not recorded as done');
+      assert.deepEqual(await readCrawlEnd(env.store, 'cancel-test'), { status: 'cancelled', failure: null }, 'the crawl recorded how it ended');
       console.log(`cancel: ${stalled.length} in-flight requests closed ${closedAfter} ms after the cancel request; cancel completed in ${cancelDoneAt - cancelRequestedAt} ms`);
     } finally {
       await site.close();
@@ -57,6 +58,7 @@ describe('cancellation and time', () => {
     try {
       const { summary, records } = await runCrawlToEnd(env, queue, 'deadline-test', { seeds: [site.urlOf(0)], deadline: '3s', perHostConcurrency: 4 });
       assert.equal(summary.status, 'deadline-exceeded');
+      assert.deepEqual(await readCrawlEnd(env.store, 'deadline-test'), { status: 'deadline-exceeded', failure: null });
       // How many pages 3 s allow is throughput (printed, not asserted); what they are is not:
       // reachable pages, each once, each complete, and the rest still queued.
       const paths = sortedPaths(records.map((record) => record.url));

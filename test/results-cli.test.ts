@@ -1,8 +1,11 @@
 /**
- * Results that cannot be written or read, through real `crawlflow` processes against a test
- * server and worker: each command ends with exit code 1 and one line that names the file or
- * the crawl's store, a complete file already there is kept, and a crawl whose file could not
- * be written says that its results are kept and how to write them.
+ * Results through real `crawlflow` processes against a test server and worker. Results that
+ * cannot be written or read: each command ends with exit code 1 and one line that names the
+ * file or the crawl's store, a complete file already there is kept, and a crawl whose file
+ * could not be written says that its results are kept and how to write them. Results of a
+ * crawl that has not finished: the records so far are written (exit 0) and one line on stderr
+ * says where the crawl stands (running, stopped, failed, terminated) and that the export is
+ * partial; `--require-finished` writes nothing instead; a finished crawl's export gets no line.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,15 +14,51 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
+import type { ServerResponse } from 'node:http';
+import { WorkflowFailedError } from '@temporalio/client';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
-import { waitFor } from './helpers/fixtures';
+import { startCrawl } from '../src/client/crawl-client';
+import { stopUpdate } from '../src/shared/messages';
+import { freeServerPort } from '../src/workers/runtime';
+import { html, linkedRoutes, waitFor } from './helpers/fixtures';
 import { runCli } from './helpers/processes';
 import { FIXTURE_DIR } from './tools/make-release-stores';
 import { SQLITE_SCHEMA_VERSION } from '../src/store/sqlite-schema';
-import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { readCrawlEnd, readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
 const dir = mkdtempSync(join(tmpdir(), 'crawlflow-results-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A site whose seed page links to `n` pages under /held/, each held unanswered until `release()`. */
+async function startHeldSite(n: number): Promise<{ site: SyntheticSite; held(): number; release(): void }> {
+  const waiting: ServerResponse[] = [];
+  let released = false;
+  const site = await startSyntheticSite({
+    pages: 0,
+    routes: linkedRoutes('/held/', n, (_req, res) => {
+      if (released) html(res, 'released');
+      else waiting.push(res);
+    }),
+  });
+  return {
+    site,
+    held: () => waiting.length,
+    release() {
+      released = true;
+      for (const res of waiting.splice(0)) html(res, 'released');
+    },
+  };
+}
+
+/** The URLs of a JSON Lines export, in its order. */
+const exportedUrls = (file: string): string[] =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => (JSON.parse(line) as { url: string }).url);
+
+/** One batch of one URL at a time: a held page holds the whole crawl, and a stop leaves the rest queued. */
+const ONE_AT_A_TIME = { concurrency: 1, perHostConcurrency: 1, batchSize: 1 };
 
 /** No stack trace, one line. */
 function assertOneLine(stderr: string): void {
@@ -120,8 +159,13 @@ describe('results that cannot be written or read', () => {
     const out = join(dir, 'release-0.1.0.jsonl');
     const result = await runCli(['results', 'release-0.1.0', '--out', out], cliEnv);
     assert.equal(result.code, 0, result.stderr);
-    const urls = (text: string): string[] => text.trim().split('\n').map((line) => (JSON.parse(line) as { url: string }).url);
-    assert.deepEqual(urls(readFileSync(out, 'utf8')), urls(readFileSync(join(FIXTURE_DIR, 'v0.1.0.records.jsonl'), 'utf8')));
+    const released = exportedUrls(join(FIXTURE_DIR, 'v0.1.0.records.jsonl'));
+    assert.deepEqual(exportedUrls(out), released);
+    // The release recorded no end, and Temporal has no such crawl to ask about.
+    assert.equal(
+      result.stderr,
+      `crawlflow: crawl "release-0.1.0" has recorded no end: it is still running, or it ended without recording one (terminated, or crawled by an earlier release) — ${released.length} pages so far; this export may be partial\n`,
+    );
     const migrated = new Database(file, { readonly: true });
     try {
       assert.equal(migrated.pragma('user_version', { simple: true }), SQLITE_SCHEMA_VERSION);
@@ -166,5 +210,112 @@ describe('results that cannot be written or read', () => {
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, new RegExp(`^crawlflow: no body file ${bodies}/\\S+\\.warc\\.gz for \\S+: body files stay on the machine whose worker fetched the page\n$`));
     assert.ok(!existsSync(out) && !existsSync(`${out}.partial`), 'no file is left');
+  });
+
+  it('results of a running crawl writes its records so far with one line on stderr saying it is partial; --require-finished writes nothing; once stopped it says so', async () => {
+    const held = await startHeldSite(10);
+    try {
+      const handle = await startCrawl(env.client, 'results-running', { seeds: [`${held.site.origin}/`], ...ONE_AT_A_TIME }, queue);
+      await waitFor(() => held.held() === 1, 60_000, 'a held page');
+      const out = join(dir, 'running.jsonl');
+      const running = await runCli(['results', 'results-running', '--out', out], cliEnv);
+      assert.equal(running.code, 0, running.stderr);
+      assert.equal(running.stdout, `1 line written to ${out}\n`);
+      assert.equal(running.stderr, 'crawlflow: crawl "results-running" is still running — 1 page so far; this export is partial\n');
+      assert.deepEqual(exportedUrls(out), [`${held.site.origin}/`]);
+
+      const refusedOut = join(dir, 'refused.jsonl');
+      const refused = await runCli(['results', 'results-running', '--require-finished', '--out', refusedOut], cliEnv);
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.equal(refused.stderr, 'crawlflow: crawl "results-running" is still running — 1 page so far; nothing written (--require-finished)\n');
+      assert.equal(refused.stdout, '');
+      assert.ok(!existsSync(refusedOut) && !existsSync(`${refusedOut}.partial`), 'no file is written');
+
+      // With no Temporal server to ask, the store alone cannot tell a running crawl from one that ended without recording it.
+      const storeOnly = await runCli(['results', 'results-running', '--out', out], { ...cliEnv, TEMPORAL_ADDRESS: `127.0.0.1:${await freeServerPort()}` });
+      assert.equal(storeOnly.code, 0, storeOnly.stderr);
+      assert.equal(storeOnly.stdout, `1 line written to ${out}\n`);
+      assert.equal(
+        storeOnly.stderr,
+        'crawlflow: crawl "results-running" has recorded no end: it is still running, or it ended without recording one (terminated, or crawled by an earlier release) — 1 page so far; this export may be partial\n',
+      );
+
+      await handle.executeUpdate(stopUpdate);
+      held.release();
+      assert.equal((await handle.result()).status, 'stopped');
+      const stopped = await runCli(['results', 'results-running', '--out', out], cliEnv);
+      assert.equal(stopped.code, 0, stopped.stderr);
+      assert.equal(stopped.stdout, `2 lines written to ${out}\n`);
+      assert.equal(stopped.stderr, 'crawlflow: crawl "results-running" ended early: stopped by a user — 2 pages, 9 URLs left in the frontier; this export is partial\n');
+      assert.equal(exportedUrls(out).length, 2);
+    } finally {
+      held.release();
+      await held.site.close();
+    }
+  });
+
+  it("a finished crawl's export gets no line on stderr, whether it completed or ended at its maxPages; --require-finished writes it", async () => {
+    const reachable = site.graph.reachableFrom(0).size;
+    const ends: Array<[string, { maxPages?: number }, string, number, string[]]> = [
+      ['results-complete', {}, 'completed', reachable, []],
+      ['results-capped', { maxPages: 5 }, 'max-pages-reached', 5, ['--require-finished']],
+    ];
+    for (const [crawlId, limits, status, pages, flags] of ends) {
+      const summary = await (await startCrawl(env.client, crawlId, { seeds: [site.urlOf(0)], ...limits }, queue)).result();
+      assert.equal(summary.status, status);
+      const out = join(dir, `${crawlId}.jsonl`);
+      const result = await runCli(['results', crawlId, ...flags, '--out', out], cliEnv);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stderr, '', `${crawlId}: no line on stderr`);
+      assert.equal(result.stdout, `${pages} lines written to ${out}\n`);
+    }
+  });
+
+  it('results of a crawl that failed says so with its cause, the records it made written', async () => {
+    const missing = 'CRAWLFLOW_RESULTS_TEST_NOBODY_SET';
+    delete process.env[missing];
+    const seeds = Array.from({ length: 10 }, (_, page) => site.urlOf(page));
+    const handle = await startCrawl(env.client, 'results-failed', { seeds, ...ONE_AT_A_TIME, batchSize: 2, headersFromEnv: { 'X-Token': missing } }, queue);
+    const failure = await handle.result().then(
+      () => assert.fail('the crawl should fail'),
+      (err: unknown) => err,
+    );
+    assert.ok(failure instanceof WorkflowFailedError);
+    const cause = failure.cause?.message ?? '';
+    assert.match(cause, new RegExp(`^every batch failed the same way, so the crawl stopped: .*environment variable ${missing} is not set`));
+    const out = join(dir, 'failed.jsonl');
+    const result = await runCli(['results', 'results-failed', '--out', out], cliEnv);
+    assert.equal(result.code, 0, result.stderr);
+    // Two batches of two failed the same way: their four URLs recorded with the cause, the other six left queued.
+    assert.equal(result.stdout, `4 lines written to ${out}\n`);
+    assert.equal(result.stderr, `crawlflow: crawl "results-failed" ended early: failed (request-secret: ${cause}) — 4 pages, 6 URLs left in the frontier; this export is partial\n`);
+
+    // A sharded crawl records the cause its failed shard gave it, as its workflow failed with it.
+    const sharded = await startCrawl(env.client, 'results-failed-sharded', { seeds, shards: 2, batchSize: 2, headersFromEnv: { 'X-Token': missing } }, queue);
+    const shardedFailure = await sharded.result().then(
+      () => assert.fail('the crawl should fail'),
+      (err: unknown) => err,
+    );
+    assert.ok(shardedFailure instanceof WorkflowFailedError);
+    const shardedCause = shardedFailure.cause?.message ?? '';
+    assert.match(shardedCause, /^a shard of the crawl failed: every batch failed the same way, so the crawl stopped: /);
+    assert.deepEqual(await readCrawlEnd(env.store, 'results-failed-sharded'), { status: 'failed', failure: { code: 'request-secret', message: shardedCause } });
+  });
+
+  it('results of a crawl terminated mid-way, which recorded no end, takes how it ended from Temporal', async () => {
+    const held = await startHeldSite(3);
+    try {
+      const handle = await startCrawl(env.client, 'results-terminated', { seeds: [`${held.site.origin}/`], ...ONE_AT_A_TIME }, queue);
+      await waitFor(() => held.held() === 1, 60_000, 'a held page');
+      await handle.terminate('ended by the test');
+      const out = join(dir, 'terminated.jsonl');
+      const result = await runCli(['results', 'results-terminated', '--out', out], cliEnv);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, `1 line written to ${out}\n`);
+      assert.equal(result.stderr, 'crawlflow: crawl "results-terminated" ended early: terminated (ended by the test) — 1 page; this export is partial\n');
+    } finally {
+      held.release();
+      await held.site.close();
+    }
   });
 });

@@ -24,7 +24,7 @@ import type { CrawlSummary } from '../src/shared/crawl-types';
 import { shardOf, shardWorkflowId } from '../src/scheduling/shards';
 import { linkedHostsCrawl, startLinkedHosts, type LinkedHosts } from '../src/sites/linked-hosts';
 import { crawlStorePath } from '../src/store/sqlite-store';
-import { readRecords, startTestTemporal, uniqueQueue, type StoreKind, type TestTemporal } from './helpers/temporal';
+import { readCrawlEnd, readRecords, startTestTemporal, uniqueQueue, type StoreKind, type TestTemporal } from './helpers/temporal';
 import { runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { waitFor } from './helpers/fixtures';
 
@@ -119,6 +119,7 @@ for (const scenario of SCENARIOS) {
       const refetched = [...site.requests].filter(([, n]) => n !== 1);
       assert.deepEqual(refetched, [], 'every page fetched once');
       assert.equal(summary.status, 'completed');
+      assert.deepEqual(await readCrawlEnd(env.store, crawlId), { status: 'completed', failure: null }, 'the crawl recorded its end once every shard had ended');
       assert.equal(summary.totals.processed, site.pages.length);
       assert.equal(summary.totals.fetched, site.pages.length);
       assert.equal(summary.totals.queued, 0);
@@ -159,6 +160,7 @@ for (const scenario of SCENARIOS) {
           }
           const totals = await withCrawlStore(env.store, crawlId, (crawl) => crawl.totals());
           assert.equal(totals.discovered, totals.processed + totals.queued, 'no URL left claimed');
+          assert.deepEqual(await readCrawlEnd(env.store, crawlId), { status: 'cancelled', failure: null });
         } finally {
           await slow.close();
         }

@@ -489,6 +489,23 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it("records how the crawl ended, none until it has; a later end replaces the first", async () => {
+    const store = await impl.fresh();
+    try {
+      await store.enqueue([entry(urlA(0))]);
+      assert.equal(await store.crawlEnd(), undefined, 'a running crawl has no end');
+      await store.recordEnd({ status: 'stopped', failure: null, endedAt: '2026-12-05T10:00:00.000Z' });
+      assert.deepEqual(await store.crawlEnd(), { status: 'stopped', failure: null, endedAt: '2026-12-05T10:00:00.000Z' });
+      const failure = { code: 'request-secret', message: 'every batch failed the same way, so the crawl stopped: "X" is not set' };
+      await store.recordEnd({ status: 'failed', failure, endedAt: '2026-12-05T11:00:00.000Z' });
+      assert.deepEqual(await store.crawlEnd(), { status: 'failed', failure, endedAt: '2026-12-05T11:00:00.000Z' });
+      await store.recordEnd({ status: 'completed', failure: null, endedAt: '2026-12-05T12:00:00.000Z' });
+      assert.deepEqual(await store.crawlEnd(), { status: 'completed', failure: null, endedAt: '2026-12-05T12:00:00.000Z' }, 'the failure goes with the end it belonged to');
+    } finally {
+      await store.close();
+    }
+  });
+
   async function seeded(count: number): Promise<FrontierStore> {
     const store = await impl.fresh();
     await store.enqueue(Array.from({ length: count }, (_, n) => entry(urlA(n))));
@@ -1160,6 +1177,25 @@ describe('SQLite store files: the schema version is the file\'s user_version', (
     }
   });
 
+  it('a file at version 2, from before ends were recorded, gets the table with no end in it: its crawl reads as not ended', async () => {
+    const file = tempStoreFile();
+    const store = new SqliteFrontierStore(file);
+    await store.enqueue([entry('http://a.test/1')]);
+    await store.close();
+    const raw = new Database(file);
+    raw.exec('DROP TABLE crawl_end; PRAGMA user_version = 2;');
+    raw.close();
+    const reopened = new SqliteFrontierStore(file);
+    try {
+      assert.equal(userVersion(file), SQLITE_SCHEMA_VERSION);
+      assert.equal(await reopened.crawlEnd(), undefined);
+      await reopened.recordEnd({ status: 'cancelled', failure: null, endedAt: '2026-12-05T10:00:00.000Z' });
+      assert.deepEqual(await reopened.crawlEnd(), { status: 'cancelled', failure: null, endedAt: '2026-12-05T10:00:00.000Z' });
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it("a release's file, at version 0, is brought up to date once and opens again as it is", async () => {
     const file = tempStoreFile();
     mkdirSync(dirname(file), { recursive: true });
@@ -1443,7 +1479,7 @@ describe('SQLite store: URLs it knows to be seen are not written again', () => {
  * Undoes schema version n (the key), so a test can put a database back as an older version
  * left it. PostgreSQL databases have no release to take them from (the PostgreSQL store came
  * after 0.2.0), so their older schemas are made this way: the content columns (2); the URL kinds, render backlog and kind-keyed queue index (3);
- * the per-host pacing state (4); the stored bodies (7).
+ * the per-host pacing state (4); the stored bodies (7); the crawl's end (11).
  */
 const SCHEMA_UNDO: Record<number, string> = {
   2: `ALTER TABLE crawlflow.urls ${CONTENT_COLUMNS.map((column) => `DROP COLUMN ${column}`).join(', ')}`,
@@ -1462,6 +1498,7 @@ const SCHEMA_UNDO: Record<number, string> = {
   10: `DROP TABLE crawlflow.crawl_shards;
       DROP INDEX crawlflow.urls_claimed;
       ALTER TABLE crawlflow.hosts DROP COLUMN shard;`,
+  11: 'ALTER TABLE crawlflow.crawls DROP COLUMN end_status, DROP COLUMN failure_code, DROP COLUMN failure_message, DROP COLUMN ended_at',
 };
 
 /** Takes the database at `url` back to schema `version`, newest change first. */
@@ -1640,6 +1677,20 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
     await reopened.enqueue([{ ...entry(urlA(3)), render: true }]);
     assert.deepEqual((await reopened.snapshot(10)).hosts, [{ host: A, queued: 1, rendering: 1 }]);
     assert.deepEqual(urlsOf(await reopened.claim('b3', A, 10, undefined, true)), [urlA(3)]);
+  });
+
+  it('a database from before ends were recorded is migrated by the next worker to start, its crawls with no end', async () => {
+    const url = await postgres!.createDatabase('crawlflow_before_ends');
+    const crawlId = nextCrawlId();
+    await (await postgresBackend(url)).open(crawlId).enqueue([entry(urlA(0))]);
+    await rollBackSchema(url, 10);
+    const reopened = (await postgresBackend(url)).open(crawlId);
+    assert.equal(await reopened.crawlEnd(), undefined);
+    await reopened.recordEnd({ status: 'max-pages-reached', failure: null, endedAt: '2026-12-05T10:00:00.000Z' });
+    assert.deepEqual(await reopened.crawlEnd(), { status: 'max-pages-reached', failure: null, endedAt: '2026-12-05T10:00:00.000Z' });
+    const other = (await postgresBackend(url)).open(nextCrawlId());
+    await other.enqueue([entry(urlA(0))]);
+    assert.equal(await other.crawlEnd(), undefined, "another crawl of the database has an end of its own");
   });
 
   it('results of an unknown crawl are a clear error, and reading never registers it', async () => {

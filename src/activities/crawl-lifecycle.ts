@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import type { AbandonInput, BatchTotals, CrawlTotals, CrawlView, FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
+import type { AbandonInput, BatchTotals, CrawlTotals, CrawlView, EndReport, FrontierSnapshot, SeedFrontierInput } from '../shared/crawl-types';
 import { isLegacyHandOver } from '../shared/crawl-types';
 import { parseCrawlConfig, parseSeeds, type CrawlConfig } from '../shared/crawl-config';
 import { seedEntries } from './seed-entries';
@@ -171,14 +171,19 @@ function recoveryActivities({ stores, metrics, bodies }: Pick<ActivityDeps, 'sto
      * The crawl has stopped: claimed URLs go back to the queue, which leaves the bodies of
      * attempts that died unreferenced for good, so they are discarded; the totals are read. A
      * recrawl that reached everything it could records the previous crawl's unreached URLs as gone.
+     * Then how it ended (`end`) is recorded, last, so a store with an end holds every record
+     * the crawl will write (what `crawlflow results` relies on). `end` is absent when the run
+     * was started by 0.2.0, or scheduled this activity before ends were recorded: no end is
+     * recorded then.
      */
-    finishCrawl({ crawlId, recrawlOf }: { crawlId: string; recrawlOf?: string }): Promise<CrawlTotals> {
+    finishCrawl({ crawlId, recrawlOf, end }: { crawlId: string; recrawlOf?: string; end?: EndReport }): Promise<CrawlTotals> {
       return onStore(crawlId, async (store) => {
         await store.releaseAll();
         await bodies.discardUnreferenced?.(crawlId);
         if (recrawlOf !== undefined && (await store.totals()).queued === 0) {
           await stores.use(recrawlOf, (previous) => markGone(previous, store, new Date().toISOString()));
         }
+        if (end !== undefined) await store.recordEnd({ ...end, endedAt: new Date().toISOString() });
         return store.totals();
       });
     },

@@ -141,15 +141,16 @@ export interface WebUi {
  * Runs `action` with a client of the configured server. It never starts one unless
  * `startEmbedded` says so (the crawl must already exist); then, on the embedded default with
  * no server running, it starts the dev server on the data dir's history and stops it after.
+ * `connectTimeoutMs` bounds the wait for a server that does not answer (see `connectClient`).
  */
 export async function withClient<T>(
   flags: CommonFlags,
   action: (client: Client, web: WebUi) => Promise<T>,
-  { startEmbedded = false }: { startEmbedded?: boolean } = {},
+  { startEmbedded = false, connectTimeoutMs }: { startEmbedded?: boolean; connectTimeoutMs?: number } = {},
 ): Promise<T> {
   const target = await resolveTemporalTarget({ dataDir: flags.dataDir, startEmbedded });
   try {
-    const client = await connectClient(target, [tracing.plugin]);
+    const client = await connectClient(target, [tracing.plugin], connectTimeoutMs);
     try {
       return await action(client, { url: (id) => workflowUiUrl(target, id), stopsWithCommand: target.startedHere });
     } finally {

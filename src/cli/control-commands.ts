@@ -4,16 +4,14 @@
  */
 import { Option, type Command } from 'commander';
 import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/client';
-import { resolve } from 'node:path';
 import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
-import { storedChangeSummary } from '../results/change-summary';
-import { defaultOutFile, EXPORT_FORMATS, EXPORT_UNITS, exportResults, type ExportFormat } from '../results/export-results';
+import { EXPORT_FORMATS } from '../results/export-results';
 import { CRAWL_LIMITS, INVALID_CONFIG_FAILURE, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
-import { commonOptions, crawlIdArgument, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
-import { checkOutFile, UsageError, validating } from './crawl-options';
+import { commonOptions, crawlIdArgument, print, withClient, type CommonFlags } from './command-kit';
+import { UsageError, validating } from './crawl-options';
 import { changeOption, fieldsFromFlags, flagOfField } from './setting-flags';
-import { counted, crawlStatusReport, statusLines } from './crawl-report';
+import { crawlStatusReport, statusLines } from './crawl-report';
 
 /** `--format` of `results` and `crawl`: commander rejects other values, naming the flag. */
 export function formatOption(): Option {
@@ -41,7 +39,8 @@ async function update<T>(send: () => Promise<T>): Promise<T> {
   }
 }
 
-function idCommand(program: Command, name: string, description: string): Command {
+/** A command that names a crawl by its ID, with the options every command has. */
+export function idCommand(program: Command, name: string, description: string): Command {
   return commonOptions(program.command(name).description(description).argument('<crawl-id>', 'the crawl (workflow) ID', crawlIdArgument));
 }
 
@@ -96,17 +95,4 @@ export function addControlCommands(program: Command): void {
       print(JSON.stringify(limits));
     });
   });
-
-  storeOption(idCommand(program, 'results', "write a crawl's results: JSON Lines, CSV, or a WARC file of its stored bodies"))
-    .addOption(formatOption())
-    .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
-    .action(async (crawlId: string, flags: StoreFlags & { out?: string; format: ExportFormat }) => {
-      const store = storeConfigOf(flags);
-      const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
-      checkOutFile(out, flags.out !== undefined);
-      const count = await exportResults(flags.format, store, crawlId, out);
-      print(`${counted(count, EXPORT_UNITS[flags.format])} written to ${out}`);
-      const changes = await storedChangeSummary(store, crawlId);
-      if (changes !== undefined) print(changes);
-    });
 }

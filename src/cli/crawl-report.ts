@@ -124,6 +124,18 @@ async function failureOf(handle: CrawlHandle): Promise<string | null> {
   }
 }
 
+/** How a crawl's workflow stands: still running, or how it ended (its summary's status, or how it ended without one) and why. */
+export type WorkflowOutcome = { outcome: 'running' } | { outcome: CrawlSummary['status'] | WorkflowEnd; reason: string | null };
+
+/** How the crawl's workflow stands, from one describe and, once it has ended, its result. */
+export async function workflowOutcome(client: Client, crawlId: string): Promise<WorkflowOutcome> {
+  const handle = crawlHandle(client, crawlId);
+  const { status } = await handle.describe();
+  if (status.name === 'COMPLETED') return { outcome: (await handle.result()).status, reason: null };
+  const end = WORKFLOW_ENDS[status.name];
+  return end === undefined ? { outcome: 'running' } : { outcome: end, reason: await failureOf(handle) };
+}
+
 /** A running crawl's progress and frontier, asked of the workers that run it. */
 async function liveState(client: Client, handle: CrawlHandle, taskQueue: string): Promise<[CrawlProgress, FrontierStats]> {
   const deadline = Date.now() + QUERY_DEADLINE_MS;

@@ -42,6 +42,7 @@ import { checkContentOptions } from './content-options';
 import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, EXIT_USAGE, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
+import { addResultsCommand, CrawlNotFinishedError } from './results-command';
 import { ScheduleExistsError, UnknownScheduleError } from '../client/schedules';
 import { withStdinSeeds } from './seed-stdin';
 import { DirectoryError } from '../shared/make-directory';
@@ -259,6 +260,7 @@ function buildProgram(): Command {
   addCrawlCommands(program);
   addServiceCommands(program);
   addControlCommands(program);
+  addResultsCommand(program);
   addScheduleCommands(program);
   return program;
 }
@@ -305,6 +307,7 @@ async function main(argv: string[]): Promise<number> {
       err instanceof ExportWriteError ||
       err instanceof ResultsNotWrittenError ||
       err instanceof UpdateNotDoneError ||
+      err instanceof CrawlNotFinishedError ||
       err instanceof ChromiumMissingError ||
       err instanceof TemporalCliMissingError ||
       err instanceof DirectoryError

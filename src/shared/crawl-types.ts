@@ -3,9 +3,9 @@
  * names, never page contents or URL lists, so workflow history stays small.
  */
 import type { CrawlConfig } from './crawl-config';
-import type { BatchTotals, CrawlTotals, CrawlView, FrontierSnapshot } from '../store/frontier-store';
+import type { BatchTotals, CrawlEnd, CrawlTotals, CrawlView, FrontierSnapshot } from '../store/frontier-store';
 
-export type { BatchTotals, CrawlTotals, CrawlView, FrontierSnapshot } from '../store/frontier-store';
+export type { BatchTotals, CrawlEnd, CrawlEndStatus, CrawlTotals, CrawlView, FrontierSnapshot } from '../store/frontier-store';
 
 export interface SeedFrontierInput {
   crawlId: string;
@@ -59,6 +59,9 @@ export interface BatchResult {
 export interface BatchProgress {
   processed: number;
 }
+
+/** How the crawl ended, as its workflow tells `finishCrawl`, which records it with the time. */
+export type EndReport = Omit<CrawlEnd, 'endedAt'>;
 
 export interface BatchRef {
   crawlId: string;

@@ -238,6 +238,26 @@ export interface StoredConfig {
   config: string;
 }
 
+/**
+ * How a crawl can end. `completed`, `max-pages-reached` and `deadline-exceeded` are ends the
+ * crawl was meant to reach (out of work, or at a limit it was given); the others cut it short.
+ */
+export const CRAWL_END_STATUSES = ['completed', 'max-pages-reached', 'deadline-exceeded', 'stopped', 'cancelled', 'failed'] as const;
+export type CrawlEndStatus = (typeof CRAWL_END_STATUSES)[number];
+
+/**
+ * How the crawl ended, recorded by its last activity once nothing more will be written: a store
+ * with no end recorded belongs to a crawl that is still running, or one that ended without
+ * reaching its last activity (terminated, or run by a release that recorded no end).
+ */
+export interface CrawlEnd {
+  status: CrawlEndStatus;
+  /** Why a failed crawl failed: the cause's stable code and its message; null for any other end. */
+  failure: { code: string; message: string } | null;
+  /** When the end was recorded (ISO 8601). */
+  endedAt: string;
+}
+
 export interface RobotsRecord {
   /** HTTP status of robots.txt, or null when it could not be fetched at all. */
   status: number | null;
@@ -327,6 +347,10 @@ export interface FrontierStore {
   /** Records a version of the crawl's config; a version already recorded is kept as it is. */
   saveConfig(version: number, config: string): Promise<void>;
   latestConfig(): Promise<StoredConfig | undefined>;
+  /** Records how the crawl ended; a later end (a run reset and ended again) replaces it. */
+  recordEnd(end: CrawlEnd): Promise<void>;
+  /** How the crawl ended, or undefined while no end is recorded. */
+  crawlEnd(): Promise<CrawlEnd | undefined>;
   /**
    * Adds scope keys of the crawl's seed-file seeds (their hosts, domains or directories: see
    * policy/scope.ts); a key already kept is ignored. The seeds themselves are only queued,

@@ -149,6 +149,13 @@ const MIGRATIONS: readonly string[] = [
    );
    INSERT INTO crawlflow.crawl_shards (crawl, shard, version, processed, fetched, errors, skipped, bytes, handover)
    SELECT id, 0, version, processed, fetched, errors, skipped, bytes, handover FROM crawlflow.crawls;`,
+  // How the crawl ended, on its own row (store-rows.ts reads it): null while it runs, and for
+  // crawls that ended before, as if they still ran.
+  `ALTER TABLE crawlflow.crawls
+     ADD COLUMN end_status text,
+     ADD COLUMN failure_code text,
+     ADD COLUMN failure_message text,
+     ADD COLUMN ended_at text;`,
 ];
 
 /** The schema version a migrated database is at. */

@@ -38,10 +38,28 @@ import {
   type RequestStart,
   type StopOrder,
   type StoredConfig,
+  type CrawlEnd,
 } from './frontier-store';
 import type { PostgresDatabase } from './postgres-database';
 import type { PoolClient } from 'pg';
-import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, recordsInPages, ROBOTS_COLUMNS, stopOrderText, toClaimed, toStopOrder, toTotals, type ClaimRow, type CountDialect, type TotalsRow } from './store-rows';
+import {
+  batchTotalsColumns,
+  crawlTotalsColumns,
+  END_COLUMNS,
+  endValues,
+  PACING_COLUMNS,
+  recordsInPages,
+  ROBOTS_COLUMNS,
+  stopOrderText,
+  toClaimed,
+  toCrawlEnd,
+  toStopOrder,
+  toTotals,
+  type ClaimRow,
+  type CountDialect,
+  type EndRow,
+  type TotalsRow,
+} from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
 import { otherHoldersSql, planClaim, READY_CANDIDATES, readyClaims, type ClaimPlan, type ClaimRequest } from './claim-rules';
@@ -514,6 +532,22 @@ export class PostgresFrontierStore implements FrontierStore {
   async latestConfig(): Promise<StoredConfig | undefined> {
     const { rows } = await this.run<StoredConfig>('SELECT version, config FROM crawlflow.configs WHERE crawl = $1 ORDER BY version DESC LIMIT 1', []);
     return rows[0];
+  }
+
+  /** On the crawl's own row, which exists once the store has a key for the crawl. */
+  async recordEnd(end: CrawlEnd): Promise<void> {
+    const { status, failureCode, failureMessage, endedAt } = endValues(end);
+    await this.run('UPDATE crawlflow.crawls SET end_status = $2, failure_code = $3, failure_message = $4, ended_at = $5 WHERE id = $1', [
+      status,
+      failureCode,
+      failureMessage,
+      endedAt,
+    ]);
+  }
+
+  async crawlEnd(): Promise<CrawlEnd | undefined> {
+    const { rows } = await this.run<EndRow>(`SELECT ${END_COLUMNS} FROM crawlflow.crawls WHERE id = $1`, []);
+    return toCrawlEnd(rows[0]);
   }
 
   async addSeedScope(keys: readonly string[]): Promise<void> {

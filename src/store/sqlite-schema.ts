@@ -15,6 +15,13 @@ const SHARDS_TABLE = `CREATE TABLE IF NOT EXISTS shards (shard INTEGER PRIMARY K
   processed INTEGER NOT NULL DEFAULT 0, fetched INTEGER NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0,
   skipped INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT 0, ended INTEGER NOT NULL DEFAULT 0, handover TEXT);`;
 
+/**
+ * How the crawl ended (store-rows.ts reads it): one row, written by the crawl's last activity;
+ * no row while it runs.
+ */
+const CRAWL_END_TABLE = `CREATE TABLE IF NOT EXISTS crawl_end (id INTEGER PRIMARY KEY CHECK (id = 1), end_status TEXT NOT NULL,
+  failure_code TEXT, failure_message TEXT, ended_at TEXT NOT NULL);`;
+
 /** SQLite has no boolean: flags are 1 or 0. */
 export const sqliteFlag = (value: boolean): number => (value ? 1 : 0);
 
@@ -78,6 +85,7 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS hosts_shard_backlog ON hosts (shard, queued) WHERE queued > 0;
   CREATE INDEX IF NOT EXISTS urls_claimed ON urls (host, batch_id) WHERE state = ${CLAIMED};
   ${SHARDS_TABLE}
+  ${CRAWL_END_TABLE}
 `;
 
 /** Shard 0's row of a file written before shards: its version, and totals counted from its records. */
@@ -150,12 +158,17 @@ function claimIndexesWithKey(db: Database.Database): void {
   db.exec('DROP INDEX IF EXISTS urls_by_batch; DROP INDEX IF EXISTS urls_claimed;');
 }
 
+/** Version 3: the crawl's end is recorded (CRAWL_END_TABLE); a file from before has none, as if its crawl still ran. */
+function crawlEnd(db: Database.Database): void {
+  db.exec(CRAWL_END_TABLE);
+}
+
 /**
  * Schema versions of a store file, applied in order to a file made by an older version;
  * `PRAGMA user_version` counts those the file has, so each runs once per file. Never edit an
  * applied one: add the next, and its change to SCHEMA for new files.
  */
-const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [catchUp, claimIndexesWithKey];
+const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [catchUp, claimIndexesWithKey, crawlEnd];
 
 /** The schema version a migrated file is at. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

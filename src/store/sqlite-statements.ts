@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { COMPLETED_FIELDS, recordColumns } from './record-fields';
-import { batchTotalsColumns, crawlTotalsColumns, PACING_COLUMNS, ROBOTS_COLUMNS, type CountDialect } from './store-rows';
+import { batchTotalsColumns, crawlTotalsColumns, END_COLUMNS, PACING_COLUMNS, ROBOTS_COLUMNS, type CountDialect } from './store-rows';
 import { CLAIMED, DONE, GONE, QUEUED } from './url-states';
 import { claimHostCounts, requeuedUrl, requeueHostCounts } from './requeue-rules';
 import { otherHoldersSql } from './claim-rules';
@@ -112,7 +112,7 @@ function recordStatements(db: Database.Database) {
   };
 }
 
-/** Statements about a key's pacing and robots.txt, and the crawl's configs and seed scope. */
+/** Statements about a key's pacing and robots.txt, and the crawl's configs, seed scope and end. */
 function hostStatements(db: Database.Database) {
   return {
     nextRequestAt: db.prepare('SELECT next_request_at FROM hosts WHERE host = ?').pluck(),
@@ -136,6 +136,12 @@ function hostStatements(db: Database.Database) {
     latestConfig: db.prepare('SELECT version, config FROM configs ORDER BY version DESC LIMIT 1'),
     addSeedScope: db.prepare('INSERT INTO seed_scope (key) VALUES (?) ON CONFLICT (key) DO NOTHING'),
     seedScope: db.prepare('SELECT key FROM seed_scope').pluck(),
+    recordEnd: db.prepare(
+      `INSERT INTO crawl_end (id, end_status, failure_code, failure_message, ended_at) VALUES (1, @status, @failureCode, @failureMessage, @endedAt)
+       ON CONFLICT (id) DO UPDATE SET end_status = excluded.end_status, failure_code = excluded.failure_code,
+         failure_message = excluded.failure_message, ended_at = excluded.ended_at`,
+    ),
+    crawlEnd: db.prepare(`SELECT ${END_COLUMNS} FROM crawl_end`),
   };
 }
 

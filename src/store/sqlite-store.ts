@@ -31,8 +31,9 @@ import {
   finishedTotals,
   type StopOrder,
   type StoredConfig,
+  type CrawlEnd,
 } from './frontier-store';
-import { recordsInPages, stopOrderText, toClaimed, toStopOrder, toTotals, type ClaimRow, type TotalsRow } from './store-rows';
+import { endValues, recordsInPages, stopOrderText, toClaimed, toCrawlEnd, toStopOrder, toTotals, type ClaimRow, type EndRow, type TotalsRow } from './store-rows';
 import { completedValues, toRecord, type RecordRow } from './record-fields';
 import { commitTogether, GroupCommit } from './group-commit';
 import { HOST_PAGE_CAP } from './url-states';
@@ -392,6 +393,14 @@ export class SqliteFrontierStore implements FrontierStore {
 
   async latestConfig(): Promise<StoredConfig | undefined> {
     return this.statements.latestConfig.get() as StoredConfig | undefined;
+  }
+
+  async recordEnd(end: CrawlEnd): Promise<void> {
+    this.statements.recordEnd.run(endValues(end));
+  }
+
+  async crawlEnd(): Promise<CrawlEnd | undefined> {
+    return toCrawlEnd(this.statements.crawlEnd.get() as EndRow | undefined);
   }
 
   async addSeedScope(keys: readonly string[]): Promise<void> {

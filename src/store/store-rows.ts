@@ -5,7 +5,7 @@
  * paging of records. One reading, so the SQLite file and the server database hand out
  * identical claims, totals, robots.txt and pacing state.
  */
-import { CHANGE_KINDS, type ChangeTotals, type ClaimedUrl, type CrawlTotals, type PageRecord, type StopOrder } from './frontier-store';
+import { CHANGE_KINDS, type ChangeTotals, type ClaimedUrl, type CrawlEnd, type CrawlEndStatus, type CrawlTotals, type PageRecord, type StopOrder } from './frontier-store';
 import { toRecord, type RecordRow } from './record-fields';
 import { DONE, GONE, QUEUED } from './url-states';
 
@@ -24,6 +24,29 @@ export function toStopOrder(text: string | null | undefined): StopOrder | undefi
 }
 
 const ABORT_SUFFIX = ' abort';
+
+/** The crawl's end as both stores keep it: four columns, the failure's two null unless it failed. */
+export const END_COLUMNS = 'end_status AS "status", failure_code AS "failureCode", failure_message AS "failureMessage", ended_at AS "endedAt"';
+
+export interface EndRow {
+  status: CrawlEndStatus | null;
+  failureCode: string | null;
+  failureMessage: string | null;
+  endedAt: string | null;
+}
+
+/** The row's end, or undefined when none is recorded (PostgreSQL keeps it on the crawl's row, null until it ends). */
+export function toCrawlEnd(row: EndRow | undefined): CrawlEnd | undefined {
+  if (row === undefined || row.status === null || row.endedAt === null) return undefined;
+  // Written together by `endValues`: a code has its message.
+  const failure = row.failureCode === null ? null : { code: row.failureCode, message: row.failureMessage ?? '' };
+  return { status: row.status, failure, endedAt: row.endedAt };
+}
+
+/** The values of `END_COLUMNS` for an end, by the names they are read back as. */
+export function endValues({ status, failure, endedAt }: CrawlEnd): { status: CrawlEndStatus; failureCode: string | null; failureMessage: string | null; endedAt: string } {
+  return { status, failureCode: failure?.code ?? null, failureMessage: failure?.message ?? null, endedAt };
+}
 
 export interface ClaimRow {
   url: string;

@@ -115,8 +115,9 @@ export async function resolveTemporalTarget(options: { dataDir: string; startEmb
   return { ...embedded, connectionOptions: { address: server.address }, startedHere: true, serverExited, close: server.stop };
 }
 
-export async function connectClient(target: Pick<TemporalTarget, 'connectionOptions' | 'namespace'>, plugins: ClientPlugin[] = []): Promise<Client> {
-  const connection = await connecting(target.connectionOptions, (options) => ClosableConnection.open(options));
+/** A client of the target's server; `connectTimeoutMs` bounds the connection's first call (the SDK's default: 10 s). */
+export async function connectClient(target: Pick<TemporalTarget, 'connectionOptions' | 'namespace'>, plugins: ClientPlugin[] = [], connectTimeoutMs?: number): Promise<Client> {
+  const connection = await connecting(target.connectionOptions, (options) => ClosableConnection.open({ ...options, connectTimeout: connectTimeoutMs }));
   return new Client({ connection, namespace: target.namespace, plugins });
 }
 

@@ -7,7 +7,7 @@
  * Executions started by 0.2.0 carry no scheduler-v2 marker and run the 0.2.0 workflow.
  */
 import { patched, workflowInfo } from '@temporalio/workflow';
-import type { CrawlSummary, CrawlTotals } from '../shared/crawl-types';
+import type { CrawlSummary, CrawlTotals, EndReport } from '../shared/crawl-types';
 import { lifecycle } from './crawl-activities';
 import { crawlSessionV02, type CrawlSessionInput as V02Input } from './crawl-session-v0.2';
 import { indexedAttributes } from './crawl-state';
@@ -45,9 +45,9 @@ class CrawlRun extends RunDriver<CrawlTotals> {
     return true;
   }
 
-  /** Claimed URLs go back to the queue and the store's totals are read. */
-  protected close(): Promise<CrawlTotals> {
-    return lifecycle.finishCrawl({ crawlId: this.crawlId, recrawlOf: this.plan.recrawlOf ?? undefined });
+  /** Claimed URLs go back to the queue, the crawl's end is recorded and the store's totals are read. */
+  protected close(end: EndReport): Promise<CrawlTotals> {
+    return lifecycle.finishCrawl({ crawlId: this.crawlId, recrawlOf: this.plan.recrawlOf ?? undefined, end });
   }
 
   protected index(status: string = this.scheduler.status()): void {

@@ -20,7 +20,7 @@ import {
 } from '@temporalio/workflow';
 import type { CrawlLimits } from '../shared/crawl-config';
 import { parseLimitsChange } from '../shared/crawl-config';
-import type { BatchTotals, CrawlProgress, CrawlStatus, CrawlSummary, FrontierStats, HostState } from '../shared/crawl-types';
+import type { BatchTotals, CrawlEndStatus, CrawlProgress, CrawlStatus, CrawlSummary, EndReport, FrontierStats, HostState } from '../shared/crawl-types';
 import { CrawlScheduler, type Launch, type Outcome } from '../scheduling/crawl-scheduler';
 import type { BatchOrder, CrawlPlan } from '../scheduling/crawl-plan';
 import { batchFailure, lifecycle, runBatch, storeWatch } from './crawl-activities';
@@ -126,8 +126,8 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
   /** The frontier has no work left for this run: whether its part of the crawl is complete. */
   protected abstract outOfWork(): Promise<boolean>;
 
-  /** What the store is told once the run's work has ended; returns the totals it reports. */
-  protected abstract close(): Promise<T>;
+  /** What the store is told once the run's work has ended (`end`: how); returns the totals it reports. */
+  protected abstract close(end: EndReport): Promise<T>;
 
   /** The crawl's search attributes; `status` defaults to the scheduler's. */
   protected abstract index(status?: string): void;
@@ -299,11 +299,11 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
   }
 
   /** Waits for running work (cancelled work included), then closes the run (`close`) and reads its totals. */
-  private async finished(status: CrawlStatus): Promise<T> {
+  private async finished(status: CrawlEndStatus, failure: EndReport['failure'] = null): Promise<T> {
     this.ended = status;
     return CancellationScope.nonCancellable(async () => {
       await condition(() => this.tasks.size === 0);
-      const totals = await this.close();
+      const totals = await this.close({ status, failure });
       await condition(allHandlersFinished);
       setCurrentDetails(describeProgress({ ...this.progress(), ...totals }));
       this.index(status);
@@ -330,12 +330,8 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
   /** Every batch fails the same way: the crawl fails with that cause, its frontier left as it is. */
   private async fail(): Promise<never> {
     const cause = this.scheduler.fatal()!;
-    const totals = await this.finished('failed');
-    throw ApplicationFailure.create({
-      type: cause.code,
-      message: `every batch failed the same way, so the crawl stopped: ${cause.message}`,
-      nonRetryable: true,
-      details: [totals],
-    });
+    const failure = { code: cause.code, message: `every batch failed the same way, so the crawl stopped: ${cause.message}` };
+    const totals = await this.finished('failed', failure);
+    throw ApplicationFailure.create({ type: failure.code, message: failure.message, nonRetryable: true, details: [totals] });
   }
 }

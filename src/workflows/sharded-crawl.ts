@@ -26,7 +26,7 @@ import {
   type SignalDefinition,
 } from '@temporalio/workflow';
 import type { CrawlLimits } from '../shared/crawl-config';
-import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, CrawlView, FailureTally, FrontierStats, HostState, ShardSummary } from '../shared/crawl-types';
+import type { BatchFailure, CrawlEndStatus, CrawlProgress, CrawlSummary, CrawlTotals, CrawlView, FailureTally, FrontierStats, HostState, ShardSummary } from '../shared/crawl-types';
 import { pauseSignal, resumeSignal } from '../shared/messages';
 import { shardPlan } from '../scheduling/crawl-plan';
 import { shardWorkflowId } from '../scheduling/shards';
@@ -50,7 +50,7 @@ const END_ORDER: ReadonlyArray<CrawlSummary['status']> = ['cancelled', 'deadline
 export class ShardedCrawl implements CrawlMessages {
   private view: CrawlView;
   private paused = false;
-  private ended: CrawlStatus | undefined;
+  private ended: CrawlEndStatus | undefined;
   /** Signals passed on to the shards, still being delivered. */
   private readonly relayed = new Set<Promise<void>>();
 
@@ -73,7 +73,7 @@ export class ShardedCrawl implements CrawlMessages {
     const ends = await this.runShards();
     const totals = await CancellationScope.nonCancellable(() => this.finishCrawl(ends));
     const failed = ends.find((end) => end.status === 'rejected');
-    if (failed) throw this.shardFailure(failed.reason, totals);
+    if (failed) throw shardFailure(failed.reason, totals);
     return this.summary(ends.map((end) => (end as PromiseFulfilledResult<ShardSummary>).value), totals);
   }
 
@@ -117,24 +117,19 @@ export class ShardedCrawl implements CrawlMessages {
     }
   }
 
+  /** Records the crawl's end in the store (the first failed shard's cause, if one failed) and reads its totals. */
   private async finishCrawl(ends: Array<PromiseSettledResult<ShardSummary>>): Promise<CrawlTotals> {
     await Promise.all(this.relayed);
-    const totals = await lifecycle.finishCrawl({ crawlId: this.crawlId, recrawlOf: this.opened.plan.recrawlOf ?? undefined });
-    this.ended ??= ends.some((end) => end.status === 'rejected') ? 'failed' : crawlEnd(ends.map((end) => (end as PromiseFulfilledResult<ShardSummary>).value));
+    const failed = ends.find((end) => end.status === 'rejected');
+    this.ended ??= failed ? 'failed' : crawlEnd(ends.map((end) => (end as PromiseFulfilledResult<ShardSummary>).value));
+    const end = { status: this.ended, failure: failed ? crawlFailureOf(failed.reason) : null };
+    const totals = await lifecycle.finishCrawl({ crawlId: this.crawlId, recrawlOf: this.opened.plan.recrawlOf ?? undefined, end });
     this.view = { ...this.view, queued: totals.queued, totals };
     await condition(allHandlersFinished);
     setCurrentDetails(describeProgress(this.progress()));
     this.index(this.ended);
     log.info('crawl finished', { crawlId: this.crawlId, status: this.ended, ...totals });
     return totals;
-  }
-
-  /** A shard that failed fails the crawl with its cause, the crawl's totals as details. */
-  private shardFailure(reason: unknown, totals: CrawlTotals): ApplicationFailure {
-    const cause = reason instanceof ChildWorkflowFailure ? reason.cause : reason;
-    const type = cause instanceof ApplicationFailure ? cause.type : undefined;
-    const message = cause instanceof Error ? cause.message : String(cause);
-    return ApplicationFailure.create({ type: type ?? 'shard-failed', message: `a shard of the crawl failed: ${message}`, nonRetryable: true, details: [totals] });
   }
 
   private summary(shards: ShardSummary[], totals: CrawlTotals): CrawlSummary {
@@ -212,6 +207,19 @@ export class ShardedCrawl implements CrawlMessages {
       this.relayed.add(sent);
     }
   }
+}
+
+/** What the crawl fails with when a shard failed: the shard's cause (its type, or `shard-failed`). */
+function crawlFailureOf(reason: unknown): BatchFailure {
+  const cause = reason instanceof ChildWorkflowFailure ? reason.cause : reason;
+  const type = cause instanceof ApplicationFailure ? cause.type : undefined;
+  return { code: type ?? 'shard-failed', message: `a shard of the crawl failed: ${cause instanceof Error ? cause.message : String(cause)}` };
+}
+
+/** A shard that failed fails the crawl with its cause, the crawl's totals as details. */
+function shardFailure(reason: unknown, totals: CrawlTotals): ApplicationFailure {
+  const { code, message } = crawlFailureOf(reason);
+  return ApplicationFailure.create({ type: code, message, nonRetryable: true, details: [totals] });
 }
 
 function unsupported(message: string): ApplicationFailure {

@@ -25,7 +25,7 @@ import { withCrawlStore } from '../../src/results/export-jsonl';
 import type { StoreConfig } from '../../src/store/store-url';
 import { startTestPostgres, type TestPostgres } from './postgres';
 import type { CrawlInput } from '../../src/shared/crawl-config';
-import type { PageRecord } from '../../src/store/frontier-store';
+import type { CrawlEnd, PageRecord } from '../../src/store/frontier-store';
 import type { CrawlSummary } from '../../src/shared/crawl-types';
 
 export interface TestTemporal {
@@ -155,6 +155,12 @@ export async function readRecords(where: string | StoreConfig, crawlId: string):
     for await (const record of store.records()) records.push(record);
     return records;
   });
+}
+
+/** How a crawl ended, as its store recorded it, without the time: undefined while no end is recorded. */
+export async function readCrawlEnd(where: StoreConfig, crawlId: string): Promise<Omit<CrawlEnd, 'endedAt'> | undefined> {
+  const end = await withCrawlStore(where, crawlId, (store) => store.crawlEnd());
+  return end && { status: end.status, failure: end.failure };
 }
 
 /**
