@@ -25,7 +25,7 @@ import { startDevServer } from '../src/temporal/dev-server';
 import { projectRoot } from '../src/temporal/project-paths';
 import { freeServerPort } from '../src/workers/runtime';
 import { createCrawlWorker } from '../src/workers/crawl-worker';
-import { installRuntime } from '../src/workers/runtime';
+import { configureRuntime } from '../src/workers/runtime';
 import { createLogger } from '../src/observability/logger';
 import { installTracing } from '../src/observability/tracing';
 import { fetchSiteStats } from './page-set';
@@ -77,7 +77,7 @@ function activitySeconds(events: temporal.api.history.v1.IHistoryEvent[], type: 
 
 async function measure(seeds: number, hosts: number, maxPages: number, workDir: string): Promise<SeedStartRun> {
   const logger = createLogger('bench-seeds', 'warn');
-  await installRuntime(logger, { sdkMetrics: false });
+  await configureRuntime(logger, { sdkMetrics: false });
   const site = await startSiteProcess(hosts * Math.ceil(seeds / hosts), hosts);
   const server = await startDevServer({ port: await freeServerPort(), uiPort: await freeServerPort(), dbFile: join(workDir, 'temporal.sqlite'), logFile: join(workDir, 'temporal.log'), headless: true });
   const connection = await NativeConnection.connect({ address: server.address });

@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { ApplicationFailure, WorkflowFailedError, type Client } from '@temporalio/client';
-import { isPortOpen } from '../src/temporal/dev-server';
+import { isPortOpen, startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { freeLoopbackPort, freeServerPort } from '../src/workers/runtime';
 import { projectRoot } from '../src/temporal/project-paths';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
@@ -299,6 +299,71 @@ describe('signals to a process that started the embedded dev server', () => {
       await waitFor(async () => !(await isPortOpen('127.0.0.1', port)), 15_000, 'the dev server stopped');
     });
   }
+});
+
+/** A line of the CLI's log on stderr, as pino writes it in JSON. */
+interface JsonLogLine {
+  level: number;
+  name: string;
+  msg: string;
+  component?: string;
+  sdkComponent?: string;
+}
+
+describe("the Temporal server going away mid-crawl, under the embedded default's in-process worker", () => {
+  let dataDir: string;
+  let site: SyntheticSite;
+  let server: DevServer | undefined;
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'crawlflow-cli-server-gone-'));
+    site = await startSyntheticSite({ pages: 300, latencyMs: 20 });
+  });
+  after(async () => {
+    await server?.stop();
+    await site?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("puts the SDK core's retry warnings on stderr as the CLI's JSON log lines, and nothing but the --json summary on stdout", async () => {
+    const serverOptions = { port: await freeServerPort(), uiPort: await freeServerPort(), dbFile: join(dataDir, 'temporal.sqlite'), logFile: join(dataDir, 'temporal.log'), headless: true };
+    server = await startDevServer(serverOptions);
+    const out = join(dataDir, 'server-gone.jsonl');
+    // A server already on the embedded port is used as is: the crawl runs its worker in-process
+    // on the test's server, which the test can then stop and start again.
+    const env = {
+      TEMPORAL_ADDRESS: '',
+      CRAWLFLOW_DATA_DIR: dataDir,
+      CRAWLFLOW_DEV_SERVER_PORT: String(serverOptions.port),
+      CRAWLFLOW_DEV_SERVER_UI_PORT: String(serverOptions.uiPort),
+      CRAWLFLOW_LOG_FORMAT: 'json',
+      CRAWLFLOW_LOG_LEVEL: 'warn',
+    };
+    const crawl = spawnCli(['crawl', site.urlOf(0), '--concurrency', '2', '--batch-size', '10', '--id', 'cli-server-gone', '--out', out, '--json'], env);
+    try {
+      await waitFor(() => site.requests.length >= 20, 60_000, '20 page requests');
+      await server.stop();
+      // The worker's reports of its finished batches fail now, and the core retries them; its
+      // warning is looked for on both streams, the assertions below say which it must be on.
+      const output = (): string => `${crawl.stdout()}${crawl.stderr()}`;
+      await waitFor(() => output().includes('respond_activity_task_completed retried'), 30_000, "the core's warning that it retries a batch's report");
+      server = await startDevServer(serverOptions);
+      assert.deepEqual(await crawl.exited, [0, null], crawl.stderr());
+    } finally {
+      if (crawl.running()) crawl.signal('SIGKILL');
+    }
+
+    assert.match(crawl.stdout(), /^\{[^\n]*\}\n$/, 'one line on stdout: the JSON summary');
+    const summary = JSON.parse(crawl.stdout()) as { crawlId: string; status: string; out: string; lines: number };
+    const reachable = reachablePagePaths(site);
+    assert.deepEqual({ crawlId: summary.crawlId, status: summary.status, out: summary.out, lines: summary.lines }, { crawlId: 'cli-server-gone', status: 'completed', out, lines: reachable.length });
+
+    const logLines = crawl.stderr().trimEnd().split('\n').map((line) => JSON.parse(line) as JsonLogLine);
+    assert.deepEqual(logLines.filter((line) => line.name !== 'crawlflow' || line.level < 40), [], 'every stderr line is the CLI logger\'s, at warn or above');
+    const coreRetries = logLines.filter((line) => line.sdkComponent === 'core' && /^gRPC call respond_activity_task_completed retried \d+ times$/.test(line.msg));
+    assert.ok(coreRetries.length > 0, crawl.stderr());
+    for (const line of coreRetries) assert.deepEqual([line.level, line.component], [40, 'temporal-sdk']);
+    assert.doesNotMatch(crawl.stderr(), /\u001b/, 'no ANSI colour codes in the JSON lines');
+  });
 });
 
 describe('past crawls on the embedded default: `status` and `ui` start the dev server on the same history', () => {

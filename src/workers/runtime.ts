@@ -1,7 +1,8 @@
 /**
- * The SDK's process-wide Runtime, installed once before any connection: its log lines go to
- * our JSON logger, and its own metrics (schedule-to-start latency, slots, pollers, ...) are
- * served in Prometheus format on a loopback port that our /metrics endpoint merges in.
+ * The SDK's process-wide Runtime, configured once before any connection: its log lines, the
+ * Rust core's included, go to our logger, and its own metrics (schedule-to-start latency,
+ * slots, pollers, ...) are served in Prometheus format on a loopback port that our /metrics
+ * endpoint merges in.
  */
 import { createServer } from 'node:net';
 import { once } from 'node:events';
@@ -63,22 +64,39 @@ function sdkLevel(logger: Logger): LogLevel {
   return logger.isLevelEnabled('warn') ? 'WARN' : 'ERROR';
 }
 
-let installed: { sdkMetricsUrl: string | undefined } | undefined;
+let configured: { sdkMetricsUrl: string | undefined } | undefined;
 
-export async function installRuntime(logger: Logger, options: { sdkMetrics: boolean }): Promise<{ sdkMetricsUrl: string | undefined }> {
-  if (installed) return installed;
+/**
+ * Sets the options the SDK creates its Runtime with. The core's own lines (a call to the
+ * server retried, a poll failing) would otherwise go to stdout, ANSI-coloured, among a
+ * command's results and its `--json`: they are forwarded to `logger` with the SDK's other
+ * lines, at the logger's level.
+ *
+ * The runtime is not installed here (`Runtime.install`): the SDK creates it from these options
+ * when the first connection or worker needs it (`Runtime.instance()`), and shuts it down when
+ * the last one closes. A forwarding runtime holds the event loop open until it is shut down
+ * (the core hands its lines over through a referenced Neon channel, which only the native
+ * runtime's drop releases), and it takes over SIGINT and SIGTERM: one installed up front and
+ * never used (a worker whose metrics port is taken, a test process whose workers run in other
+ * processes) kept its process from exiting, and from ending on a signal.
+ */
+export async function configureRuntime(logger: Logger, options: { sdkMetrics: boolean }): Promise<{ sdkMetricsUrl: string | undefined }> {
+  if (configured) return configured;
   const forward = (entry: LogEntry): void => {
     const level = entry.level.toLowerCase() as 'trace' | 'debug' | 'info' | 'warn' | 'error';
     logger[level]({ ...entry.meta, component: 'temporal-sdk' }, entry.message);
   };
+  const lowestLevel = sdkLevel(logger);
   const sdkMetricsAddress = options.sdkMetrics ? `127.0.0.1:${await freeLoopbackPort()}` : undefined;
-  Runtime.install({
+  Runtime.defaultOptions = {
     // Workflow and activity log lines come through here too: forward at our logger's level.
-    logger: new DefaultLogger(sdkLevel(logger), forward),
-    telemetryOptions: sdkMetricsAddress
-      ? { metrics: { prometheus: { bindAddress: sdkMetricsAddress, useSecondsForDurations: true } } }
-      : undefined,
-  });
-  installed = { sdkMetricsUrl: sdkMetricsAddress && `http://${sdkMetricsAddress}/metrics` };
-  return installed;
+    logger: new DefaultLogger(lowestLevel, forward),
+    telemetryOptions: {
+      // The core's crates at our level; the libraries under them (gRPC, HTTP/2) only on errors.
+      logging: { forward: {}, filter: { core: lowestLevel, other: 'ERROR' } },
+      metrics: sdkMetricsAddress === undefined ? undefined : { prometheus: { bindAddress: sdkMetricsAddress, useSecondsForDurations: true } },
+    },
+  };
+  configured = { sdkMetricsUrl: sdkMetricsAddress && `http://${sdkMetricsAddress}/metrics` };
+  return configured;
 }

@@ -15,7 +15,7 @@ import { ensureSearchAttributes } from '../temporal/search-attributes-setup';
 import { installTracing } from '../observability/tracing';
 import { createCrawlWorker, type CrawlWorker } from './crawl-worker';
 import type { ChromiumRendererOptions } from '../render/chromium-renderer';
-import { installRuntime } from './runtime';
+import { configureRuntime } from './runtime';
 
 export interface WorkerHostOptions {
   target: TemporalTarget;
@@ -59,7 +59,7 @@ async function registerSearchAttributes(options: WorkerHostOptions): Promise<voi
 
 export async function startWorkerHost(options: WorkerHostOptions): Promise<WorkerHost> {
   await registerSearchAttributes(options);
-  const { sdkMetricsUrl } = await installRuntime(options.logger, { sdkMetrics: options.metricsAddress !== null });
+  const { sdkMetricsUrl } = await configureRuntime(options.logger, { sdkMetrics: options.metricsAddress !== null });
   const metrics = new CrawlMetrics();
   // What start-up has opened, closed again if a later step fails (a store that cannot be
   // reached): a listening endpoint or an open connection would keep the process alive, and

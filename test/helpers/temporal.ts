@@ -16,7 +16,7 @@ import { temporalBinaryPath } from '../../src/temporal/project-paths';
 import { CRAWL_WORKFLOW_TYPE } from '../../src/shared/names';
 import { createCrawlWorker, type CrawlWorker, type CrawlWorkerOptions } from '../../src/workers/crawl-worker';
 import { startWorkerHost, type WorkerHost } from '../../src/workers/worker-host';
-import { freeServerPort, installRuntime } from '../../src/workers/runtime';
+import { configureRuntime, freeServerPort } from '../../src/workers/runtime';
 import { createLogger } from '../../src/observability/logger';
 import { installTracing } from '../../src/observability/tracing';
 import { CrawlMetrics } from '../../src/observability/metrics';
@@ -56,7 +56,7 @@ export interface RunningWorker {
 
 /** Routes the SDK's logs through a warn-level logger, so test output stays readable. */
 export function quietRuntime(): Promise<unknown> {
-  return installRuntime(createLogger('test-sdk', 'warn'), { sdkMetrics: false });
+  return configureRuntime(createLogger('test-sdk', 'warn'), { sdkMetrics: false });
 }
 
 /** The frontier stores integration tests run against: each multi-worker scenario runs on both. */
@@ -196,7 +196,7 @@ export async function historyEventTypes(handle: CrawlHandle): Promise<string[]> 
  * SDK metrics included. Call before anything else touches the SDK in the test process.
  */
 export async function startMeteredWorkerHost(name: string, taskQueue: string): Promise<{ env: TestTemporal; host: WorkerHost }> {
-  await installRuntime(createLogger(`${name}-sdk`, 'warn'), { sdkMetrics: true });
+  await configureRuntime(createLogger(`${name}-sdk`, 'warn'), { sdkMetrics: true });
   const env = await startTestTemporal();
   const host = await startWorkerHost({
     target: { connectionOptions: { address: env.address }, namespace: 'default', embedded: false, uiUrl: undefined, startedHere: false, serverExited: undefined, close: async () => undefined },
