@@ -489,7 +489,7 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
-  it("records how the crawl ended, none until it has; a later end replaces the first", async () => {
+  it("records how the crawl ended, none until it has; a later end replaces the first; a crawl opened again has none", async () => {
     const store = await impl.fresh();
     try {
       await store.enqueue([entry(urlA(0))]);
@@ -501,6 +501,12 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       assert.deepEqual(await store.crawlEnd(), { status: 'failed', failure, endedAt: '2026-12-05T11:00:00.000Z' });
       await store.recordEnd({ status: 'completed', failure: null, endedAt: '2026-12-05T12:00:00.000Z' });
       assert.deepEqual(await store.crawlEnd(), { status: 'completed', failure: null, endedAt: '2026-12-05T12:00:00.000Z' }, 'the failure goes with the end it belonged to');
+      await store.clearEnd();
+      assert.equal(await store.crawlEnd(), undefined, 'a crawl run again has no end until it ends again');
+      await store.clearEnd();
+      assert.equal(await store.crawlEnd(), undefined, 'clearing no end changes nothing');
+      await store.recordEnd({ status: 'cancelled', failure: null, endedAt: '2026-12-05T13:00:00.000Z' });
+      assert.deepEqual(await store.crawlEnd(), { status: 'cancelled', failure: null, endedAt: '2026-12-05T13:00:00.000Z' });
     } finally {
       await store.close();
     }
@@ -1691,6 +1697,9 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
     const other = (await postgresBackend(url)).open(nextCrawlId());
     await other.enqueue([entry(urlA(0))]);
     assert.equal(await other.crawlEnd(), undefined, "another crawl of the database has an end of its own");
+    await other.recordEnd({ status: 'completed', failure: null, endedAt: '2026-12-05T11:00:00.000Z' });
+    await other.clearEnd();
+    assert.deepEqual(await reopened.crawlEnd(), { status: 'max-pages-reached', failure: null, endedAt: '2026-12-05T10:00:00.000Z' }, "clearing another crawl's end leaves this one's");
   });
 
   it('results of an unknown crawl are a clear error, and reading never registers it', async () => {

@@ -46,11 +46,18 @@ async function crawlInputOf(crawlId: string, runId: string): Promise<unknown> {
 }
 
 /**
- * What opening a crawl does to its store: the config recorded (unless it is), the seeds
- * queued. Returns the config version batches are to read. Exported for activity-level tests,
- * which open a crawl without a workflow run to read the input from.
+ * What opening a crawl does to its store: an end recorded by an earlier run forgotten, the
+ * config recorded (unless it is), the seeds queued. Returns the config version batches are to
+ * read. Exported for activity-level tests, which open a crawl without a workflow run to read
+ * the input from.
+ *
+ * The end goes first, before any new seed is queued: a store with an end must hold every
+ * record the crawl will write, and a crawl run again under its ID (a new workflow once
+ * Temporal has dropped the last one, a run reset to before its opening) will write more. Only
+ * a fresh run opens the crawl: a continued run, whose crawl is running, never recorded one.
  */
 export async function openInStore(store: FrontierStore, config: CrawlConfig, resolve: LookupAll): Promise<number> {
+  await store.clearEnd();
   const configVersion = await recordConfig(store, config);
   await store.enqueue(await politenessKeys(config, resolve)(seedEntries(config, config.seeds)));
   return configVersion;

@@ -352,6 +352,11 @@ export interface FrontierStore {
   /** How the crawl ended, or undefined while no end is recorded. */
   crawlEnd(): Promise<CrawlEnd | undefined>;
   /**
+   * Forgets the recorded end: the crawl is opened to run again (a new workflow under its ID, a
+   * run reset to before its opening), so its store no longer holds every record it will write.
+   */
+  clearEnd(): Promise<void>;
+  /**
    * Adds scope keys of the crawl's seed-file seeds (their hosts, domains or directories: see
    * policy/scope.ts); a key already kept is ignored. The seeds themselves are only queued,
    * never kept in the config, so this is what a million seeds leave for the scope.

@@ -550,6 +550,10 @@ export class PostgresFrontierStore implements FrontierStore {
     return toCrawlEnd(rows[0]);
   }
 
+  async clearEnd(): Promise<void> {
+    await this.run('UPDATE crawlflow.crawls SET end_status = NULL, failure_code = NULL, failure_message = NULL, ended_at = NULL WHERE id = $1', []);
+  }
+
   async addSeedScope(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
     await this.run(

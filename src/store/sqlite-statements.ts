@@ -142,6 +142,7 @@ function hostStatements(db: Database.Database) {
          failure_message = excluded.failure_message, ended_at = excluded.ended_at`,
     ),
     crawlEnd: db.prepare(`SELECT ${END_COLUMNS} FROM crawl_end`),
+    clearEnd: db.prepare('DELETE FROM crawl_end'),
   };
 }
 

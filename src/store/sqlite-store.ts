@@ -403,6 +403,10 @@ export class SqliteFrontierStore implements FrontierStore {
     return toCrawlEnd(this.statements.crawlEnd.get() as EndRow | undefined);
   }
 
+  async clearEnd(): Promise<void> {
+    this.statements.clearEnd.run();
+  }
+
   async addSeedScope(keys: readonly string[]): Promise<void> {
     this.db.transaction(() => {
       for (const key of keys) this.statements.addSeedScope.run(key);
