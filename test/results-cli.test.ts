@@ -19,22 +19,23 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
 import { stopUpdate } from '../src/shared/messages';
+import type { crawlSession } from '../src/workflows';
 import { freeServerPort } from '../src/workers/runtime';
 import { html, linkedRoutes, waitFor } from './helpers/fixtures';
 import { runCli } from './helpers/processes';
 import { FIXTURE_DIR } from './tools/make-release-stores';
 import { SQLITE_SCHEMA_VERSION } from '../src/store/sqlite-schema';
-import { readCrawlEnd, readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { readCrawlEnd, readRecords, startTestTemporal, startWithTemporalCli, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
 const dir = mkdtempSync(join(tmpdir(), 'crawlflow-results-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A site whose seed page links to `n` pages under /held/, each held unanswered until `release()`. */
-async function startHeldSite(n: number): Promise<{ site: SyntheticSite; held(): number; release(): void }> {
+/** A site whose seed page links to `n` pages under /held/, each held unanswered until `release()`, beside `pages` synthetic pages answered at once. */
+async function startHeldSite(n: number, pages = 0): Promise<{ site: SyntheticSite; held(): number; release(): void }> {
   const waiting: ServerResponse[] = [];
   let released = false;
   const site = await startSyntheticSite({
-    pages: 0,
+    pages,
     routes: linkedRoutes('/held/', n, (_req, res) => {
       if (released) html(res, 'released');
       else waiting.push(res);
@@ -268,6 +269,35 @@ describe('results that cannot be written or read', () => {
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stderr, '', `${crawlId}: no line on stderr`);
       assert.equal(result.stdout, `${pages} lines written to ${out}\n`);
+    }
+  });
+
+  it('a finished crawl run again under its ID is partial while the new run crawls, and whole once it ends', async () => {
+    const held = await startHeldSite(2, 1);
+    try {
+      const crawlId = 'results-again';
+      const first = await startCrawl(env.client, crawlId, { seeds: [held.site.urlOf(0)], ...ONE_AT_A_TIME }, queue);
+      assert.equal((await first.result()).status, 'completed');
+      assert.deepEqual(await readCrawlEnd(env.store, crawlId), { status: 'completed', failure: null });
+      // As an operator may (its ID reuse policy allows it), or `crawlflow crawl --id` once the namespace's retention dropped the first workflow.
+      await startWithTemporalCli(env, queue, crawlId, { seeds: [`${held.site.origin}/`], ...ONE_AT_A_TIME });
+      const again = env.client.workflow.getHandle<typeof crawlSession>(crawlId);
+      await waitFor(() => held.held() === 1, 60_000, 'a held page');
+      const out = join(dir, 'again.jsonl');
+      const running = await runCli(['results', crawlId, '--out', out], cliEnv);
+      assert.equal(running.code, 0, running.stderr);
+      assert.equal(running.stdout, `2 lines written to ${out}\n`);
+      assert.equal(running.stderr, `crawlflow: crawl "${crawlId}" is still running — 2 pages so far; this export is partial\n`);
+
+      held.release();
+      assert.equal((await again.result()).status, 'completed');
+      const finished = await runCli(['results', crawlId, '--out', out], cliEnv);
+      assert.equal(finished.code, 0, finished.stderr);
+      assert.equal(finished.stdout, `4 lines written to ${out}\n`);
+      assert.equal(finished.stderr, '');
+    } finally {
+      held.release();
+      await held.site.close();
     }
   });
 
