@@ -8,7 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -28,7 +28,9 @@ import { connectClient } from '../src/temporal/target';
 import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { embeddedServerEnv, runCli, spawnCli, spawnWorker, type WorkerProcess } from './helpers/processes';
-import { runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
+import { forgetWorkflow, runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
+import { withCrawlStore } from '../src/results/export-jsonl';
+import { FIXTURE_DIR } from './tools/make-release-stores';
 import type { PageRecord } from '../src/store/frontier-store';
 
 function readJsonl(file: string): PageRecord[] {
@@ -771,6 +773,70 @@ describe('against a running `crawlflow worker`', () => {
       }
     });
 
+    it('of a crawl the Temporal server no longer keeps, reads its recorded end and counts from its store, the same report with --json', async () => {
+      const crawlId = 'status-forgotten';
+      const { summary } = await runCrawlToEnd(env, taskQueue, crawlId, { seeds: [site.urlOf(0)], maxPages: 30 });
+      const end = await withCrawlStore(env.store, crawlId, (store) => store.crawlEnd());
+      assert.equal(end?.status, 'max-pages-reached');
+      // As the namespace's retention does once the crawl has been closed that long.
+      await forgetWorkflow(env, crawlId);
+      const { totals } = summary;
+
+      const text = await runCli(['status', crawlId], statusEnv());
+      assert.equal(text.code, 0, text.stderr);
+      assert.equal(
+        text.stdout,
+        [
+          `crawl ${crawlId}: max-pages-reached (from its store: the Temporal server no longer keeps its history)`,
+          '  30 URLs (30 fetched, 0 errors, 0 skipped)',
+          `  ${totals.queued} left in the frontier, ${totals.discovered} discovered`,
+          `  ended ${end?.endedAt}`,
+          '',
+        ].join('\n'),
+      );
+
+      const json = await runCli(['status', crawlId, '--json'], statusEnv());
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual(JSON.parse(json.stdout), {
+        crawlId,
+        workflowStatus: null,
+        outcome: 'max-pages-reached',
+        startedAt: null,
+        finishedAt: Date.parse(end?.endedAt ?? ''),
+        totals,
+        failure: null,
+        failedBatches: null,
+        progress: null,
+        frontier: null,
+        uiUrl: null,
+      });
+    });
+
+    it('of a store with no recorded end and no workflow, says it cannot tell how the crawl ended', async () => {
+      // A store an earlier release wrote: it recorded no end, and this server never ran it.
+      const crawlId = 'status-release-0.1.0';
+      mkdirSync(join(env.dataDir, 'crawls'), { recursive: true });
+      copyFileSync(join(FIXTURE_DIR, 'v0.1.0.sqlite'), join(env.dataDir, 'crawls', `${crawlId}.sqlite`));
+      const text = await runCli(['status', crawlId], statusEnv());
+      assert.equal(text.code, 0, text.stderr);
+      const totals = await withCrawlStore(env.store, crawlId, (store) => store.totals());
+      assert.equal(
+        text.stdout,
+        [
+          `crawl ${crawlId}: end not recorded (from its store: the Temporal server no longer keeps its history, and its store has no recorded end: it was terminated, or run by an earlier release)`,
+          `  ${totals.processed} URLs (${totals.fetched} fetched, ${totals.errors} errors, ${totals.skipped} skipped)`,
+          `  ${totals.queued} left in the frontier, ${totals.discovered} discovered`,
+          '',
+        ].join('\n'),
+      );
+      assert.ok(totals.processed > 1 && totals.errors !== 1, 'the counts are plural');
+      const json = JSON.parse((await runCli(['status', crawlId, '--json'], statusEnv())).stdout) as Record<string, unknown>;
+      assert.deepEqual(
+        [json.workflowStatus, json.outcome, json.startedAt, json.finishedAt, json.totals, json.failure, json.failedBatches, json.uiUrl],
+        [null, null, null, null, totals, null, null, null],
+      );
+    });
+
     it('prints why a failed crawl failed', async () => {
       await startWithTemporalCli(env, taskQueue, 'status-failed', { seeds: [site.urlOf(0)], maxPages: 0 });
       const handle = env.client.workflow.getHandle('status-failed');
@@ -812,7 +878,8 @@ describe('against a running `crawlflow worker`', () => {
       );
       const unknown = await runCli(['status', 'no-such-crawl'], cliEnv);
       assert.equal(unknown.code, 1);
-      assert.equal(unknown.stderr, 'crawlflow: workflow not found for ID: no-such-crawl\n');
+      assert.equal(unknown.stderr, 'crawlflow: no crawl "no-such-crawl" on the Temporal server or in the store\n');
+      assert.ok(!existsSync(join(env.dataDir, 'crawls', 'no-such-crawl.sqlite')), 'no store made');
     } finally {
       await env.client.workflow.getHandle('status-no-worker').terminate('test over');
     }

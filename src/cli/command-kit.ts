@@ -70,7 +70,7 @@ export function commonOptions(command: Command): Command {
     .addOption(dataDirOption());
 }
 
-/** Flags of commands that open crawl stores (worker, crawl, demo, results). */
+/** Flags of commands that open crawl stores (worker, crawl, demo, results, status). */
 export interface StoreFlags extends CommonFlags {
   store?: string;
 }

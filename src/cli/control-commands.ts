@@ -8,10 +8,11 @@ import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { EXPORT_FORMATS } from '../results/export-results';
 import { CRAWL_LIMITS, INVALID_CONFIG_FAILURE, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
-import { commonOptions, crawlIdArgument, print, withClient, type CommonFlags } from './command-kit';
+import { commonOptions, crawlIdArgument, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
 import { UsageError, validating } from './crawl-options';
 import { changeOption, fieldsFromFlags, flagOfField } from './setting-flags';
-import { crawlStatusReport, statusLines } from './crawl-report';
+import { statusLines } from './crawl-report';
+import { statusReport } from './stored-status';
 
 /** `--format` of `results` and `crawl`: commander rejects other values, naming the flag. */
 export function formatOption(): Option {
@@ -45,14 +46,15 @@ export function idCommand(program: Command, name: string, description: string): 
 }
 
 export function addControlCommands(program: Command): void {
-  idCommand(program, 'status', "print a crawl's outcome and totals, or its progress while it runs")
+  storeOption(idCommand(program, 'status', "print a crawl's outcome and totals, or its progress while it runs; from its store once Temporal no longer keeps it"))
     .option('--json', 'machine-readable output')
-    .action(async (crawlId: string, flags: CommonFlags & { json?: boolean }) => {
-      // On the embedded default a finished crawl is still in the data dir's history: serve it for this answer.
+    .action(async (crawlId: string, flags: StoreFlags & { json?: boolean }) => {
+      const store = storeConfigOf(flags);
+      // On the embedded default a finished crawl is in the data dir's history for as long as the namespace keeps it: serve it for this answer.
       await withClient(
         flags,
         async (client, web) => {
-          const report = await crawlStatusReport(client, crawlId, web.url(crawlId));
+          const report = await statusReport(client, store, crawlId, web.url(crawlId));
           print(flags.json ? JSON.stringify(report) : statusLines(report, web.stopsWithCommand).join('\n'));
         },
         { startEmbedded: true },

@@ -20,21 +20,30 @@ import { frontierQuery, progressQuery } from '../shared/messages';
 /** How a crawl's workflow ended when it returned no summary (it failed, was terminated, ...). */
 type WorkflowEnd = 'failed' | 'terminated' | 'timed-out' | 'cancelled';
 
+/**
+ * A crawl's status, from Temporal or, once the Temporal server no longer keeps the crawl's
+ * workflow (`workflowStatus` null), from its store (stored-status.ts): null then for what only
+ * Temporal knew.
+ */
 export interface CrawlStatusReport {
   crawlId: string;
-  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, ... */
-  workflowStatus: string;
-  /** The crawl's own status while it runs or when it returned a summary, else how its workflow ended. */
-  outcome: CrawlStatus | WorkflowEnd;
-  startedAt: number;
-  /** Unset while the crawl runs. */
+  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, ...; null when the server has no workflow of the crawl's ID. */
+  workflowStatus: string | null;
+  /**
+   * The crawl's own status while it runs or when it returned a summary, else how its workflow
+   * ended; from the store, the end it recorded, null when it recorded none.
+   */
+  outcome: CrawlStatus | WorkflowEnd | null;
+  /** Null from the store, which keeps no start time. */
+  startedAt: number | null;
+  /** Unset while the crawl runs; from the store, when it recorded its end. */
   finishedAt: number | null;
-  /** Set when the crawl returned a summary. */
+  /** Set when the crawl returned a summary, and from the store. */
   totals: CrawlTotals | null;
-  /** Why the workflow did not return a summary: the message of its failure. */
+  /** Why the workflow did not return a summary: the message of its failure (from the store, of the failure it recorded). */
   failure: string | null;
-  /** Batches that failed for good, by cause (their URLs carry the code), so far or in all. */
-  failedBatches: FailureTally[];
+  /** Batches that failed for good, by cause (their URLs carry the code), so far or in all; null from the store, which keeps no tally. */
+  failedBatches: FailureTally[] | null;
   /** Set while the crawl runs. */
   progress: CrawlProgress | null;
   frontier: FrontierStats | null;
@@ -66,12 +75,13 @@ export function counted(count: number, noun: string, plural = `${noun}s`): strin
   return `${count} ${count === 1 ? noun : plural}`;
 }
 
-/** The URL counts of a crawl, finished or running, with its rate. */
-function countsLine(counts: { processed: number; fetched: number; errors: number; skipped: number }, startedAt: number, until: number): string {
-  const elapsed = seconds(startedAt, until);
+/** The URL counts of a crawl, finished or running, with its rate when its start is known. */
+function countsLine(counts: { processed: number; fetched: number; errors: number; skipped: number }, startedAt: number | null, until: number | null): string {
   const { processed, fetched, errors, skipped } = counts;
-  const rate = `${(processed / elapsed).toFixed(1)} URLs/s`;
-  return `  ${counted(processed, 'URL')} (${fetched} fetched, ${counted(errors, 'error')}, ${skipped} skipped) in ${elapsed.toFixed(1)} s, ${rate}`;
+  const line = `  ${counted(processed, 'URL')} (${fetched} fetched, ${counted(errors, 'error')}, ${skipped} skipped)`;
+  if (startedAt === null || until === null) return line;
+  const elapsed = seconds(startedAt, until);
+  return `${line} in ${elapsed.toFixed(1)} s, ${(processed / elapsed).toFixed(1)} URLs/s`;
 }
 
 /** One line per cause that made batches fail for good. */
@@ -79,8 +89,8 @@ function failedBatchLines(failures: readonly FailureTally[]): string[] {
   return failures.map(({ batches, code, message }) => `  ${counted(batches, 'batch', 'batches')} failed with ${code}: ${message}`);
 }
 
-/** A finished crawl's counts and duration, frontier, failed batches, and the changes of a recrawl. */
-function finishedLines(totals: CrawlTotals, startedAt: number, finishedAt: number, failures: readonly FailureTally[]): string[] {
+/** A finished crawl's counts and duration (when known), frontier, failed batches, and the changes of a recrawl. */
+function finishedLines(totals: CrawlTotals, startedAt: number | null, finishedAt: number | null, failures: readonly FailureTally[]): string[] {
   return [
     countsLine(totals, startedAt, finishedAt),
     `  ${totals.queued} left in the frontier, ${totals.discovered} discovered`,
@@ -178,8 +188,27 @@ export async function crawlStatusReport(client: Client, crawlId: string, uiUrl: 
   return { ...base, outcome: progress.status, startedAt: progress.startedAt, failedBatches: progress.failures, progress, frontier };
 }
 
+/** The heading of a report from the store: what it knows, and why Temporal's word is missing. */
+function storedHeading({ crawlId, outcome }: CrawlStatusReport): string {
+  const why = 'from its store: the Temporal server no longer keeps its history';
+  if (outcome !== null) return `crawl ${crawlId}: ${outcome} (${why})`;
+  return `crawl ${crawlId}: end not recorded (${why}, and its store has no recorded end: it was terminated, or run by an earlier release)`;
+}
+
+/** A crawl the Temporal server no longer keeps, as its store tells it: the same lines, as far as the store has them. */
+function storedLines(report: CrawlStatusReport): string[] {
+  const { totals, failure, finishedAt } = report;
+  return [
+    storedHeading(report),
+    ...(totals === null ? [] : finishedLines(totals, null, null, [])),
+    ...(failure === null ? [] : [`  reason: ${failure}`]),
+    ...(finishedAt === null ? [] : [`  ended ${new Date(finishedAt).toISOString()}`]),
+  ];
+}
+
 /** The report as short human text: the same facts `--json` gives. */
 export function statusLines(report: CrawlStatusReport, uiStopsWithCommand = false): string[] {
+  if (report.workflowStatus === null) return storedLines(report);
   const lines = [`crawl ${report.crawlId}: ${report.outcome}`];
   const { progress, frontier, totals, finishedAt } = report;
   if (progress) {
@@ -188,12 +217,12 @@ export function statusLines(report: CrawlStatusReport, uiStopsWithCommand = fals
     const busiest = frontier?.hosts.slice(0, 5).map(({ host, queued }) => `${host} (${queued})`) ?? [];
     if (busiest.length > 0) lines.push(`  largest backlogs: ${busiest.join(', ')}`);
     if (progress.storeWait) lines.push(`  waiting for the store since ${new Date(progress.storeWait.since).toISOString()}: ${progress.storeWait.message}`);
-    lines.push(...failedBatchLines(report.failedBatches));
+    lines.push(...failedBatchLines(report.failedBatches ?? []));
   } else if (totals && finishedAt !== null) {
-    lines.push(...finishedLines(totals, report.startedAt, finishedAt, report.failedBatches));
+    lines.push(...finishedLines(totals, report.startedAt, finishedAt, report.failedBatches ?? []));
   } else {
     if (report.failure !== null) lines.push(`  reason: ${report.failure}`);
-    if (finishedAt !== null) lines.push(`  ended after ${seconds(report.startedAt, finishedAt).toFixed(1)} s`);
+    if (report.startedAt !== null && finishedAt !== null) lines.push(`  ended after ${seconds(report.startedAt, finishedAt).toFixed(1)} s`);
   }
   if (report.uiUrl) lines.push(webUiLine(report.uiUrl, uiStopsWithCommand));
   return lines;

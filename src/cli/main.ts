@@ -43,6 +43,7 @@ import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, E
 import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 import { addResultsCommand, CrawlNotFinishedError } from './results-command';
+import { CrawlNotFoundError } from './stored-status';
 import { ScheduleExistsError, UnknownScheduleError } from '../client/schedules';
 import { withStdinSeeds } from './seed-stdin';
 import { DirectoryError } from '../shared/make-directory';
@@ -308,6 +309,7 @@ async function main(argv: string[]): Promise<number> {
       err instanceof ResultsNotWrittenError ||
       err instanceof UpdateNotDoneError ||
       err instanceof CrawlNotFinishedError ||
+      err instanceof CrawlNotFoundError ||
       err instanceof ChromiumMissingError ||
       err instanceof TemporalCliMissingError ||
       err instanceof DirectoryError

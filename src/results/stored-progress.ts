@@ -5,7 +5,7 @@
  * meant to reach (`isFinished`). Read before the records, never after: a crawl that ends while
  * its records are read must not make the export that missed its last ones look final.
  */
-import type { CrawlEnd, CrawlEndStatus } from '../store/frontier-store';
+import type { CrawlEnd, CrawlEndStatus, CrawlTotals } from '../store/frontier-store';
 import type { StoreConfig } from '../store/store-url';
 import { withCrawlStore } from './export-jsonl';
 
@@ -33,4 +33,20 @@ export function readStoredProgress(config: StoreConfig, crawlId: string): Promis
     const { queued, totals } = await store.view(0);
     return { end, processed: totals.processed, queued };
   });
+}
+
+export interface StoredOutcome {
+  /** As in `StoredProgress`. */
+  end: CrawlEnd | undefined;
+  /** The totals the crawl's end was reported with: finishing it read them from the store, as here. */
+  totals: CrawlTotals;
+}
+
+/**
+ * The crawl's recorded end and its whole totals, for a crawl the Temporal server no longer
+ * knows (UnknownCrawlError when it has no store). Counts every URL, so it is for one look at a
+ * crawl, not for polling one.
+ */
+export function readStoredOutcome(config: StoreConfig, crawlId: string): Promise<StoredOutcome> {
+  return withCrawlStore(config, crawlId, async (store) => ({ end: await store.crawlEnd(), totals: await store.totals() }));
 }

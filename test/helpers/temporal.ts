@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import { PortInUseError, startDevServer, type DevServer, type DevServerOptions } from '../../src/temporal/dev-server';
@@ -184,6 +184,39 @@ export async function runCrawlToEnd(
   const summary = await handle.result();
   return { summary, records: await readRecords(env.store, crawlId), handle };
 }
+
+/**
+ * Deletes the crawl's workflow executions from the server, as its namespace's retention does
+ * once they have been closed that long, and waits until the server no longer knows the ID.
+ */
+export async function forgetWorkflow(env: TestTemporal, crawlId: string): Promise<void> {
+  const handle = env.client.workflow.getHandle(crawlId);
+  const known = () =>
+    handle.describe().then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      },
+    );
+  // The server deletes in a task of its own, which took 20-35 s on the dev server; each delete
+  // takes the latest run, so one is sent again now and then for a crawl that continued as new.
+  const deadline = Date.now() + 120_000;
+  let deletedAt = 0;
+  while (await known()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the server to delete ${crawlId}`);
+    if (Date.now() - deletedAt > 15_000) {
+      deletedAt = Date.now();
+      await env.client.workflowService.deleteWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: crawlId } }).catch((err: unknown) => {
+        if ((err as { code?: number }).code !== GRPC_NOT_FOUND) throw err;
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** gRPC's NOT_FOUND: the run a delete named was deleted since the describe before it. */
+const GRPC_NOT_FOUND = 5;
 
 /** Event type names (EVENT_TYPE_TIMER_STARTED, ...) of this run's history. */
 export async function historyEventTypes(handle: CrawlHandle): Promise<string[]> {
