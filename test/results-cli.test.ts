@@ -5,7 +5,8 @@
  * could not be written says that its results are kept and how to write them. Results of a
  * crawl that has not finished: the records so far are written (exit 0) and one line on stderr
  * says where the crawl stands (running, stopped, failed, terminated) and that the export is
- * partial; `--require-finished` writes nothing instead; a finished crawl's export gets no line.
+ * partial; `--require-finished` writes nothing instead; a finished crawl's export gets no line,
+ * until it is run again under its ID.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
