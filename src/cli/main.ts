@@ -248,7 +248,7 @@ function addServiceCommands(program: Command): void {
 
   program
     .command('ui')
-    .description("serve the Temporal Web UI on the embedded dev server's history (its crawls stay reachable after they ended) until interrupted")
+    .description("serve the Temporal Web UI on the embedded dev server's history (ended crawls stay there for the namespace's retention, 24 h on the dev server) until interrupted")
     .addOption(dataDirOption())
     .action(runUi);
 }
