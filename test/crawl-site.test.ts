@@ -5,7 +5,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSyntheticSite, SiteGraph } from '../src/sites/synthetic-site';
-import { historyEventTypes, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { historyEventTypes, readRecords, runCrawlToEnd, startTestTemporal, startWithTemporalCli, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import type { crawlSession } from '../src/workflows';
 
 function pageNumbers(urls: Iterable<string>): number[] {
   return [...urls].map((url) => Number(new URL(url).pathname.split('/').pop())).sort((a, b) => a - b);
@@ -52,6 +53,26 @@ describe('crawling a site', () => {
       console.log(
         `2,000-page site: ${expected.length} pages in ${seconds.toFixed(2)} s = ${(expected.length / seconds).toFixed(0)} pages/s, ${summary.batches} batches, ${events} history events (${(events / expected.length).toFixed(2)}/page)`,
       );
+    } finally {
+      await site.close();
+    }
+  });
+
+  it("a crawl run again under its ID crawls with the settings it was started with, not its first run's", async () => {
+    const site = await startSyntheticSite({ pages: 50 });
+    try {
+      const first = await runCrawlToEnd(env, queue, 'site-run-again', { seeds: [site.urlOf(0)], maxDepth: 0 });
+      assert.deepEqual(pageNumbers(first.records.map((record) => record.url)), [0]);
+      // A new workflow under the same ID, on the same store, as `temporal workflow start` may
+      // start it (the ID reuse policy allows it), or `crawlflow crawl --id` once the first run's
+      // history is past its retention: a second seed and one level of links.
+      await startWithTemporalCli(env, queue, 'site-run-again', { seeds: [site.urlOf(0), site.urlOf(2)], maxDepth: 1 });
+      const again = await env.client.workflow.getHandle<typeof crawlSession>('site-run-again').result();
+      assert.equal(again.status, 'completed');
+      const records = await readRecords(env.store, 'site-run-again');
+      const expected = new Set([0, 2, ...site.graph.linksOf(2)]);
+      assert.deepEqual(pageNumbers(records.map((record) => record.url)), [...expected].sort((a, b) => a - b), "page 2's links, at depth 1, were crawled too");
+      assert.equal(site.requests.filter((request) => request.path === '/page/0').length, 1, 'the first seed was not fetched again');
     } finally {
       await site.close();
     }

@@ -1,6 +1,7 @@
 /**
- * The crawl's config as recorded in its store: written once by `openCrawl` (and again, as a
- * new version, when seeds are added), read by every worker that runs a batch of the crawl.
+ * The crawl's config as recorded in its store: written by `openCrawl` (a new version when a run
+ * opens the crawl with other settings, and when seeds are added), read by every worker that
+ * runs a batch of the crawl.
  * Workflow history and activity inputs carry only the crawl ID and the version, so seeds,
  * patterns, headers and cookies never pass through them.
  */
@@ -17,9 +18,17 @@ export class UnrecordedConfigError extends Error {
   readonly code = 'config-not-recorded';
 }
 
-/** Records `config` as the crawl's first version unless one is recorded; returns the latest version. */
+/**
+ * Records `config` as the crawl's latest version unless it already is; returns the latest
+ * version. A crawl run again under its ID (a new workflow on the same store) crawls with the
+ * settings it was started with, not with its first run's; an opening that is retried finds its
+ * own config and records nothing.
+ */
 export async function recordConfig(store: FrontierStore, config: CrawlConfig): Promise<number> {
-  await store.saveConfig(1, JSON.stringify(config));
+  const text = JSON.stringify(config);
+  const latest = await store.latestConfig();
+  if (latest?.config === text) return latest.version;
+  await store.saveConfig((latest?.version ?? 0) + 1, text);
   return (await store.latestConfig())?.version ?? 1;
 }
 
