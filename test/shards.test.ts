@@ -24,7 +24,7 @@ import type { CrawlSummary } from '../src/shared/crawl-types';
 import { shardOf, shardWorkflowId } from '../src/scheduling/shards';
 import { linkedHostsCrawl, startLinkedHosts, type LinkedHosts } from '../src/sites/linked-hosts';
 import { crawlStorePath } from '../src/store/sqlite-store';
-import { readCrawlEnd, readRecords, startTestTemporal, uniqueQueue, type StoreKind, type TestTemporal } from './helpers/temporal';
+import { forgetWorkflow, readCrawlEnd, readRecords, startTestTemporal, uniqueQueue, type StoreKind, type TestTemporal } from './helpers/temporal';
 import { runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { waitFor } from './helpers/fixtures';
 
@@ -109,8 +109,9 @@ for (const scenario of SCENARIOS) {
       await env?.close();
     });
 
+    const crawlId = `shards-${store}-${process.pid}`;
+
     it('fetches every page exactly once, sums the totals, and claims each key only in its own shard', async () => {
-      const crawlId = `shards-${store}-${process.pid}`;
       const handle = await startCrawl(env.client, crawlId, linkedHostsCrawl(site, SHARDS), taskQueue);
       const summary: CrawlSummary = await handle.result();
 
@@ -135,6 +136,32 @@ for (const scenario of SCENARIOS) {
       const crowded = [...site.maxInFlight].filter(([, n]) => n > 1);
       assert.deepEqual(crowded, [], 'no host had two requests in flight (perHostConcurrency 1), whoever chose it');
     });
+
+    if (store === 'postgres') {
+      it('once the Temporal server no longer keeps the crawl, `crawlflow status --store` reads its end and counts from PostgreSQL', async () => {
+        const { end, totals } = await withCrawlStore(env.store, crawlId, async (crawl) => ({ end: await crawl.crawlEnd(), totals: await crawl.totals() }));
+        assert.equal(end?.status, 'completed', 'the crawl of the test before has ended');
+        // As the namespace's retention does once the crawl has been closed that long.
+        await forgetWorkflow(env, crawlId);
+        const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_DATA_DIR: env.dataDir };
+
+        const status = await runCli(['status', crawlId, '--store', env.store.storeUrl!], cliEnv);
+        assert.equal(status.code, 0, status.stderr);
+        assert.equal(
+          status.stdout,
+          [
+            `crawl ${crawlId}: completed (from its store: the Temporal server no longer keeps its history)`,
+            `  ${totals.processed} URLs (${totals.fetched} fetched, 0 errors, 0 skipped)`,
+            `  0 left in the frontier, ${totals.discovered} discovered`,
+            `  ended ${end?.endedAt}`,
+            '',
+          ].join('\n'),
+        );
+        // Without --store, status looks in the SQLite files under the data dir, where the crawl is not.
+        const elsewhere = await runCli(['status', crawlId], cliEnv);
+        assert.deepEqual([elsewhere.code, elsewhere.stdout, elsewhere.stderr], [1, '', `crawlflow: no crawl "${crawlId}" on the Temporal server or in the store\n`]);
+      });
+    }
 
     if (processes === 0) {
       it('refuses stop with a clear error, exit 1 through the CLI; cancelling the crawl cancels every shard and gives their claims back', async () => {
