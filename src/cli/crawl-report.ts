@@ -137,13 +137,19 @@ async function failureOf(handle: CrawlHandle): Promise<string | null> {
 /** How a crawl's workflow stands: still running, or how it ended (its summary's status, or how it ended without one) and why. */
 export type WorkflowOutcome = { outcome: 'running' } | { outcome: CrawlSummary['status'] | WorkflowEnd; reason: string | null };
 
+/** How a workflow in `status` ended: its summary, or how it ended without one and why; undefined while it runs. */
+async function endingOf(handle: CrawlHandle, status: WorkflowExecutionStatusName): Promise<{ summary: CrawlSummary } | { end: WorkflowEnd; reason: string | null } | undefined> {
+  if (status === 'COMPLETED') return { summary: await handle.result() };
+  const end = WORKFLOW_ENDS[status];
+  return end === undefined ? undefined : { end, reason: await failureOf(handle) };
+}
+
 /** How the crawl's workflow stands, from one describe and, once it has ended, its result. */
 export async function workflowOutcome(client: Client, crawlId: string): Promise<WorkflowOutcome> {
   const handle = crawlHandle(client, crawlId);
-  const { status } = await handle.describe();
-  if (status.name === 'COMPLETED') return { outcome: (await handle.result()).status, reason: null };
-  const end = WORKFLOW_ENDS[status.name];
-  return end === undefined ? { outcome: 'running' } : { outcome: end, reason: await failureOf(handle) };
+  const ending = await endingOf(handle, (await handle.describe()).status.name);
+  if (ending === undefined) return { outcome: 'running' };
+  return 'summary' in ending ? { outcome: ending.summary.status, reason: null } : { outcome: ending.end, reason: ending.reason };
 }
 
 /** A running crawl's progress and frontier, asked of the workers that run it. */
@@ -178,14 +184,14 @@ export async function crawlStatusReport(client: Client, crawlId: string, uiUrl: 
     frontier: null,
     uiUrl: uiUrl ?? null,
   };
-  if (workflowStatus === 'COMPLETED') {
-    const summary = await handle.result();
-    return { ...base, outcome: summary.status, startedAt: summary.startedAt, finishedAt: summary.finishedAt, totals: summary.totals, failedBatches: summary.failures ?? [] };
+  const ending = await endingOf(handle, workflowStatus);
+  if (ending === undefined) {
+    const [progress, frontier] = await liveState(client, handle, description.taskQueue);
+    return { ...base, outcome: progress.status, startedAt: progress.startedAt, failedBatches: progress.failures, progress, frontier };
   }
-  const end = WORKFLOW_ENDS[workflowStatus];
-  if (end !== undefined) return { ...base, outcome: end, failure: await failureOf(handle) };
-  const [progress, frontier] = await liveState(client, handle, description.taskQueue);
-  return { ...base, outcome: progress.status, startedAt: progress.startedAt, failedBatches: progress.failures, progress, frontier };
+  if (!('summary' in ending)) return { ...base, outcome: ending.end, failure: ending.reason };
+  const { summary } = ending;
+  return { ...base, outcome: summary.status, startedAt: summary.startedAt, finishedAt: summary.finishedAt, totals: summary.totals, failedBatches: summary.failures ?? [] };
 }
 
 /** The heading of a report from the store: what it knows, and why Temporal's word is missing. */
