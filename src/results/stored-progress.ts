@@ -5,7 +5,7 @@
  * meant to reach (`isFinished`). Read before the records, never after: a crawl that ends while
  * its records are read must not make the export that missed its last ones look final.
  */
-import type { CrawlEnd, CrawlEndStatus, CrawlTotals } from '../store/frontier-store';
+import { FINISHED_END_STATUSES, type CrawlEnd, type CrawlTotals } from '../store/frontier-store';
 import type { StoreConfig } from '../store/store-url';
 import { withCrawlStore } from './export-jsonl';
 
@@ -18,8 +18,7 @@ export interface StoredProgress {
   queued: number;
 }
 
-/** Ends the crawl was meant to reach: out of work, or at a limit it was given (`maxPages`, `deadline`). */
-const FINISHED: ReadonlySet<string> = new Set<CrawlEndStatus>(['completed', 'max-pages-reached', 'deadline-exceeded']);
+const FINISHED: ReadonlySet<string> = new Set(FINISHED_END_STATUSES);
 
 /** Whether a crawl that ended this way wrote every record it was meant to: its export is its whole result. */
 export function isFinished(status: string): boolean {

@@ -93,8 +93,7 @@ export const extractSchema = z.record(z.string(), field).superRefine((fields, ct
   }
 });
 
-/** A crawl ID as the CLI and Temporal accept it (it names the previous crawl's store). */
-/** An earlier crawl's ID, which crawl-id.ts says what may be. */
+/** An earlier crawl's ID (it names that crawl's store), which crawl-id.ts says what may be. */
 const crawlId = z
   .string()
   .min(1)

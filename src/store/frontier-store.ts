@@ -238,11 +238,11 @@ export interface StoredConfig {
   config: string;
 }
 
-/**
- * How a crawl can end. `completed`, `max-pages-reached` and `deadline-exceeded` are ends the
- * crawl was meant to reach (out of work, or at a limit it was given); the others cut it short.
- */
-export const CRAWL_END_STATUSES = ['completed', 'max-pages-reached', 'deadline-exceeded', 'stopped', 'cancelled', 'failed'] as const;
+/** Ends a crawl was meant to reach: out of work, or at a limit it was given (`maxPages`, `deadline`). */
+export const FINISHED_END_STATUSES = ['completed', 'max-pages-reached', 'deadline-exceeded'] as const;
+
+/** How a crawl can end: finished (FINISHED_END_STATUSES), or cut short. */
+export const CRAWL_END_STATUSES = [...FINISHED_END_STATUSES, 'stopped', 'cancelled', 'failed'] as const;
 export type CrawlEndStatus = (typeof CRAWL_END_STATUSES)[number];
 
 /**
