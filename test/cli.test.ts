@@ -28,7 +28,7 @@ import { connectClient } from '../src/temporal/target';
 import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { embeddedServerEnv, runCli, spawnCli, spawnWorker, type WorkerProcess } from './helpers/processes';
-import { forgetWorkflow, runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
+import { failureCause, forgetWorkflow, runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import { withCrawlStore } from '../src/results/export-jsonl';
 import { FIXTURE_DIR } from './tools/make-release-stores';
 import type { PageRecord } from '../src/store/frontier-store';
@@ -840,10 +840,7 @@ describe('against a running `crawlflow worker`', () => {
     it('prints why a failed crawl failed', async () => {
       await startWithTemporalCli(env, taskQueue, 'status-failed', { seeds: [site.urlOf(0)], maxPages: 0 });
       const handle = env.client.workflow.getHandle('status-failed');
-      const failure = await handle.result().then(
-        () => assert.fail('the crawl should fail'),
-        (err: unknown) => (err instanceof WorkflowFailedError ? String(err.cause?.message) : assert.fail(String(err))),
-      );
+      const failure = await failureCause(handle);
       assert.match(failure, /maxPages/);
       const { startTime, closeTime } = await handle.describe();
       assert.ok(closeTime);

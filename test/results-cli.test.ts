@@ -16,7 +16,6 @@ import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import type { ServerResponse } from 'node:http';
-import { WorkflowFailedError } from '@temporalio/client';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
 import { stopUpdate } from '../src/shared/messages';
@@ -26,7 +25,7 @@ import { html, linkedRoutes, waitFor } from './helpers/fixtures';
 import { runCli } from './helpers/processes';
 import { FIXTURE_DIR } from './tools/make-release-stores';
 import { SQLITE_SCHEMA_VERSION } from '../src/store/sqlite-schema';
-import { readCrawlEnd, readRecords, startTestTemporal, startWithTemporalCli, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { failureCause, readCrawlEnd, readRecords, startTestTemporal, startWithTemporalCli, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
 const dir = mkdtempSync(join(tmpdir(), 'crawlflow-results-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -307,12 +306,7 @@ describe('results that cannot be written or read', () => {
     delete process.env[missing];
     const seeds = Array.from({ length: 10 }, (_, page) => site.urlOf(page));
     const handle = await startCrawl(env.client, 'results-failed', { seeds, ...ONE_AT_A_TIME, batchSize: 2, headersFromEnv: { 'X-Token': missing } }, queue);
-    const failure = await handle.result().then(
-      () => assert.fail('the crawl should fail'),
-      (err: unknown) => err,
-    );
-    assert.ok(failure instanceof WorkflowFailedError);
-    const cause = failure.cause?.message ?? '';
+    const cause = await failureCause(handle);
     assert.match(cause, new RegExp(`^every batch failed the same way, so the crawl stopped: .*environment variable ${missing} is not set`));
     const out = join(dir, 'failed.jsonl');
     const result = await runCli(['results', 'results-failed', '--out', out], cliEnv);
@@ -323,12 +317,7 @@ describe('results that cannot be written or read', () => {
 
     // A sharded crawl records the cause its failed shard gave it, as its workflow failed with it.
     const sharded = await startCrawl(env.client, 'results-failed-sharded', { seeds, shards: 2, batchSize: 2, headersFromEnv: { 'X-Token': missing } }, queue);
-    const shardedFailure = await sharded.result().then(
-      () => assert.fail('the crawl should fail'),
-      (err: unknown) => err,
-    );
-    assert.ok(shardedFailure instanceof WorkflowFailedError);
-    const shardedCause = shardedFailure.cause?.message ?? '';
+    const shardedCause = await failureCause(sharded);
     assert.match(shardedCause, /^a shard of the crawl failed: every batch failed the same way, so the crawl stopped: /);
     assert.deepEqual(await readCrawlEnd(env.store, 'results-failed-sharded'), { status: 'failed', failure: { code: 'request-secret', message: shardedCause } });
   });

@@ -3,12 +3,13 @@
  * the product uses), in-process crawl workers on a fresh task queue, and helpers to run a
  * crawl and read what it recorded.
  */
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { Client, Connection, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import { PortInUseError, startDevServer, type DevServer, type DevServerOptions } from '../../src/temporal/dev-server';
@@ -183,6 +184,16 @@ export async function runCrawlToEnd(
   const handle = await startCrawl(env.client, crawlId, input, taskQueue);
   const summary = await handle.result();
   return { summary, records: await readRecords(env.store, crawlId), handle };
+}
+
+/** The message of the cause the crawl's workflow failed with; the test fails if the workflow did not fail. */
+export async function failureCause(handle: { result(): Promise<unknown> }): Promise<string> {
+  const failure = await handle.result().then(
+    () => assert.fail('the crawl should fail'),
+    (err: unknown) => err,
+  );
+  assert.ok(failure instanceof WorkflowFailedError, String(failure));
+  return failure.cause?.message ?? '';
 }
 
 /**
