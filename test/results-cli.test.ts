@@ -83,6 +83,12 @@ describe('results that cannot be written or read', () => {
     await env?.close();
   });
 
+  /** Runs `crawlflow results <args>` and checks that it exported: exit 0, and exactly `stdout` and `stderr`. */
+  async function expectExport(args: readonly string[], expected: { stdout: string; stderr: string }, processEnv: NodeJS.ProcessEnv = cliEnv): Promise<void> {
+    const { code, stdout, stderr } = await runCli(['results', ...args], processEnv);
+    assert.deepEqual({ code, stdout, stderr }, { code: 0, ...expected });
+  }
+
   it('a crawl whose results file cannot be written when it ends says so in one line, and `results` then writes them', async () => {
     const outDir = join(dir, 'gone');
     mkdirSync(outDir);
@@ -219,10 +225,10 @@ describe('results that cannot be written or read', () => {
       const handle = await startCrawl(env.client, 'results-running', { seeds: [`${held.site.origin}/`], ...ONE_AT_A_TIME }, queue);
       await waitFor(() => held.held() === 1, 60_000, 'a held page');
       const out = join(dir, 'running.jsonl');
-      const running = await runCli(['results', 'results-running', '--out', out], cliEnv);
-      assert.equal(running.code, 0, running.stderr);
-      assert.equal(running.stdout, `1 line written to ${out}\n`);
-      assert.equal(running.stderr, 'crawlflow: crawl "results-running" is still running — 1 page so far; this export is partial\n');
+      await expectExport(['results-running', '--out', out], {
+        stdout: `1 line written to ${out}\n`,
+        stderr: 'crawlflow: crawl "results-running" is still running — 1 page so far; this export is partial\n',
+      });
       assert.deepEqual(exportedUrls(out), [`${held.site.origin}/`]);
 
       const refusedOut = join(dir, 'refused.jsonl');
@@ -233,21 +239,23 @@ describe('results that cannot be written or read', () => {
       assert.ok(!existsSync(refusedOut) && !existsSync(`${refusedOut}.partial`), 'no file is written');
 
       // With no Temporal server to ask, the store alone cannot tell a running crawl from one that ended without recording it.
-      const storeOnly = await runCli(['results', 'results-running', '--out', out], { ...cliEnv, TEMPORAL_ADDRESS: `127.0.0.1:${await freeServerPort()}` });
-      assert.equal(storeOnly.code, 0, storeOnly.stderr);
-      assert.equal(storeOnly.stdout, `1 line written to ${out}\n`);
-      assert.equal(
-        storeOnly.stderr,
-        'crawlflow: crawl "results-running" has recorded no end: it is still running, or it ended without recording one (terminated, or crawled by an earlier release) — 1 page so far; this export may be partial\n',
+      await expectExport(
+        ['results-running', '--out', out],
+        {
+          stdout: `1 line written to ${out}\n`,
+          stderr:
+            'crawlflow: crawl "results-running" has recorded no end: it is still running, or it ended without recording one (terminated, or crawled by an earlier release) — 1 page so far; this export may be partial\n',
+        },
+        { ...cliEnv, TEMPORAL_ADDRESS: `127.0.0.1:${await freeServerPort()}` },
       );
 
       await handle.executeUpdate(stopUpdate);
       held.release();
       assert.equal((await handle.result()).status, 'stopped');
-      const stopped = await runCli(['results', 'results-running', '--out', out], cliEnv);
-      assert.equal(stopped.code, 0, stopped.stderr);
-      assert.equal(stopped.stdout, `2 lines written to ${out}\n`);
-      assert.equal(stopped.stderr, 'crawlflow: crawl "results-running" ended early: stopped by a user — 2 pages, 9 URLs left in the frontier; this export is partial\n');
+      await expectExport(['results-running', '--out', out], {
+        stdout: `2 lines written to ${out}\n`,
+        stderr: 'crawlflow: crawl "results-running" ended early: stopped by a user — 2 pages, 9 URLs left in the frontier; this export is partial\n',
+      });
       assert.equal(exportedUrls(out).length, 2);
     } finally {
       held.release();
@@ -265,10 +273,7 @@ describe('results that cannot be written or read', () => {
       const summary = await (await startCrawl(env.client, crawlId, { seeds: [site.urlOf(0)], ...limits }, queue)).result();
       assert.equal(summary.status, status);
       const out = join(dir, `${crawlId}.jsonl`);
-      const result = await runCli(['results', crawlId, ...flags, '--out', out], cliEnv);
-      assert.equal(result.code, 0, result.stderr);
-      assert.equal(result.stderr, '', `${crawlId}: no line on stderr`);
-      assert.equal(result.stdout, `${pages} lines written to ${out}\n`);
+      await expectExport([crawlId, ...flags, '--out', out], { stdout: `${pages} lines written to ${out}\n`, stderr: '' });
     }
   });
 
@@ -284,17 +289,14 @@ describe('results that cannot be written or read', () => {
       const again = env.client.workflow.getHandle<typeof crawlSession>(crawlId);
       await waitFor(() => held.held() === 1, 60_000, 'a held page');
       const out = join(dir, 'again.jsonl');
-      const running = await runCli(['results', crawlId, '--out', out], cliEnv);
-      assert.equal(running.code, 0, running.stderr);
-      assert.equal(running.stdout, `2 lines written to ${out}\n`);
-      assert.equal(running.stderr, `crawlflow: crawl "${crawlId}" is still running — 2 pages so far; this export is partial\n`);
+      await expectExport([crawlId, '--out', out], {
+        stdout: `2 lines written to ${out}\n`,
+        stderr: `crawlflow: crawl "${crawlId}" is still running — 2 pages so far; this export is partial\n`,
+      });
 
       held.release();
       assert.equal((await again.result()).status, 'completed');
-      const finished = await runCli(['results', crawlId, '--out', out], cliEnv);
-      assert.equal(finished.code, 0, finished.stderr);
-      assert.equal(finished.stdout, `4 lines written to ${out}\n`);
-      assert.equal(finished.stderr, '');
+      await expectExport([crawlId, '--out', out], { stdout: `4 lines written to ${out}\n`, stderr: '' });
     } finally {
       held.release();
       await held.site.close();
@@ -309,11 +311,11 @@ describe('results that cannot be written or read', () => {
     const cause = await failureCause(handle);
     assert.match(cause, new RegExp(`^every batch failed the same way, so the crawl stopped: .*environment variable ${missing} is not set`));
     const out = join(dir, 'failed.jsonl');
-    const result = await runCli(['results', 'results-failed', '--out', out], cliEnv);
-    assert.equal(result.code, 0, result.stderr);
     // Two batches of two failed the same way: their four URLs recorded with the cause, the other six left queued.
-    assert.equal(result.stdout, `4 lines written to ${out}\n`);
-    assert.equal(result.stderr, `crawlflow: crawl "results-failed" ended early: failed (request-secret: ${cause}) — 4 pages, 6 URLs left in the frontier; this export is partial\n`);
+    await expectExport(['results-failed', '--out', out], {
+      stdout: `4 lines written to ${out}\n`,
+      stderr: `crawlflow: crawl "results-failed" ended early: failed (request-secret: ${cause}) — 4 pages, 6 URLs left in the frontier; this export is partial\n`,
+    });
 
     // A sharded crawl records the cause its failed shard gave it, as its workflow failed with it.
     const sharded = await startCrawl(env.client, 'results-failed-sharded', { seeds, shards: 2, batchSize: 2, headersFromEnv: { 'X-Token': missing } }, queue);
@@ -329,10 +331,10 @@ describe('results that cannot be written or read', () => {
       await waitFor(() => held.held() === 1, 60_000, 'a held page');
       await handle.terminate('ended by the test');
       const out = join(dir, 'terminated.jsonl');
-      const result = await runCli(['results', 'results-terminated', '--out', out], cliEnv);
-      assert.equal(result.code, 0, result.stderr);
-      assert.equal(result.stdout, `1 line written to ${out}\n`);
-      assert.equal(result.stderr, 'crawlflow: crawl "results-terminated" ended early: terminated (ended by the test) — 1 page; this export is partial\n');
+      await expectExport(['results-terminated', '--out', out], {
+        stdout: `1 line written to ${out}\n`,
+        stderr: 'crawlflow: crawl "results-terminated" ended early: terminated (ended by the test) — 1 page; this export is partial\n',
+      });
     } finally {
       held.release();
       await held.site.close();
