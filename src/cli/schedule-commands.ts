@@ -1,7 +1,7 @@
 /** `crawlflow schedule create|list|describe|pause|unpause|trigger|delete`: recurring crawls on Temporal Schedules. */
 import type { Command } from 'commander';
 import type { Client, ScheduleHandle } from '@temporalio/client';
-import { createCrawlSchedule, describeCrawlSchedule, InvalidScheduleSpecError, listCrawlSchedules, onSchedule, OVERLAP_POLICIES, type CrawlScheduleOptions, type OverlapPolicy } from '../client/schedules';
+import { createCrawlSchedule, describeCrawlSchedule, InvalidScheduleSpecError, listCrawlSchedules, onSchedule, OVERLAP_POLICIES, triggerCrawlSchedule, type CrawlScheduleOptions, type OverlapPolicy } from '../client/schedules';
 import { toMilliseconds } from '../shared/duration';
 import { commonOptions, scheduleIdArgument, print, withClient, type CommonFlags } from './command-kit';
 import { addCrawlOptions, crawlRequestFrom, STDIN_SEEDS, UsageError, type CrawlFlags } from './crawl-options';
@@ -109,9 +109,21 @@ export function addScheduleCommands(program: Command): void {
   const actions: Array<[string, string, (handle: ScheduleHandle) => Promise<unknown>]> = [
     ['pause', 'pause a schedule (no new crawls start)', (handle) => handle.pause('paused with crawlflow')],
     ['unpause', 'resume a paused schedule', (handle) => handle.unpause('unpaused with crawlflow')],
-    ['trigger', 'start a crawl now, outside the cadence', (handle) => handle.trigger()],
     ['delete', 'delete a schedule (crawls it started are kept)', (handle) => handle.delete()],
   ];
+  commonOptions(
+    schedule
+      .command('trigger')
+      .description("start a crawl now, outside the cadence, under the schedule's --overlap policy (skip: none while its last crawl runs)")
+      .argument('<schedule-id>', 'the schedule ID', scheduleIdArgument),
+  ).action(async (scheduleId: string, flags: CommonFlags) => {
+    await withClient(flags, async (client) => {
+      const outcome = await triggerCrawlSchedule(client, scheduleId);
+      if ('started' in outcome) print(`schedule trigger: ${scheduleId}: started crawl ${outcome.started}`);
+      else print(`schedule trigger: ${scheduleId}: no crawl started yet (overlap ${outcome.pending.overlap}; running: ${outcome.pending.running.join(', ') || 'none'})`);
+    });
+  });
+
   for (const [name, description, act] of actions) {
     commonOptions(schedule.command(name).description(description).argument('<schedule-id>', 'the schedule ID', scheduleIdArgument)).action(async (scheduleId: string, flags: CommonFlags) => {
       await withClient(flags, async (client) => {
