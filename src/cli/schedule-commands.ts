@@ -4,7 +4,10 @@ import type { Client, ScheduleHandle } from '@temporalio/client';
 import { createCrawlSchedule, describeCrawlSchedule, InvalidScheduleSpecError, listCrawlSchedules, onSchedule, OVERLAP_POLICIES, triggerCrawlSchedule, type CrawlScheduleOptions, type OverlapPolicy } from '../client/schedules';
 import { toMilliseconds } from '../shared/duration';
 import { commonOptions, scheduleIdArgument, print, withClient, type CommonFlags } from './command-kit';
-import { addCrawlOptions, crawlRequestFrom, STDIN_SEEDS, UsageError, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, checkLocalSeedsFile, crawlRequestFrom, STDIN_SEEDS, UsageError, type CrawlFlags } from './crawl-options';
+import { checkRecrawlOf } from './content-options';
+import { usesExternalCluster } from '../temporal/target';
+import { ENV } from '../shared/names';
 
 interface CreateFlags extends CrawlFlags, CommonFlags {
   every?: string;
@@ -59,8 +62,14 @@ export function addScheduleCommands(program: Command): void {
     .option('--paused', 'create it paused')
     .action(async (scheduleId: string, seeds: string[], flags: CreateFlags) => {
       const timing = scheduleTiming(flags);
-      const { input } = crawlRequestFrom(seeds, flags);
+      const { input, config } = crawlRequestFrom(seeds, flags);
       if (input.seedsFile === STDIN_SEEDS) throw new UsageError('--seeds-file -: a schedule starts every crawl anew, with no stdin to read: give a file the workers can read');
+      // On the embedded default the workers are on this machine, with this data dir, as for
+      // `crawl`: what they would refuse at every run is refused now, before the schedule exists.
+      if (!usesExternalCluster()) {
+        checkLocalSeedsFile(input, flags);
+        checkRecrawlOf(config, undefined, { dataDir: flags.dataDir, storeUrl: process.env[ENV.storeUrl] });
+      }
       await withClient(flags, async (client) => {
         await createSchedule(client, flags, { scheduleId, input, taskQueue: flags.taskQueue, ...timing, paused: flags.paused });
         print(`schedule ${scheduleId} created`);
