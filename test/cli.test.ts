@@ -98,6 +98,19 @@ describe('invalid input', { concurrency: 4 }, () => {
       /^crawlflow: crawl ID "x{240}\/é" is too long for a file name: 249 characters encoded, at most 244 \(characters other than A-Z a-z 0-9 - _ \. ! ~ \* ' \( \) take 3 per UTF-8 byte\)\n$/,
     ],
     ['a schedule ID whose crawl IDs are too long for a file name', ['schedule', 'pause', 'x'.repeat(220)], /^crawlflow: schedule ID "x{220}" is too long for a file name: 220 characters encoded, at most 219 /],
+    // On the embedded default (nothing listens on port 1) the workers share the data dir: what every run would fail on is refused before the schedule is made.
+    [
+      'a schedule whose recrawl names no crawl',
+      ['schedule', 'create', 'nightly', 'http://127.0.0.1:9/', '--every', '1h', '--recrawl-of', 'no-such-crawl', '--data-dir', configDir],
+      new RegExp(`^crawlflow: --recrawl-of: no crawl "no-such-crawl" in ${configDir}\n$`),
+      { ...EMBEDDED, CRAWLFLOW_DEV_SERVER_PORT: '1' },
+    ],
+    [
+      'a schedule whose seeds file does not exist',
+      ['schedule', 'create', 'nightly', '--seeds-file', '/nonexistent/seeds.txt', '--every', '1h'],
+      /^crawlflow: --seeds-file \/nonexistent\/seeds\.txt: cannot read it \(ENOENT\)\n$/,
+      { ...EMBEDDED, CRAWLFLOW_DEV_SERVER_PORT: '1' },
+    ],
     ['a recrawl of a crawl ID with a tab', ['crawl', 'http://127.0.0.1:9/', '--recrawl-of', 'a\tb'], /^crawlflow: --recrawl-of: must not contain control characters \(line breaks, tabs\)\n$/],
     ['a log format from the environment that is not one', ['status', 'some-crawl'], /^crawlflow: CRAWLFLOW_LOG_FORMAT must be one of json, pretty, not "xml"\n$/, { CRAWLFLOW_LOG_FORMAT: 'xml' }],
     ['a log level from the environment that is not one', ['status', 'some-crawl'], /^crawlflow: CRAWLFLOW_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, not "loud"\n$/, { CRAWLFLOW_LOG_LEVEL: 'loud' }],

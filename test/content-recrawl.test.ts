@@ -256,6 +256,39 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
     assert.equal(existsSync(crawlStorePath(env.dataDir, 'content-l')), false, 'no store made for the crawl that is not there');
   });
 
+  it('a recrawl that cannot read a page follows its earlier links: a failing hub or a site that is down is no reason to call the pages behind it gone', async () => {
+    const hub = html('Hub', '', ['/u/hub/a', '/u/hub/b']);
+    // Its record keeps the link to /u/secret, which nofollow kept the first crawl from.
+    const nofollow = html('Nofollow', '<meta name="robots" content="nofollow">', ['/u/secret']);
+    const leaves = { '/u/hub/a': { html: html('A', '', []) }, '/u/hub/b': { html: html('B', '', []) }, '/u/secret': { html: html('Secret', '', []) } };
+    site.pages = { '/u/': { html: html('Start', '', ['/u/hub', '/u/nf']) }, '/u/hub': { html: hub }, '/u/nf': { html: nofollow }, ...leaves };
+    const seeds = [site.url('/u/')];
+    await runCrawlToEnd(env, taskQueue, 'unread-1', { seeds });
+    const earlier = ['/u/', '/u/hub', '/u/hub/a', '/u/hub/b', '/u/nf'];
+    const changes = (records: PageRecord[]) => Object.fromEntries(records.map((record) => [pathOf(record.url), [record.change, record.status, record.error, record.skipped]]));
+
+    site.pages = { '/u/': { html: html('Start', '', ['/u/hub', '/u/nf']) }, '/u/hub': { html: hub, status: 503 }, '/u/nf': { html: nofollow, status: 500 }, ...leaves };
+    site.requests.length = 0;
+    const failing = await runCrawlToEnd(env, taskQueue, 'unread-2', { seeds, recrawlOf: 'unread-1', maxRetries: 0 });
+    assert.deepEqual(changes(failing.records), {
+      '/u/': ['unchanged', 200, null, null],
+      '/u/hub': ['changed', 503, null, null],
+      '/u/nf': ['changed', 500, null, null],
+      '/u/hub/a': ['unchanged', 200, null, null],
+      '/u/hub/b': ['unchanged', 200, null, null],
+    });
+    assert.deepEqual(failing.summary.totals.changes, { new: 0, changed: 2, unchanged: 3, gone: 0 });
+    assert.deepEqual(site.requests.map((request) => request.path).sort(), ['/robots.txt', ...earlier].sort(), 'every earlier page asked once, /u/secret never');
+
+    // The whole site down: robots.txt answers 503, so no page may be fetched, and none is gone.
+    site.pages = { '/robots.txt': { html: 'down', status: 503 } };
+    site.requests.length = 0;
+    const down = await runCrawlToEnd(env, taskQueue, 'unread-3', { seeds, recrawlOf: 'unread-1' });
+    assert.deepEqual(changes(down.records), Object.fromEntries(earlier.map((path) => [path, ['changed', null, null, 'robots']])));
+    assert.deepEqual(down.summary.totals.changes, { new: 0, changed: 5, unchanged: 0, gone: 0 });
+    assert.deepEqual(new Set(site.requests.map((request) => request.path)), new Set(['/robots.txt']), 'no page fetched');
+  });
+
   it('an extract selector that does not compile fails the workflow at once, naming the field', async () => {
     await startWithTemporalCli(env, taskQueue, 'content-bad', { seeds: [site.url('/')], extract: { price: 'span.price:nosuch' } });
     await assert.rejects(env.client.workflow.getHandle('content-bad').result(), (err: unknown) => {

@@ -235,9 +235,11 @@ describe('Temporal-native operation', () => {
     assert.equal(bad.code, 2);
     const created = await runCli(['schedule', 'create', 'nightly', site.urlOf(0), '--every', '1h', '--overlap', 'skip', '--max-pages', '20'], cliEnv);
     assert.equal(created.code, 0, created.stderr);
-    assert.equal((await runCli(['schedule', 'trigger', 'nightly'], cliEnv)).code, 0);
+    const triggered = await runCli(['schedule', 'trigger', 'nightly'], cliEnv);
+    assert.equal(triggered.code, 0, triggered.stderr);
     const runs = await listIds(env, "WorkflowId STARTS_WITH 'nightly'", 1);
     assert.equal(runs.length, 1);
+    assert.equal(triggered.stdout, `schedule trigger: nightly: started crawl ${runs[0]}\n`);
     const summary = await crawlHandle(env.client, runs[0]).result();
     assert.equal(summary.status, 'max-pages-reached');
     assert.equal((await readRecords(env.dataDir, runs[0])).length, 20);
@@ -309,6 +311,35 @@ describe('Temporal-native operation', () => {
       assert.equal(unknown.stderr, 'crawlflow: no schedule "no-such-schedule"\n', command);
     }
     for (const id of ['sched-compound', 'sched-daily', 'sched-every', 'sched-berlin']) assert.equal((await runCli(['schedule', 'delete', id], cliEnv)).code, 0);
+  });
+
+  it('schedule trigger starts a crawl under the schedule\'s overlap policy, and says which crawl, or why none', async () => {
+    const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: queue, CRAWLFLOW_DATA_DIR: env.dataDir };
+    // Three pages 5 s apart: the first crawl is still running when the second trigger comes.
+    const slow = (id: string, overlap: string) => runCli(['schedule', 'create', id, site.urlOf(0), '--every', '1h', '--paused', '--overlap', overlap, '--delay-ms', '5000', '--max-pages', '3'], cliEnv);
+    const trigger = (id: string) => runCli(['schedule', 'trigger', id], cliEnv);
+    const crawlsOf = async (id: string) => (await env.client.schedule.getHandle(id).describe()).info.recentActions.map((action) => action.action.workflow.workflowId);
+    for (const [id, overlap] of [['trigger-skip', 'skip'], ['trigger-buffer', 'buffer-one']]) assert.equal((await slow(id, overlap)).code, 0, id);
+
+    const first = await trigger('trigger-skip');
+    assert.equal(first.code, 0, first.stderr);
+    const [running] = await crawlsOf('trigger-skip');
+    assert.equal(first.stdout, `schedule trigger: trigger-skip: started crawl ${running}\n`);
+    const second = await trigger('trigger-skip');
+    assert.equal(second.code, 1);
+    assert.equal(second.stderr, `crawlflow: schedule "trigger-skip" started no crawl: ${running} is still running, and its overlap policy is skip\n`);
+    assert.equal(second.stdout, '');
+    assert.deepEqual(await crawlsOf('trigger-skip'), [running], 'no second crawl beside the running one');
+    assert.deepEqual(await listIds(env, "WorkflowId STARTS_WITH 'trigger-skip'", 1), [running]);
+
+    const buffered = await trigger('trigger-buffer');
+    assert.equal(buffered.code, 0, buffered.stderr);
+    const [bufferRunning] = await crawlsOf('trigger-buffer');
+    assert.equal((await trigger('trigger-buffer')).stdout, `schedule trigger: trigger-buffer: no crawl started yet (overlap buffer-one; running: ${bufferRunning})\n`);
+    assert.deepEqual(await crawlsOf('trigger-buffer'), [bufferRunning]);
+
+    for (const id of ['trigger-skip', 'trigger-buffer']) assert.equal((await runCli(['schedule', 'delete', id], cliEnv)).code, 0);
+    for (const id of [running, bufferRunning]) await crawlHandle(env.client, id).cancel();
   });
 
   it('the client example starts a crawl, follows its progress and reads its results', async () => {

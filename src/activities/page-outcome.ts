@@ -123,8 +123,12 @@ function revalidatedOutcome(item: Claimed, page: FetchedPage, previous: PageReco
     change: 'unchanged',
     bodyRef: null,
   };
-  const links = previous.links.map((link) => new URL(link));
-  return { record, ...follow(links, false, item, config, urls), capture: capture(page, previous) };
+  return withEarlierLinks({ record, discovered: [], capture: capture(page, previous) }, previous.links, config, urls);
+}
+
+/** The outcome with `links`, an earlier crawl's links of the page, followed in place of what this crawl found on it. */
+export function withEarlierLinks(outcome: PageOutcome, links: readonly string[], config: CrawlConfig, urls: UrlPolicy): PageOutcome {
+  return { ...outcome, ...follow(links.map((link) => new URL(link)), false, outcome.record, config, urls) };
 }
 
 export function skippedOutcome(item: Claimed, reason: string): PageOutcome {

@@ -14,8 +14,8 @@ import type { FetchedPage, FetchPolicy } from '../fetch/fetch-page';
 import type { RobotsCache } from '../fetch/robots';
 import { hostPacingPolicy, pacingAfter, requestGapMs, type RequestOutcome } from '../policy/host-politeness';
 import { statusClass, type CrawlMetrics } from '../observability/metrics';
-import { conditionalHeaders } from '../recrawl/change';
-import { failedOutcome, fetchedOutcome, skippedOutcome, withChange, type OutcomeContext, type PageOutcome } from './page-outcome';
+import { conditionalHeaders, keepsEarlierLinks } from '../recrawl/change';
+import { failedOutcome, fetchedOutcome, skippedOutcome, withChange, withEarlierLinks, type OutcomeContext, type PageOutcome } from './page-outcome';
 import type { CrawlPolicy } from './crawl-policy';
 import type { PageLoader } from './page-loader';
 
@@ -61,12 +61,24 @@ export class UrlProcessor {
   ) {}
 
   async process(work: UrlWork, store: FrontierStore, item: ClaimedUrl, crawlPolicy: CrawlPolicy, key: KeyRequests, signal: AbortSignal): Promise<UrlResult> {
-    const { config, host, crawlId } = work;
+    const { recrawlOf } = work.config;
     // A recrawl reads the earlier crawl's record of the URL: validators, hash, links.
-    const context: OutcomeContext = {
-      extractor: crawlPolicy.extractor,
-      recrawl: config.recrawlOf === undefined ? undefined : { previous: await this.deps.stores.use(config.recrawlOf, (previous) => previous.record(item.url)) },
-    };
+    const previous = recrawlOf === undefined ? undefined : await this.deps.stores.use(recrawlOf, (earlier) => earlier.record(item.url));
+    const context: OutcomeContext = { extractor: crawlPolicy.extractor, recrawl: recrawlOf === undefined ? undefined : { previous } };
+    const result = await this.read(work, store, item, crawlPolicy, key, signal, context);
+    if (recrawlOf === undefined || !('outcome' in result) || !keepsEarlierLinks(previous, result.outcome.record)) return result;
+    // Only links to pages the earlier crawl recorded: a page it read as nofollow keeps its links in
+    // its record, and they were never followed.
+    const recorded = await this.deps.stores.use(recrawlOf, async (earlier) => {
+      const found = await Promise.all(previous.links.map(async (link) => ((await earlier.record(link)) === undefined ? null : link)));
+      return found.filter((link) => link !== null);
+    });
+    return { outcome: withEarlierLinks(result.outcome, recorded, work.config, crawlPolicy.page.urls) };
+  }
+
+  /** The URL's outcome from robots.txt, its fetch and retries, or the time its host may be asked again. */
+  private async read(work: UrlWork, store: FrontierStore, item: ClaimedUrl, crawlPolicy: CrawlPolicy, key: KeyRequests, signal: AbortSignal, context: OutcomeContext): Promise<UrlResult> {
+    const { config, host, crawlId } = work;
     if (item.skipped !== undefined) return { outcome: withChange(skippedOutcome(item, item.skipped), context) }; // over the host's page cap
     // Requests (headers, cookies, robots.txt) belong to the URL's host; pacing to its politeness key.
     const url = new URL(item.url);

@@ -18,6 +18,14 @@ export function checkContentOptions(config: CrawlConfig, crawlId: string, format
   if (format === 'warc' && !config.storeBodies) {
     throw new UsageError('--format warc: needs --store-bodies (storeBodies in --config): the WARC file is made of the stored bodies');
   }
+  checkRecrawlOf(config, crawlId, store);
+}
+
+/**
+ * A recrawl's earlier crawl is not the crawl itself, and (with SQLite files) is a crawl of the
+ * data directory. `crawlId` is undefined for a schedule, whose crawls get their IDs when they start.
+ */
+export function checkRecrawlOf(config: CrawlConfig, crawlId: string | undefined, store: StoreConfig): void {
   if (config.recrawlOf === undefined) return;
   if (config.recrawlOf === crawlId) throw new UsageError('--recrawl-of: must name an earlier crawl, not this one');
   const location = storeLocation(store);

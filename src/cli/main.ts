@@ -44,7 +44,7 @@ import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError,
 import { addScheduleCommands } from './schedule-commands';
 import { addResultsCommand, CrawlNotFinishedError } from './results-command';
 import { CrawlNotFoundError } from './stored-status';
-import { ScheduleExistsError, UnknownScheduleError } from '../client/schedules';
+import { ScheduleExistsError, TriggerSkippedError, UnknownScheduleError } from '../client/schedules';
 import { withStdinSeeds } from './seed-stdin';
 import { DirectoryError } from '../shared/make-directory';
 
@@ -303,6 +303,7 @@ async function main(argv: string[]): Promise<number> {
       err instanceof DamagedStoreError ||
       err instanceof ScheduleExistsError ||
       err instanceof UnknownScheduleError ||
+      err instanceof TriggerSkippedError ||
       err instanceof NoStoredBodiesError ||
       err instanceof BadBodyRefError ||
       err instanceof ExportWriteError ||

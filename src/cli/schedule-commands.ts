@@ -1,10 +1,13 @@
 /** `crawlflow schedule create|list|describe|pause|unpause|trigger|delete`: recurring crawls on Temporal Schedules. */
 import type { Command } from 'commander';
 import type { Client, ScheduleHandle } from '@temporalio/client';
-import { createCrawlSchedule, describeCrawlSchedule, InvalidScheduleSpecError, listCrawlSchedules, onSchedule, OVERLAP_POLICIES, type CrawlScheduleOptions, type OverlapPolicy } from '../client/schedules';
+import { createCrawlSchedule, describeCrawlSchedule, InvalidScheduleSpecError, listCrawlSchedules, onSchedule, OVERLAP_POLICIES, triggerCrawlSchedule, type CrawlScheduleOptions, type OverlapPolicy } from '../client/schedules';
 import { toMilliseconds } from '../shared/duration';
 import { commonOptions, scheduleIdArgument, print, withClient, type CommonFlags } from './command-kit';
-import { addCrawlOptions, crawlRequestFrom, STDIN_SEEDS, UsageError, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, checkLocalSeedsFile, crawlRequestFrom, STDIN_SEEDS, UsageError, type CrawlFlags } from './crawl-options';
+import { checkRecrawlOf } from './content-options';
+import { usesExternalCluster } from '../temporal/target';
+import { ENV } from '../shared/names';
 
 interface CreateFlags extends CrawlFlags, CommonFlags {
   every?: string;
@@ -59,8 +62,14 @@ export function addScheduleCommands(program: Command): void {
     .option('--paused', 'create it paused')
     .action(async (scheduleId: string, seeds: string[], flags: CreateFlags) => {
       const timing = scheduleTiming(flags);
-      const { input } = crawlRequestFrom(seeds, flags);
+      const { input, config } = crawlRequestFrom(seeds, flags);
       if (input.seedsFile === STDIN_SEEDS) throw new UsageError('--seeds-file -: a schedule starts every crawl anew, with no stdin to read: give a file the workers can read');
+      // On the embedded default the workers are on this machine, with this data dir, as for
+      // `crawl`: what they would refuse at every run is refused now, before the schedule exists.
+      if (!usesExternalCluster()) {
+        checkLocalSeedsFile(input, flags);
+        checkRecrawlOf(config, undefined, { dataDir: flags.dataDir, storeUrl: process.env[ENV.storeUrl] });
+      }
       await withClient(flags, async (client) => {
         await createSchedule(client, flags, { scheduleId, input, taskQueue: flags.taskQueue, ...timing, paused: flags.paused });
         print(`schedule ${scheduleId} created`);
@@ -109,9 +118,21 @@ export function addScheduleCommands(program: Command): void {
   const actions: Array<[string, string, (handle: ScheduleHandle) => Promise<unknown>]> = [
     ['pause', 'pause a schedule (no new crawls start)', (handle) => handle.pause('paused with crawlflow')],
     ['unpause', 'resume a paused schedule', (handle) => handle.unpause('unpaused with crawlflow')],
-    ['trigger', 'start a crawl now, outside the cadence', (handle) => handle.trigger()],
     ['delete', 'delete a schedule (crawls it started are kept)', (handle) => handle.delete()],
   ];
+  commonOptions(
+    schedule
+      .command('trigger')
+      .description("start a crawl now, outside the cadence, under the schedule's --overlap policy (skip: none while its last crawl runs)")
+      .argument('<schedule-id>', 'the schedule ID', scheduleIdArgument),
+  ).action(async (scheduleId: string, flags: CommonFlags) => {
+    await withClient(flags, async (client) => {
+      const outcome = await triggerCrawlSchedule(client, scheduleId);
+      if ('started' in outcome) print(`schedule trigger: ${scheduleId}: started crawl ${outcome.started}`);
+      else print(`schedule trigger: ${scheduleId}: no crawl started yet (overlap ${outcome.pending.overlap}; running: ${outcome.pending.running.join(', ') || 'none'})`);
+    });
+  });
+
   for (const [name, description, act] of actions) {
     commonOptions(schedule.command(name).description(description).argument('<schedule-id>', 'the schedule ID', scheduleIdArgument)).action(async (scheduleId: string, flags: CommonFlags) => {
       await withClient(flags, async (client) => {

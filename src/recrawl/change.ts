@@ -23,6 +23,26 @@ const isLive = (record: PageRecord): boolean => {
 };
 
 /**
+ * Whether this crawl got no answer of the page's own: a fetch error, a 429 or 5xx, or a skip
+ * before any request (robots.txt, the host's page cap). Whatever links the page has now are
+ * unknown, not absent.
+ */
+function unread(record: PageRecord): boolean {
+  if (record.error !== null) return true;
+  if (record.status === null) return record.skipped !== null;
+  return record.status === 429 || record.status >= 500;
+}
+
+/**
+ * A page that was live in the earlier crawl and that this crawl could not read: a recrawl
+ * follows its earlier links, as for a 304. Otherwise an outage, or one failing hub page, would
+ * leave every page behind it unreached, and the end of the crawl would record them all `gone`.
+ */
+export function keepsEarlierLinks(previous: PageRecord | undefined, current: PageRecord): previous is PageRecord {
+  return previous !== undefined && previous.change !== 'gone' && isLive(previous) && unread(current);
+}
+
+/**
  * - no previous record, or one that was gone and is back: `new` (still gone: `unchanged`)
  * - 304, or the same status, hash, error and skip reason: `unchanged`
  * - a page that was live and now answers 404/410: `gone`

@@ -15,6 +15,8 @@ export interface SitePage {
   lastModified?: string;
   /** Served with Content-Encoding: gzip. */
   gzip?: boolean;
+  /** Served with this status instead, with no validators (a page that fails: 503, 500). */
+  status?: number;
 }
 
 export interface LoggedRequest {
@@ -40,6 +42,11 @@ export class ChangingSite {
       if (!page) {
         log(404);
         res.writeHead(404, { 'content-type': 'text/html' }).end('<title>not found</title>');
+        return;
+      }
+      if (page.status !== undefined) {
+        log(page.status);
+        res.writeHead(page.status, { 'content-type': 'text/html; charset=utf-8' }).end(page.html);
         return;
       }
       const validators: Record<string, string> = {};
