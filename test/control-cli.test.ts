@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
+import { progressQuery } from '../src/shared/messages';
 import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import { waitFor } from './helpers/fixtures';
 import { runCli, type CliResult } from './helpers/processes';
@@ -184,6 +185,22 @@ describe('control commands against a dev server and a worker', () => {
       assert.deepEqual(outcome(added), { code: 0, stdout: '1 new URL queued in add-seeds-known, 2 already known to it\n', stderr: '' });
       await waitFor(() => other.requests.slice(from).some((request) => request.path === '/page/0'), 20_000, 'the new seed to be fetched');
       await handle.cancel();
+    });
+
+    it('to a crawl that is stopping exits 1 with one line, and the URLs are never fetched', async () => {
+      const handle = await startCrawl(env.client, 'add-seeds-stopping', { seeds: [`${held.origin}/`], perHostConcurrency: 1 }, taskQueue);
+      await waitFor(() => held.pages().filter((request) => request.path === '/hold').length >= 2, 20_000, 'the crawl to reach /hold');
+      const stop = await runCli(['stop', 'add-seeds-stopping'], cliEnv);
+      assert.deepEqual(outcome(stop), { code: 0, stdout: 'stop: add-seeds-stopping\n', stderr: '' });
+      assert.equal((await handle.query(progressQuery)).status, 'stopping');
+      const otherBefore = other.requests.length;
+      const refused = await runCli(['add-seeds', 'add-seeds-stopping', other.urlOf(1)], cliEnv);
+      assert.deepEqual(outcome(refused), { code: 1, stdout: '', stderr: 'crawlflow: crawl add-seeds-stopping is stopping: seeds added now would never be fetched\n' });
+      release();
+      assert.equal((await handle.result()).status, 'stopped');
+      assert.equal(other.requests.length, otherBefore, 'the other site was never asked for anything');
+      const history = JSON.stringify(await handle.fetchHistory());
+      assert.ok(!history.includes('addSeeds'), 'the refused update left nothing in the history');
     });
   });
 });
