@@ -218,7 +218,7 @@ describe('Temporal-native operation', () => {
       assert.equal(rejected.code, 2, rejected.stderr);
       const added = await runCli(['add-seeds', 'native-add-seeds', other.urlOf(0)], cliEnv);
       assert.equal(added.code, 0, added.stderr);
-      assert.match(added.stdout, /^1 new URLs queued/);
+      assert.equal(added.stdout, '1 new URL queued in native-add-seeds\n');
       await handle.result();
       const urls = new Set((await readRecords(env.dataDir, 'native-add-seeds')).map((record) => record.url));
       const expectedOther = [...other.graph.reachableFrom(0)].map((page) => other.urlOf(page));

@@ -3,41 +3,23 @@
  * signal or update, so the same can be done with `temporal workflow query|signal|update`.
  */
 import { Option, type Command } from 'commander';
-import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/client';
-import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
+import { WorkflowUpdateStage } from '@temporalio/client';
 import { EXPORT_FORMATS } from '../results/export-results';
-import { CRAWL_LIMITS, INVALID_CONFIG_FAILURE, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
+import { CRAWL_LIMITS, MAX_ADDED_SEEDS, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
 import { commonOptions, crawlIdArgument, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
-import { UsageError, validating } from './crawl-options';
+import { seedOfField, UsageError, validating } from './crawl-options';
 import { changeOption, fieldsFromFlags, flagOfField } from './setting-flags';
-import { statusLines } from './crawl-report';
+import { counted, statusLines } from './crawl-report';
 import { statusReport } from './stored-status';
+import { sendToRunning, update, type RunningCrawl } from './crawl-control';
+
+/** Updates are sent and waited for until a worker has taken them (crawl-control.ts). */
+const TAKEN = { waitForStage: WorkflowUpdateStage.ACCEPTED } as const;
 
 /** `--format` of `results` and `crawl`: commander rejects other values, naming the flag. */
 export function formatOption(): Option {
   return new Option('--format <format>', 'output format').choices(EXPORT_FORMATS).default('jsonl');
-}
-
-/** An update the workflow's validator rejected is bad input, like a bad flag. */
-/** The crawl took a valid request and would not do it (`stop` on a sharded crawl, a step that failed): exit 1. */
-export class UpdateNotDoneError extends Error {
-  readonly code = 'update-not-done';
-}
-
-/**
- * Sends an update. A refusal of its input (the crawl's validator, type InvalidCrawlConfig) is a
- * usage error, as the same mistake in a flag is; any other failure is the crawl's.
- */
-async function update<T>(send: () => Promise<T>): Promise<T> {
-  try {
-    return await send();
-  } catch (err) {
-    if (!(err instanceof WorkflowUpdateFailedError)) throw err;
-    const message = err.cause?.message ?? err.message;
-    if (err.cause instanceof ApplicationFailure && err.cause.type === INVALID_CONFIG_FAILURE) throw new UsageError(message);
-    throw new UpdateNotDoneError(message);
-  }
 }
 
 /** A command that names a crawl by its ID, with the options every command has. */
@@ -61,28 +43,32 @@ export function addControlCommands(program: Command): void {
       );
     });
 
-  const simple: Array<[string, string, (handle: CrawlHandle) => Promise<unknown>]> = [
-    ['pause', 'stop scheduling new batches (running ones finish)', (handle) => handle.signal(pauseSignal)],
-    ['resume', 'resume a paused crawl', (handle) => handle.signal(resumeSignal)],
-    ['stop', 'stop gracefully: running batches finish, the crawl ends as "stopped"', (handle) => update(() => handle.executeUpdate(stopUpdate))],
-    ['cancel', 'cancel: in-flight requests are aborted, results so far are kept', (handle) => handle.cancel()],
+  const simple: Array<[string, string, (crawl: RunningCrawl) => Promise<unknown>]> = [
+    ['pause', 'stop scheduling new batches (running ones finish)', ({ handle }) => handle.signal(pauseSignal)],
+    ['resume', 'resume a paused crawl', ({ handle }) => handle.signal(resumeSignal)],
+    ['stop', 'stop gracefully: running batches finish, the crawl ends as "stopped"', (crawl) => update(crawl, 'stop', (handle) => handle.startUpdate(stopUpdate, TAKEN))],
+    ['cancel', 'cancel: in-flight requests are aborted, results so far are kept', ({ handle }) => handle.cancel()],
   ];
   for (const [name, description, send] of simple) {
     idCommand(program, name, description).action(async (crawlId: string, flags: CommonFlags) => {
       await withClient(flags, async (client) => {
-        await send(crawlHandle(client, crawlId));
+        await sendToRunning(client, crawlId, name, send);
         print(`${name}: ${crawlId}`);
       });
     });
   }
 
   idCommand(program, 'add-seeds', 'add seed URLs to a running crawl (they join its scope)')
-    .argument('<url...>')
+    .argument('<url...>', `absolute http(s) URLs, at most ${MAX_ADDED_SEEDS} at once`)
     .action(async (crawlId: string, urls: string[], flags: CommonFlags) => {
-      const seeds = validating(() => parseSeeds(urls), () => '<url...>');
+      const seeds = validating(() => parseSeeds(urls), (field) => seedOfField(field, urls) ?? '<url...>');
       await withClient(flags, async (client) => {
-        const added = await update(() => crawlHandle(client, crawlId).executeUpdate(addSeedsUpdate, { args: [seeds] }));
-        print(`${added} new URLs queued in ${crawlId}`);
+        const added = await sendToRunning(client, crawlId, 'add-seeds', (crawl) =>
+          update(crawl, 'seeds', (handle) => handle.startUpdate(addSeedsUpdate, { args: [seeds], ...TAKEN })),
+        );
+        // The frontier takes a URL once: the others were in it already, or repeated in the arguments.
+        const known = seeds.length - added;
+        print(`${counted(added, 'new URL')} queued in ${crawlId}${known > 0 ? `, ${known} already known to it` : ''}`);
       });
     });
 
@@ -93,7 +79,9 @@ export function addControlCommands(program: Command): void {
     if (Object.keys(change).length === 0) throw new UsageError(`set-limits: give at least one of ${CRAWL_LIMITS.map(flagOfField).join(', ')}`);
     validating(() => parseLimitsChange(change), (field) => flagOfField(field) ?? field);
     await withClient(flags, async (client) => {
-      const limits = await update(() => crawlHandle(client, crawlId).executeUpdate(setLimitsUpdate, { args: [change] }));
+      const limits = await sendToRunning(client, crawlId, 'set-limits', (crawl) =>
+        update(crawl, 'new limits', (handle) => handle.startUpdate(setLimitsUpdate, { args: [change], ...TAKEN })),
+      );
       print(JSON.stringify(limits));
     });
   });

@@ -114,6 +114,12 @@ function withoutCredentials(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1***@');
 }
 
+/** The seed argument a schema field (`seeds.3`) names, as a message may show it; undefined for another field. */
+export function seedOfField(field: string, seeds: readonly string[] | undefined): string | undefined {
+  const index = /^seeds\.(\d+)$/.exec(field)?.[1];
+  return index === undefined ? undefined : `seed "${withoutCredentials(seeds?.[Number(index)] ?? '')}"`;
+}
+
 /** Runs a parser of the crawl schema; its errors become usage errors (exit 2) that name what the user typed. */
 export function validating<T>(parse: () => T, flagOf: (field: string) => string = (field) => field): T {
   try {
@@ -146,8 +152,7 @@ export function crawlRequestFrom(seeds: string[], flags: CrawlFlags): CrawlReque
     (field) => {
       const path = setByFlags.find((flagged) => field === flagged || field.startsWith(`${flagged}.`));
       if (path === undefined && flags.config !== undefined) return `${flags.config}: ${field}`;
-      if (field.startsWith('seeds.')) return `seed "${withoutCredentials(input.seeds?.[Number(field.slice(6))] ?? '')}"`;
-      return flagOfField(field) ?? field;
+      return seedOfField(field, input.seeds) ?? flagOfField(field) ?? field;
     },
   );
   return { input, config };

@@ -135,7 +135,7 @@ async function failureOf(handle: CrawlHandle): Promise<string | null> {
 }
 
 /** How a crawl's workflow stands: still running, or how it ended (its summary's status, or how it ended without one) and why. */
-export type WorkflowOutcome = { outcome: 'running' } | { outcome: CrawlSummary['status'] | WorkflowEnd; reason: string | null };
+export type WorkflowOutcome = { outcome: 'running'; taskQueue: string } | { outcome: CrawlSummary['status'] | WorkflowEnd; reason: string | null };
 
 /** How a workflow in `status` ended: its summary, or how it ended without one and why; undefined while it runs. */
 async function endingOf(handle: CrawlHandle, status: WorkflowExecutionStatusName): Promise<{ summary: CrawlSummary } | { end: WorkflowEnd; reason: string | null } | undefined> {
@@ -147,8 +147,9 @@ async function endingOf(handle: CrawlHandle, status: WorkflowExecutionStatusName
 /** How the crawl's workflow stands, from one describe and, once it has ended, its result. */
 export async function workflowOutcome(client: Client, crawlId: string): Promise<WorkflowOutcome> {
   const handle = crawlHandle(client, crawlId);
-  const ending = await endingOf(handle, (await handle.describe()).status.name);
-  if (ending === undefined) return { outcome: 'running' };
+  const { status, taskQueue } = await handle.describe();
+  const ending = await endingOf(handle, status.name);
+  if (ending === undefined) return { outcome: 'running', taskQueue };
   return 'summary' in ending ? { outcome: ending.summary.status, reason: null } : { outcome: ending.end, reason: ending.reason };
 }
 

@@ -36,7 +36,8 @@ import { StoreUrlError } from '../store/store-url';
 import { MetricsListenError } from '../observability/metrics-server';
 import { DamagedStoreError, StoreUnavailableError } from '../store/store-errors';
 import { logger, traced, tracing } from './cli-context';
-import { addControlCommands, formatOption, UpdateNotDoneError } from './control-commands';
+import { addControlCommands, formatOption } from './control-commands';
+import { crawlStanding, CrawlEndedError, UpdateNotDoneError, UpdateNotTakenError } from './crawl-control';
 import { counted, NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, EXIT_USAGE, UsageError, type CrawlFlags } from './crawl-options';
@@ -214,15 +215,25 @@ function addCrawlCommands(program: Command): void {
       .command('start')
       .description('start a crawl and return at once (needs a running `crawlflow worker`)')
       .argument('[seed-url...]', 'where the crawl starts (or `seeds` in --config)'),
-  ).action(async (seeds: string[], flags: CrawlCommandFlags) => {
-    const crawlId = flags.id ?? newCrawlId();
-    const input = await withStdinSeeds(crawlRequestFrom(seeds, flags).input, flags.dataDir, crawlId);
-    await withClient(flags, async (client, web) => {
-      await traced('crawlflow start', () => startCrawl(client, crawlId, input, flags.taskQueue));
-      const uiUrl = web.url(crawlId);
-      if (flags.json) print(JSON.stringify({ crawlId, uiUrl: uiUrl ?? null }));
-      else print(`${crawlId}${uiUrl ? `\n${uiUrl}` : ''}`);
-    });
+  ).action(startCommand);
+}
+
+/**
+ * `start`: starts the crawl and returns. An ID in use starts nothing, and says so: a running
+ * crawl goes on as it was started (exit 0, so that a start retried after a lost answer
+ * succeeds), and an ended one is never run again (exit 1).
+ */
+async function startCommand(seeds: string[], flags: CrawlCommandFlags): Promise<void> {
+  const crawlId = flags.id ?? newCrawlId();
+  const input = await withStdinSeeds(crawlRequestFrom(seeds, flags).input, flags.dataDir, crawlId);
+  await withClient(flags, async (client, web) => {
+    const standing = await crawlStanding(client, crawlId);
+    if (standing !== undefined && standing.outcome !== 'running') throw new CrawlEndedError(crawlId, standing.outcome, 'a crawl ID is never run again; choose another --id');
+    if (standing === undefined) await traced('crawlflow start', () => startCrawl(client, crawlId, input, flags.taskQueue));
+    else process.stderr.write(`crawlflow: crawl ${crawlId} is already running: nothing was started, and it goes on with the seeds and settings it was started with\n`);
+    const uiUrl = web.url(crawlId);
+    if (flags.json) print(JSON.stringify({ crawlId, started: standing === undefined, uiUrl: uiUrl ?? null }));
+    else print(`${crawlId}${uiUrl ? `\n${uiUrl}` : ''}`);
   });
 }
 
@@ -309,6 +320,8 @@ async function main(argv: string[]): Promise<number> {
       err instanceof ExportWriteError ||
       err instanceof ResultsNotWrittenError ||
       err instanceof UpdateNotDoneError ||
+      err instanceof UpdateNotTakenError ||
+      err instanceof CrawlEndedError ||
       err instanceof CrawlNotFinishedError ||
       err instanceof CrawlNotFoundError ||
       err instanceof ChromiumMissingError ||

@@ -420,9 +420,12 @@ export function parseLimitsChange(input: unknown): Partial<CrawlLimits> {
   return firstIssueOr(limitsChangeSchema.safeParse(input));
 }
 
+/** The most URLs one `addSeeds` takes. */
+export const MAX_ADDED_SEEDS = 1_000;
+
 /** Validates URLs given to `addSeeds` with the same rule as seeds. */
 export function parseSeeds(input: unknown): string[] {
-  return firstIssueOr(seedList.min(1, 'needs at least one seed URL').max(1_000, 'at most 1000 URLs at once').safeParse(input), 'seeds');
+  return firstIssueOr(seedList.min(1, 'needs at least one seed URL').max(MAX_ADDED_SEEDS, `at most ${MAX_ADDED_SEEDS} URLs at once`).safeParse(input), 'seeds');
 }
 
 /** Why `value` cannot be a seed (the rule `seeds` applies), or null when it can: for seed files, checked line by line. */

@@ -2,7 +2,7 @@
  * The crawl's queries, signals and updates, registered on the first workflow task so they are
  * answered while the crawl opens too. They go to the running crawl once it is attached.
  */
-import { condition, log, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
 import { parseLimitsChange, parseSeeds, type CrawlLimits } from '../shared/crawl-config';
 import type { CrawlProgress, FrontierStats, HostState } from '../shared/crawl-types';
 import { addSeedsUpdate, frontierQuery, hostQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
@@ -18,7 +18,12 @@ export interface CrawlMessages {
   stop(): void;
   setLimits(change: Partial<CrawlLimits>): CrawlLimits;
   addSeeds(urls: string[]): Promise<number>;
+  /** Why seeds added now would never be fetched (the crawl is stopping), or null when they would be. */
+  seedsRefusal(): string | null;
 }
+
+/** The failure type of an `addSeeds` the crawl refuses because it would never fetch them. */
+export const SEEDS_REFUSED_FAILURE = 'SeedsWouldNotBeFetched';
 
 /**
  * Handlers for the moments before the crawl is open: progress says so, signals and updates
@@ -41,7 +46,14 @@ export class EarlyMessages {
     setHandler(resumeSignal, async () => (await opened()).resume());
     setHandler(stopUpdate, async () => (await opened()).stop());
     setHandler(setLimitsUpdate, async (change) => (await opened()).setLimits(change), { validator: validateWith(parseLimitsChange) });
-    setHandler(addSeedsUpdate, async (urls) => (await opened()).addSeeds(urls), { validator: validateWith(parseSeeds) });
+    // The validator refuses seeds the crawl would only queue: a refusal leaves nothing in history, and a validator does not run on replay.
+    const validSeeds = validateWith(parseSeeds);
+    const seedsValidator = (urls: string[]): void => {
+      validSeeds(urls);
+      const refusal = this.run?.seedsRefusal() ?? null;
+      if (refusal !== null) throw ApplicationFailure.nonRetryable(refusal, SEEDS_REFUSED_FAILURE);
+    };
+    setHandler(addSeedsUpdate, async (urls) => (await opened()).addSeeds(urls), { validator: seedsValidator });
     // Last: it takes the signals received before it that no handler above took.
     setDefaultSignalHandler((name) => warnOfStraySignal(crawlId, name));
   }

@@ -292,6 +292,10 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
     return added;
   }
 
+  seedsRefusal(): string | null {
+    return this.scheduler.status() === 'stopping' ? `crawl ${this.crawlId} is stopping: seeds added now would never be fetched` : null;
+  }
+
   /** A change of status: the schedule looks again, and the crawl's search attributes follow. */
   private statusChanged(): void {
     this.changed = true;

@@ -196,6 +196,11 @@ export class ShardedCrawl implements CrawlMessages {
     throw unsupported('addSeeds');
   }
 
+  /** None: addSeeds itself refuses every call, with why. */
+  seedsRefusal(): null {
+    return null;
+  }
+
   /** Passes a signal on to every shard; a shard that has ended no longer needs it. */
   private relay(signal: SignalDefinition<[]>): void {
     this.index();

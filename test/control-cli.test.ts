@@ -1,0 +1,206 @@
+/**
+ * The commands that act on a crawl by its ID (`pause`, `resume`, `stop`, `cancel`,
+ * `add-seeds`, `set-limits`) and `start` of an ID in use, through real processes against a
+ * dev server and a worker: a request that would change nothing (no such crawl, a crawl that
+ * has ended, seeds for a crawl that is stopping) or that no worker takes ends with one line
+ * and exit code 1, never exit 0 or a wait without end.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
+import { startCrawl } from '../src/client/crawl-client';
+import { progressQuery } from '../src/shared/messages';
+import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
+import { waitFor } from './helpers/fixtures';
+import { runCli, type CliResult } from './helpers/processes';
+import { page, startRecordingSite, type RecordingSite } from './helpers/recording-site';
+import { itRejectsEach } from './helpers/usage-errors';
+import { startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+
+/** The control commands, each with what it needs after the crawl ID. */
+const CONTROL_COMMANDS: ReadonlyArray<[string, ...string[]]> = [['pause'], ['resume'], ['stop'], ['cancel'], ['add-seeds', 'http://127.0.0.1:9/'], ['set-limits', '--delay-ms', '5']];
+
+/** A command's result as one value, so one assertion shows all of it. */
+const outcome = ({ code, stdout, stderr }: CliResult) => ({ code, stdout, stderr });
+
+describe('control commands given bad input', { concurrency: 4 }, () => {
+  // Nothing listens on port 1: these are refused before any connection is tried.
+  itRejectsEach(
+    [
+      ['an add-seeds URL that is not http(s), named among good ones', ['add-seeds', 'some-crawl', 'http://127.0.0.1:9/', 'ftp://127.0.0.1/x'], /^crawlflow: seed "ftp:\/\/127\.0\.0\.1\/x": must be an absolute http\(s\) URL\n$/],
+      ['an add-seeds URL with credentials (never echoed)', ['add-seeds', 'some-crawl', 'http://me:topsecret@127.0.0.1:9/'], /^crawlflow: seed "http:\/\/\*\*\*@127\.0\.0\.1:9\/": must not contain credentials/],
+      ['more add-seeds URLs than one update takes', ['add-seeds', 'some-crawl', ...Array.from({ length: 1_001 }, (_, i) => `http://127.0.0.1:9/${i}`)], /^crawlflow: <url\.\.\.>: at most 1000 URLs at once\n$/],
+    ],
+    { TEMPORAL_ADDRESS: '127.0.0.1:1' },
+  );
+});
+
+describe('control commands against a dev server and a worker', () => {
+  let env: TestTemporal;
+  let site: SyntheticSite;
+  let other: SyntheticSite;
+  let cliEnv: NodeJS.ProcessEnv;
+  const taskQueue = uniqueQueue('control');
+  before(async () => {
+    env = await startTestTemporal();
+    await env.startWorker(taskQueue);
+    site = await startSyntheticSite({ pages: 20 });
+    other = await startSyntheticSite({ pages: 5 });
+    cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: taskQueue, CRAWLFLOW_DATA_DIR: env.dataDir };
+  });
+  after(async () => {
+    await other?.close();
+    await site?.close();
+    await env?.close();
+  });
+
+  it('each command on an ID the server does not know exits 1 with one line naming it', async () => {
+    for (const [command, ...rest] of CONTROL_COMMANDS) {
+      const result = await runCli([command, 'no-such-crawl', ...rest], cliEnv);
+      assert.deepEqual(outcome(result), { code: 1, stdout: '', stderr: 'crawlflow: no crawl "no-such-crawl" on the Temporal server\n' }, command);
+    }
+  });
+
+  it('each command on a crawl that has ended (completed, stopped, cancelled, terminated, failed) exits 1 with one line saying how it ended, and changes nothing', async () => {
+    const ends: Array<[string, string]> = [
+      ['ended-completed', 'completed'],
+      ['ended-stopped', 'stopped'],
+      ['ended-cancelled', 'cancelled'],
+      ['ended-terminated', 'terminated'],
+      ['ended-failed', 'failed'],
+    ];
+    await (await startCrawl(env.client, 'ended-completed', { seeds: [site.urlOf(0)] }, taskQueue)).result();
+    // A site slow enough that these crawls are still running when they are stopped and cancelled.
+    const slow = await startSyntheticSite({ pages: 200, latencyMs: 100 });
+    try {
+      const stopped = await startCrawl(env.client, 'ended-stopped', { seeds: [slow.urlOf(0)] }, taskQueue);
+      assert.equal((await runCli(['stop', 'ended-stopped'], cliEnv)).code, 0);
+      assert.equal((await stopped.result()).status, 'stopped');
+      for (const [id, end] of [['ended-cancelled', 'cancel'], ['ended-terminated', 'terminate']] as const) {
+        const handle = await startCrawl(env.client, id, { seeds: [slow.urlOf(0)] }, taskQueue);
+        await (end === 'cancel' ? handle.cancel() : handle.terminate('by the test'));
+        await waitFor(async () => (await handle.describe()).status.name !== 'RUNNING', 15_000, `${id} to close`);
+      }
+    } finally {
+      await slow.close();
+    }
+    // An input the workflow refuses fails it at once.
+    await env.client.workflow.start(CRAWL_WORKFLOW_TYPE, { workflowId: 'ended-failed', taskQueue, args: [{ seeds: 5 }] });
+    await waitFor(async () => (await env.client.workflow.getHandle('ended-failed').describe()).status.name === 'FAILED', 15_000, 'ended-failed to fail');
+
+    const requestsBefore = site.requests.length;
+    for (const [id, end] of ends) {
+      const results = await Promise.all(CONTROL_COMMANDS.map(([command, ...rest]) => runCli([command, id, ...rest], cliEnv)));
+      for (const [i, result] of results.entries()) {
+        const command = CONTROL_COMMANDS[i][0];
+        assert.deepEqual(outcome(result), { code: 1, stdout: '', stderr: `crawlflow: crawl ${id} has already ended (${end}): ${command} applies only to a running crawl\n` }, `${command} ${id}`);
+      }
+      const { status } = await env.client.workflow.getHandle(id).describe();
+      assert.equal(status.name, { completed: 'COMPLETED', stopped: 'COMPLETED', cancelled: 'CANCELLED', terminated: 'TERMINATED', failed: 'FAILED' }[end], id);
+    }
+    assert.equal(site.requests.length, requestsBefore, 'no page fetched after the crawls ended');
+  });
+
+  it('stop, set-limits and add-seeds of a crawl no worker runs end after 10 s with one line naming the task queue; pause is recorded for later', async () => {
+    const idleQueue = uniqueQueue('nobody-polls');
+    const handle = await startCrawl(env.client, 'control-no-worker', { seeds: [site.urlOf(0)] }, idleQueue);
+    try {
+      const started = Date.now();
+      const commands: Array<[string[], string]> = [
+        [['stop'], 'stop'],
+        [['set-limits', '--concurrency', '2'], 'new limits'],
+        [['add-seeds', other.urlOf(0)], 'seeds'],
+      ];
+      const results = await Promise.all(commands.map(([[command, ...rest]]) => runCli([command, 'control-no-worker', ...rest], cliEnv, 60_000)));
+      const took = Date.now() - started;
+      for (const [i, result] of results.entries()) {
+        const [[command], update] = commands[i];
+        const stderr =
+          `crawlflow: crawl control-no-worker is running, but no worker took the ${update} within 10 s: ` +
+          `start \`crawlflow worker --task-queue ${idleQueue}\` (the server may still hand it to that worker; see docs/troubleshooting.md)\n`;
+        assert.deepEqual(outcome(result), { code: 1, stdout: '', stderr }, command);
+      }
+      assert.ok(took >= 10_000 && took < 30_000, `ended when the 10 s passed (${took} ms)`);
+      const paused = await runCli(['pause', 'control-no-worker'], cliEnv);
+      assert.deepEqual(outcome(paused), { code: 0, stdout: 'pause: control-no-worker\n', stderr: '' });
+      assert.equal((await handle.describe()).status.name, 'RUNNING');
+    } finally {
+      await handle.terminate('test over');
+    }
+  });
+
+  it('start with the ID of an ended crawl starts nothing and exits 1; with the ID of a running crawl it says the crawl goes on as it was started', async () => {
+    await (await startCrawl(env.client, 'start-ended', { seeds: [site.urlOf(0)], maxPages: 3 }, taskQueue)).result();
+    const requestsBefore = other.requests.length;
+    for (const json of [[], ['--json']]) {
+      const again = await runCli(['start', other.urlOf(0), '--id', 'start-ended', ...json], cliEnv);
+      assert.deepEqual(
+        outcome(again),
+        { code: 1, stdout: '', stderr: 'crawlflow: crawl start-ended has already ended (max-pages-reached): a crawl ID is never run again; choose another --id\n' },
+        json.join(''),
+      );
+    }
+
+    const idleQueue = uniqueQueue('start-running');
+    const running = await startCrawl(env.client, 'start-running', { seeds: [site.urlOf(0)] }, idleQueue);
+    try {
+      const attached = await runCli(['start', other.urlOf(0), '--id', 'start-running', '--json'], cliEnv);
+      assert.deepEqual(outcome(attached), {
+        code: 0,
+        stdout: `${JSON.stringify({ crawlId: 'start-running', started: false, uiUrl: null })}\n`,
+        stderr: 'crawlflow: crawl start-running is already running: nothing was started, and it goes on with the seeds and settings it was started with\n',
+      });
+      const { taskQueue: queueOfCrawl } = await running.describe();
+      assert.equal(queueOfCrawl, idleQueue, 'the same execution, on the queue it was started on');
+      const fresh = await runCli(['start', other.urlOf(0), '--id', 'start-fresh', '--json', '--max-pages', '1'], cliEnv);
+      assert.deepEqual(outcome(fresh), { code: 0, stdout: `${JSON.stringify({ crawlId: 'start-fresh', started: true, uiUrl: null })}\n`, stderr: '' });
+      assert.equal((await env.client.workflow.getHandle('start-fresh').result()).status, 'max-pages-reached');
+    } finally {
+      await running.terminate('test over');
+    }
+    assert.equal(other.requests.filter((request) => request.path !== '/robots.txt').length - requestsBefore, 1, 'only start-fresh fetched a page of the other site');
+  });
+
+  describe('add-seeds', () => {
+    let held: RecordingSite;
+    let release: () => void = () => {};
+    const releasedHold = new Promise<void>((resolve) => (release = resolve));
+    before(async () => {
+      // /hold answers only when the test lets it: the batch that fetches it keeps the crawl running, and a stopped one stopping.
+      held = await startRecordingSite({
+        '/': (_req, res) => page(res, ['/hold']),
+        '/hold': (_req, res) => void releasedHold.then(() => page(res)),
+      });
+    });
+    after(async () => {
+      release();
+      await held?.close();
+    });
+
+    it('says how many URLs were new and how many the crawl knew already, and the new one is fetched', async () => {
+      const handle = await startCrawl(env.client, 'add-seeds-known', { seeds: [`${held.origin}/`], perHostConcurrency: 1 }, taskQueue);
+      await waitFor(() => held.pages().some((request) => request.path === '/hold'), 20_000, 'the crawl to reach /hold');
+      const from = other.requests.length;
+      const added = await runCli(['add-seeds', 'add-seeds-known', `${held.origin}/`, other.urlOf(0), other.urlOf(0)], cliEnv);
+      assert.deepEqual(outcome(added), { code: 0, stdout: '1 new URL queued in add-seeds-known, 2 already known to it\n', stderr: '' });
+      await waitFor(() => other.requests.slice(from).some((request) => request.path === '/page/0'), 20_000, 'the new seed to be fetched');
+      await handle.cancel();
+    });
+
+    it('to a crawl that is stopping exits 1 with one line, and the URLs are never fetched', async () => {
+      const handle = await startCrawl(env.client, 'add-seeds-stopping', { seeds: [`${held.origin}/`], perHostConcurrency: 1 }, taskQueue);
+      await waitFor(() => held.pages().filter((request) => request.path === '/hold').length >= 2, 20_000, 'the crawl to reach /hold');
+      const stop = await runCli(['stop', 'add-seeds-stopping'], cliEnv);
+      assert.deepEqual(outcome(stop), { code: 0, stdout: 'stop: add-seeds-stopping\n', stderr: '' });
+      assert.equal((await handle.query(progressQuery)).status, 'stopping');
+      const otherBefore = other.requests.length;
+      const refused = await runCli(['add-seeds', 'add-seeds-stopping', other.urlOf(1)], cliEnv);
+      assert.deepEqual(outcome(refused), { code: 1, stdout: '', stderr: 'crawlflow: crawl add-seeds-stopping is stopping: seeds added now would never be fetched\n' });
+      release();
+      assert.equal((await handle.result()).status, 'stopped');
+      assert.equal(other.requests.length, otherBefore, 'the other site was never asked for anything');
+      const history = JSON.stringify(await handle.fetchHistory());
+      assert.ok(!history.includes('addSeeds'), 'the refused update left nothing in the history');
+    });
+  });
+});
