@@ -15,6 +15,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { crawlStorePath } from '../src/store/sqlite-store';
 import { join } from 'node:path';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
 import { crawlBodyDir, FileBodyStore } from '../src/bodies/body-store';
 import { readStoredResponse, readWarcRecords } from '../src/warc/warc-reader';
@@ -302,6 +303,21 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
       '/x/b': ['unchanged', 200, {}],
     });
     assert.deepEqual(dropped.changes, { new: 0, changed: 0, unchanged: 3, gone: 0 });
+
+    // An earlier store with no recorded config, as releases before 0.3.0 left: what its fields came from is unknown, so no validators either.
+    const earlier = new Database(crawlStorePath(env.dataDir, 'extract-4'));
+    try {
+      earlier.exec('DELETE FROM configs');
+    } finally {
+      earlier.close();
+    }
+    const unrecorded = await recrawl('extract-5', 'extract-4', {});
+    assert.deepEqual(requests(), [
+      ['/x/', 200, null, null],
+      ['/x/a', 200, null, null],
+      ['/x/b', 200, null, null],
+    ]);
+    assert.deepEqual(unrecorded.changes, { new: 0, changed: 0, unchanged: 3, gone: 0 });
   });
 
   it('a recrawl of a crawl that does not exist fails at once, naming recrawlOf, and makes no store for it', async () => {
