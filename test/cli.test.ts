@@ -98,6 +98,15 @@ describe('invalid input', { concurrency: 4 }, () => {
       /^crawlflow: crawl ID "x{240}\/é" is too long for a file name: 249 characters encoded, at most 244 \(characters other than A-Z a-z 0-9 - _ \. ! ~ \* ' \( \) take 3 per UTF-8 byte\)\n$/,
     ],
     ['a schedule ID whose crawl IDs are too long for a file name', ['schedule', 'pause', 'x'.repeat(220)], /^crawlflow: schedule ID "x{220}" is too long for a file name: 220 characters encoded, at most 219 /],
+    // The server would cut a duration past int64 nanoseconds (about 292 years) to that silently: a year is the most either flag takes.
+    [
+      'a catch-up window past any sane bound',
+      ['schedule', 'create', 'nightly', 'http://127.0.0.1:9/', '--every', '1h', '--catchup-window', '100000000000h'],
+      /^crawlflow: --catchup-window: must be a duration from 10s to 365d, e.g\. 1h\n$/,
+    ],
+    ['a catch-up window a day over a year', ['schedule', 'create', 'nightly', 'http://127.0.0.1:9/', '--every', '1h', '--catchup-window', '366d'], /^crawlflow: --catchup-window: must be a duration from 10s to 365d, e.g\. 1h\n$/],
+    ['an interval past a year', ['schedule', 'create', 'nightly', 'http://127.0.0.1:9/', '--every', '100000000000h'], /^crawlflow: --every: must be a duration from 1s to 365d, e.g\. 6h\n$/],
+    ['an interval under a second', ['schedule', 'create', 'nightly', 'http://127.0.0.1:9/', '--every', '500'], /^crawlflow: --every: must be a duration from 1s to 365d, e.g\. 6h\n$/],
     // On the embedded default (nothing listens on port 1) the workers share the data dir: what every run would fail on is refused before the schedule is made.
     [
       'a schedule whose recrawl names no crawl',

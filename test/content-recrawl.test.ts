@@ -15,6 +15,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { crawlStorePath } from '../src/store/sqlite-store';
 import { join } from 'node:path';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
 import { crawlBodyDir, FileBodyStore } from '../src/bodies/body-store';
 import { readStoredResponse, readWarcRecords } from '../src/warc/warc-reader';
@@ -239,6 +240,84 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
     const noBodies = await cli(['results', 'content-3', '--format', 'warc', '--out', join(env.dataDir, 'none.warc.gz')]);
     assert.equal(noBodies.code, 1);
     assert.match(noBodies.stderr, /crawlflow: crawl "content-3" stored no page bodies: a WARC export needs a crawl run with storeBodies \(--store-bodies\)/);
+  });
+
+  it('a recrawl whose extraction settings differ from the earlier crawl\'s reads every page anew, with no validators, and takes its fields from the current selectors', async () => {
+    site.pages = {
+      '/x/': { html: html('X home', '', ['/x/a', '/x/b']), lastModified: V1_DATE },
+      '/x/a': { html: html('X a', '<span class="tag">one</span>', []), etag: '"xa"' },
+      '/x/b': { html: html('X b', '<span class="tag">two</span><span class="tag">three</span>', []), etag: '"xb"' },
+    };
+    const seeds = [site.url('/x/')];
+    // Each page's request as the site saw it: path, status, If-None-Match, If-Modified-Since.
+    const requests = () =>
+      site.requests
+        .filter((request) => request.path.startsWith('/x/'))
+        .map((request) => [request.path, request.status, request.headers['if-none-match'] ?? null, request.headers['if-modified-since'] ?? null])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    const recrawl = async (crawlId: string, recrawlOf: string, extract: Record<string, unknown>) => {
+      site.requests.length = 0;
+      const { summary, records } = await runCrawlToEnd(env, taskQueue, crawlId, { seeds, extract, recrawlOf });
+      assert.equal(summary.status, 'completed');
+      return { changes: summary.totals.changes, records: Object.fromEntries(records.map((record) => [pathOf(record.url), [record.change, record.status, record.fields]])) };
+    };
+    await runCrawlToEnd(env, taskQueue, 'extract-1', { seeds, extract: { heading: 'h1' } });
+
+    // A field added: a 304 would carry over records that lack it.
+    const added = await recrawl('extract-2', 'extract-1', { heading: 'h1', tag: { selector: '.tag', list: true } });
+    assert.deepEqual(requests(), [
+      ['/x/', 200, null, null],
+      ['/x/a', 200, null, null],
+      ['/x/b', 200, null, null],
+    ]);
+    assert.deepEqual(added.records, {
+      '/x/': ['unchanged', 200, { heading: 'X home', tag: [] }],
+      '/x/a': ['unchanged', 200, { heading: 'X a', tag: ['one'] }],
+      '/x/b': ['unchanged', 200, { heading: 'X b', tag: ['two', 'three'] }],
+    });
+    assert.deepEqual(added.changes, { new: 0, changed: 0, unchanged: 3, gone: 0 });
+
+    // The same settings written another way (object form, other order): the validators are sent, and the 304s keep the fields.
+    const same = await recrawl('extract-3', 'extract-2', { tag: { selector: '.tag', type: 'text', list: true }, heading: { selector: 'h1' } });
+    assert.deepEqual(requests(), [
+      ['/x/', 304, null, V1_DATE],
+      ['/x/a', 304, '"xa"', null],
+      ['/x/b', 304, '"xb"', null],
+    ]);
+    assert.deepEqual(same.records, {
+      '/x/': ['unchanged', 304, { heading: 'X home', tag: [] }],
+      '/x/a': ['unchanged', 304, { heading: 'X a', tag: ['one'] }],
+      '/x/b': ['unchanged', 304, { heading: 'X b', tag: ['two', 'three'] }],
+    });
+
+    // Extraction dropped: no fields, not the earlier ones.
+    const dropped = await recrawl('extract-4', 'extract-3', {});
+    assert.deepEqual(requests(), [
+      ['/x/', 200, null, null],
+      ['/x/a', 200, null, null],
+      ['/x/b', 200, null, null],
+    ]);
+    assert.deepEqual(dropped.records, {
+      '/x/': ['unchanged', 200, {}],
+      '/x/a': ['unchanged', 200, {}],
+      '/x/b': ['unchanged', 200, {}],
+    });
+    assert.deepEqual(dropped.changes, { new: 0, changed: 0, unchanged: 3, gone: 0 });
+
+    // An earlier store with no recorded config, as releases before 0.3.0 left: what its fields came from is unknown, so no validators either.
+    const earlier = new Database(crawlStorePath(env.dataDir, 'extract-4'));
+    try {
+      earlier.exec('DELETE FROM configs');
+    } finally {
+      earlier.close();
+    }
+    const unrecorded = await recrawl('extract-5', 'extract-4', {});
+    assert.deepEqual(requests(), [
+      ['/x/', 200, null, null],
+      ['/x/a', 200, null, null],
+      ['/x/b', 200, null, null],
+    ]);
+    assert.deepEqual(unrecorded.changes, { new: 0, changed: 0, unchanged: 3, gone: 0 });
   });
 
   it('a recrawl of a crawl that does not exist fails at once, naming recrawlOf, and makes no store for it', async () => {

@@ -231,6 +231,9 @@ describe('Temporal-native operation', () => {
 
   it('schedules recurring crawls with the crawlflow CLI', async () => {
     const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: queue, CRAWLFLOW_DATA_DIR: env.dataDir };
+    // No schedule yet: one line says so, and --json is an empty array.
+    assert.deepEqual(await runCli(['schedule', 'list'], cliEnv), { code: 0, stdout: 'schedule list: no crawl schedules\n', stderr: '' });
+    assert.deepEqual(await runCli(['schedule', 'list', '--json'], cliEnv), { code: 0, stdout: '[]\n', stderr: '' });
     const bad = await runCli(['schedule', 'create', 'nightly', site.urlOf(0), '--every', '1h', '--cron', '0 3 * * *'], cliEnv);
     assert.equal(bad.code, 2);
     const created = await runCli(['schedule', 'create', 'nightly', site.urlOf(0), '--every', '1h', '--overlap', 'skip', '--max-pages', '20'], cliEnv);
@@ -246,8 +249,14 @@ describe('Temporal-native operation', () => {
 
     const listed = JSON.parse((await runCli(['schedule', 'list', '--json'], cliEnv)).stdout) as Array<{ scheduleId: string; nextRuns: string[] }>;
     assert.ok(listed.some((entry) => entry.scheduleId === 'nightly' && entry.nextRuns.length > 0));
+    type Described = { paused: boolean; note: string | null; overlap: string; recentCrawls: string[] };
+    const describeNightly = async () => JSON.parse((await runCli(['schedule', 'describe', 'nightly'], cliEnv)).stdout) as Described;
+    const unnoted = await describeNightly();
+    assert.ok('note' in unnoted, 'note is always there');
+    assert.equal(unnoted.note, null, 'no note left: null, as an absent value in every JSON output, not ""');
     assert.equal((await runCli(['schedule', 'pause', 'nightly'], cliEnv)).code, 0);
-    const described = JSON.parse((await runCli(['schedule', 'describe', 'nightly'], cliEnv)).stdout) as { paused: boolean; overlap: string; recentCrawls: string[] };
+    const described = await describeNightly();
+    assert.equal(described.note, 'paused with crawlflow');
     assert.equal(described.paused, true);
     assert.equal(described.overlap, 'SKIP');
     assert.deepEqual(described.recentCrawls, runs);
@@ -281,6 +290,12 @@ describe('Temporal-native operation', () => {
     const { spec, policies } = await env.client.schedule.getHandle('sched-compound').describe();
     assert.deepEqual(spec.intervals?.map((interval) => interval.every), [90 * 60_000]);
     assert.equal(policies.catchupWindow, 150_000);
+    // The longest either flag takes, a year, reaches the server as it was given; the ID holds what a crawl ID may, `/` and a space too.
+    const yearly = await create('team/sched yearly', '--every', '365d', '--catchup-window', '365d');
+    assert.equal(yearly.code, 0, yearly.stderr);
+    assert.equal(yearly.stdout, 'schedule team/sched yearly created\n');
+    const longest = await env.client.schedule.getHandle('team/sched yearly').describe();
+    assert.deepEqual([longest.spec.intervals?.map((interval) => interval.every), longest.policies.catchupWindow], [[365 * 86_400_000], 365 * 86_400_000]);
 
     const taken = await create('sched-compound', '--every', '1h');
     assert.equal(taken.code, 1, taken.stderr);
@@ -310,7 +325,7 @@ describe('Temporal-native operation', () => {
       assert.equal(unknown.code, 1, `${command}: ${unknown.stderr}`);
       assert.equal(unknown.stderr, 'crawlflow: no schedule "no-such-schedule"\n', command);
     }
-    for (const id of ['sched-compound', 'sched-daily', 'sched-every', 'sched-berlin']) assert.equal((await runCli(['schedule', 'delete', id], cliEnv)).code, 0);
+    for (const id of ['sched-compound', 'team/sched yearly', 'sched-daily', 'sched-every', 'sched-berlin']) assert.equal((await runCli(['schedule', 'delete', id], cliEnv)).code, 0);
   });
 
   it('schedule trigger starts a crawl under the schedule\'s overlap policy, and says which crawl, or why none', async () => {

@@ -33,7 +33,7 @@ export const REPORT_HOSTS = 48;
 export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = fetchLoader(deps.transport)) {
   const { stores, metrics, configs } = deps;
   const gauges = new BatchGauges(metrics, deps.workerId);
-  const runner = new BatchRunner(deps, loader, new CrawlPolicies(deps.transport), gauges, new UrlProcessor(deps, loader));
+  const runner = new BatchRunner(deps, loader, new CrawlPolicies(deps.transport, stores), gauges, new UrlProcessor(deps, loader));
 
   /** A batch of the 0.3 workflow: the config comes from the store, the result is a view of the crawl. */
   async function orderedBatch(order: BatchOrder, store: FrontierStore): Promise<BatchReport> {

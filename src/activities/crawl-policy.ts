@@ -8,6 +8,8 @@ import type { FrontierStore } from '../store/frontier-store';
 import type { HostOverride } from '../shared/politeness-config';
 import { AddressGuard } from '../fetch/address-guard';
 import type { Transport } from '../fetch/transport';
+import type { StoreRegistry } from '../store/store-registry';
+import { revalidatesEarlierRecords } from '../recrawl/revalidation';
 import { proxyRoute, requestProfile, type ProxyRoute, type RequestProfile } from '../fetch/request-profile';
 import { renderMatcher, type UrlMatcher } from '../policy/render-routing';
 import { hostOverride, hostOverrideKey } from '../policy/host-overrides';
@@ -53,6 +55,8 @@ export interface CrawlPolicy {
   page: PagePolicy;
   guard: AddressGuard;
   extractor: Extractor | undefined;
+  /** A recrawl whose earlier crawl extracted with the same settings: it sends that crawl's validators (recrawl/revalidation.ts). */
+  revalidates: boolean;
   /** Which discovered URLs are queued for rendering (`render.match`); null when the crawl renders nothing. */
   renders: UrlMatcher | null;
   proxy: ProxyRoute | undefined;
@@ -69,7 +73,10 @@ export interface CrawlPolicy {
 export class CrawlPolicies {
   private readonly policies = new Map<string, CrawlPolicy & { seeds: number }>();
 
-  constructor(private readonly transport: Transport) {}
+  constructor(
+    private readonly transport: Transport,
+    private readonly stores: StoreRegistry,
+  ) {}
 
   async forCrawl(crawlId: string, config: CrawlConfig, store: FrontierStore): Promise<CrawlPolicy> {
     const known = this.policies.get(crawlId);
@@ -80,6 +87,7 @@ export class CrawlPolicies {
       page: buildPagePolicy(config, await seedFileScope(store, config)),
       guard: AddressGuard.forCrawl(config),
       extractor: await loadExtractor(config.extract),
+      revalidates: await revalidatesEarlierRecords(this.stores, config),
       renders: renderMatcher(config),
       proxy: proxyRoute(config),
       keys: politenessKeys(config, (hostname) => this.transport.resolve(hostname)),

@@ -94,13 +94,14 @@ export class UrlProcessor {
     const pacingPolicy = hostPacingPolicy(config, crawlPolicy.pacingOverride(host), crawlDelayMs);
     const policy = fetchPolicyOf(config, crawlPolicy, profile.userAgent);
     const { pacing, starts } = key;
+    const validators = conditionalHeaders(crawlPolicy.revalidates ? context.recrawl?.previous : undefined);
     for (let attempts = item.attempts; ; ) {
       const start = await starts.take(requestGapMs(pacingPolicy, pacing.current), LONG_WAIT_MS);
       if ('deferUntil' in start) return { deferUntil: start.deferUntil, attempts };
       this.deps.metrics.politenessWait.observe(start.waitedMs / 1000);
 
       const attemptPolicy = start.sent ? { ...policy, onSent: start.sent } : policy;
-      const attempt = await this.attemptFetch(item.url, attemptPolicy, config, signal, conditionalHeaders(context.recrawl?.previous));
+      const attempt = await this.attemptFetch(item.url, attemptPolicy, config, signal, validators);
       attempts += 1;
       const page = 'page' in attempt ? attempt.page : null;
       const outcome: RequestOutcome = {

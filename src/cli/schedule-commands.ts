@@ -17,10 +17,25 @@ interface CreateFlags extends CrawlFlags, CommonFlags {
   paused?: boolean;
 }
 
-/** A duration flag's value in milliseconds, at least `min`: parsed here once, so the server gets the number this check passed. */
-function durationFlag(flag: string, value: string, min: number, example: string): number {
+/** A bound of a duration flag, in milliseconds and as the message names it. */
+interface DurationBound {
+  ms: number;
+  text: string;
+}
+
+/**
+ * The longest `--every` and `--catchup-window`. The server keeps durations as int64
+ * nanoseconds and silently cuts a longer one (100000000000h) to about 292 years, so what it
+ * kept would not be what was asked; a year is more than any crawl cadence or outage needs.
+ */
+const MAX_SCHEDULE_DURATION: DurationBound = { ms: 365 * 86_400_000, text: '365d' };
+
+/** A duration flag's value in milliseconds, from `min` to a year: parsed here once, so the server gets the number this check passed. */
+function durationFlag(flag: string, value: string, min: DurationBound, example: string): number {
   const ms = toMilliseconds(value);
-  if (ms === undefined || !(ms >= min)) throw new UsageError(`${flag}: must be a duration of at least ${example}`);
+  if (ms === undefined || !(ms >= min.ms && ms <= MAX_SCHEDULE_DURATION.ms)) {
+    throw new UsageError(`${flag}: must be a duration from ${min.text} to ${MAX_SCHEDULE_DURATION.text}, e.g. ${example}`);
+  }
   return ms;
 }
 
@@ -31,9 +46,9 @@ function durationFlag(flag: string, value: string, min: number, example: string)
  */
 function scheduleTiming(flags: CreateFlags): Pick<CrawlScheduleOptions, 'everyMs' | 'cron' | 'overlap' | 'catchupWindowMs'> {
   if (Boolean(flags.every) === Boolean(flags.cron)) throw new UsageError('schedule create: give exactly one of --every and --cron');
-  const everyMs = flags.every === undefined ? undefined : durationFlag('--every', flags.every, 1_000, '1s, e.g. 6h');
+  const everyMs = flags.every === undefined ? undefined : durationFlag('--every', flags.every, { ms: 1_000, text: '1s' }, '6h');
   if (!(OVERLAP_POLICIES as readonly string[]).includes(flags.overlap)) throw new UsageError(`--overlap: one of ${OVERLAP_POLICIES.join(', ')}`);
-  const catchupWindowMs = durationFlag('--catchup-window', flags.catchupWindow, 10_000, '10s');
+  const catchupWindowMs = durationFlag('--catchup-window', flags.catchupWindow, { ms: 10_000, text: '10s' }, '1h');
   return { everyMs, cron: flags.cron, overlap: flags.overlap as OverlapPolicy, catchupWindowMs };
 }
 
@@ -52,13 +67,17 @@ export function addScheduleCommands(program: Command): void {
 
   commonOptions(
     addCrawlOptions(
-      schedule.command('create').description('create a schedule that starts a crawl on a cadence').argument('<schedule-id>', 'the schedule ID', scheduleIdArgument).argument('[seed-url...]', 'where each crawl starts (or `seeds` in --config)'),
+      schedule
+        .command('create')
+        .description('create a schedule that starts a crawl on a cadence')
+        .argument('<schedule-id>', 'the schedule ID, which may hold what a crawl ID may; each crawl it starts is <schedule-id>-<time>', scheduleIdArgument)
+        .argument('[seed-url...]', 'where each crawl starts (or `seeds` in --config)'),
     ),
   )
-    .option('--every <duration>', 'interval between crawls, e.g. 6h')
+    .option('--every <duration>', 'interval between crawls, 1s to 365d, e.g. 6h')
     .option('--cron <expression>', 'cron expression (UTC unless prefixed CRON_TZ=<zone>), e.g. "0 3 * * *", "@daily" or "@every 6h"')
     .option('--overlap <policy>', `when a crawl is still running at the next time: ${OVERLAP_POLICIES.join('|')}`, 'skip')
-    .option('--catchup-window <duration>', 'how far back missed runs are caught up after an outage', '1h')
+    .option('--catchup-window <duration>', 'how far back missed runs are caught up after an outage, 10s to 365d', '1h')
     .option('--paused', 'create it paused')
     .action(async (scheduleId: string, seeds: string[], flags: CreateFlags) => {
       const timing = scheduleTiming(flags);
@@ -87,6 +106,7 @@ export function addScheduleCommands(program: Command): void {
           recentRuns: entry.info?.recentActions?.map((action) => action.action.workflow.workflowId) ?? [],
         }));
         if (flags.json) print(JSON.stringify(schedules));
+        else if (schedules.length === 0) print('schedule list: no crawl schedules');
         else for (const entry of schedules) print(`${entry.scheduleId}${entry.paused ? ' (paused)' : ''}  next: ${entry.nextRuns[0] ?? '-'}`);
       });
     });
@@ -100,7 +120,8 @@ export function addScheduleCommands(program: Command): void {
             {
               scheduleId,
               paused: description.state.paused,
-              note: description.state.note ?? null,
+              // The server gives "" for a schedule nobody left a note on: absent, as null elsewhere in JSON output.
+              note: description.state.note || null,
               overlap: description.policies.overlap,
               catchupWindowMs: description.policies.catchupWindow,
               nextRuns: description.info.nextActionTimes.map((time) => time.toISOString()),
