@@ -14,18 +14,23 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
-import { progressQuery } from '../src/shared/messages';
+import { addSeedsUpdate, progressQuery } from '../src/shared/messages';
 import { temporalBinaryPath } from '../src/temporal/project-paths';
 import type { BatchOrder } from '../src/scheduling/crawl-plan';
 import type { BatchReport } from '../src/shared/crawl-types';
 import { failureCause, readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
-import { page, startRecordingSite } from './helpers/recording-site';
+import { page, startRecordingSite, type Handler } from './helpers/recording-site';
 import { completedResults, historiesOf, scheduledInputs } from './helpers/histories';
 import { embeddedServerEnv, runCli } from './helpers/processes';
 import { sleep, waitFor } from './helpers/fixtures';
 import { fetchCounts, reachablePaths } from './helpers/faults';
 
 const MISSING = 'CRAWLFLOW_TEST_VARIABLE_NOBODY_SET';
+/** Routes that answer only once `released` settles: a batch that fetches one hangs on it until then. */
+function heldRoutes(paths: readonly string[], released: Promise<void>): Record<string, Handler> {
+  return Object.fromEntries(paths.map((path): [string, Handler] => [path, (_req, res) => void released.then(() => page(res))]));
+}
+
 const MISSING_MESSAGE = new RegExp(`headersFromEnv\\.X-Token: environment variable ${MISSING} is not set on this worker`);
 
 describe('scheduling core: failed batches, fail-fast, one truth for totals, resets', () => {
@@ -215,6 +220,50 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
       );
     } finally {
       await site.close();
+    }
+  });
+
+  it("seeds added while batches hang on slow pages are fetched at once, with their page's links, and progress counts them", async () => {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // Host A: the seed links to two pages that answer only when the test lets them.
+    const held = await startRecordingSite({ '/': (_req, res) => page(res, ['/a/0', '/a/1']), ...heldRoutes(['/a/0', '/a/1'], released) });
+    // Host B, the added seed: its page links to ten pages.
+    const bPaths = Array.from({ length: 10 }, (_, i) => `/b/${i}`);
+    const added = await startRecordingSite({ '/': (_req, res) => page(res, bPaths), ...Object.fromEntries(bPaths.map((path): [string, Handler] => [path, (_req, res) => page(res)])) });
+    try {
+      const handle = await startCrawl(env.client, 'core-added-seeds', { seeds: [`${held.origin}/`], concurrency: 8, perHostConcurrency: 2, batchSize: 10 }, queue);
+      await waitFor(() => held.pages().filter((request) => request.path.startsWith('/a/')).length === 2, 20_000, "A's two pages to hang");
+      // The batches launched to wait for the seed's links give up after 10 s: two batches run,
+      // six slots are free, and the waiting batches' fruitless end has stopped launches.
+      await waitFor(async () => (await handle.query(progressQuery)).batchesInFlight === 2, 30_000, 'the waiting batches to end');
+
+      assert.equal(await handle.executeUpdate(addSeedsUpdate, { args: [[`${added.origin}/`]] }), 1);
+      const addedAt = Date.now();
+      assert.equal((await handle.query(progressQuery)).queued, 1, "the added seed is queued in the crawl's own count");
+      await waitFor(() => added.pages().length === 11, 20_000, "B's page and its ten links to be fetched while A hangs");
+      const lastStart = Math.max(...added.pages().map((request) => request.startedAt));
+      assert.ok(lastStart - addedAt < 5_000, `B's pages were fetched within 5 s of the update, while 6 slots were free: the last ${lastStart - addedAt} ms after it`);
+      // Once the batches that took B's links report, progress counts what the store holds: nothing queued.
+      await waitFor(async () => (await handle.query(progressQuery)).processed === 12, 20_000, "B's batches to report");
+      const progress = await handle.query(progressQuery);
+      assert.deepEqual({ queued: progress.queued, processed: progress.processed, batchesInFlight: progress.batchesInFlight >= 2 }, { queued: 0, processed: 12, batchesInFlight: true });
+
+      release();
+      const summary = await handle.result();
+      assert.equal(summary.status, 'completed');
+      assert.equal(summary.totals.processed, 14);
+      assert.deepEqual(
+        added.pages().map((request) => request.path).sort(),
+        ['/', ...bPaths].sort(),
+        "every page of B fetched exactly once, all before A's pages were let go",
+      );
+      const records = await readRecords(env.store, 'core-added-seeds');
+      assert.equal(records.filter((record) => record.url.startsWith(added.origin) && record.status === 200).length, 11);
+    } finally {
+      release();
+      await held.close();
+      await added.close();
     }
   });
 

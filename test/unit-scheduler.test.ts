@@ -270,6 +270,45 @@ describe('CrawlScheduler rules', () => {
     assert.equal(scheduler.launches(1_200).length, 1, 'a batch that claimed lets launches go on');
   });
 
+  it('seeds added after a waiting batch found nothing are launched at once, while batches held on slow pages run on', () => {
+    // The sequence of a crawl of a.test whose pages hang, then `addSeeds` of b.test.
+    const p = plan({ concurrency: 8, perHostConcurrency: 2, batchSize: 10 });
+    const heldOnA = (): CrawlScheduler => {
+      const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 1 })));
+      const [seed, ...waiting] = scheduler.launches(0);
+      assert.deepEqual([hostsOf(seed), waiting.length, waiting.every((launch) => launch.waits === true)], [['a.test'], 7, true]);
+      // The seed's two links went to two waiting batches, which hang on them; five waited 10 s for nothing.
+      scheduler.batchEnded(seed.seq, done(seed, view(5, {}, 1)), 100);
+      for (const launch of waiting.slice(2)) scheduler.batchEnded(launch.seq, done(launch, view(7, {}, 1), null, 0), 10_000);
+      assert.deepEqual(scheduler.launches(10_000), [], 'the store had nothing: no new batch while two run');
+      assert.equal(scheduler.counts().batchesInFlight, 2);
+      return scheduler;
+    };
+    const appended = view(8, { 'b.test': 1 }, 1);
+
+    const scheduler = heldOnA();
+    scheduler.seedsAdded(appended, 1);
+    // A report read before appendSeeds' view (an older version) arriving after it changes nothing.
+    scheduler.batchAbandoned(99, view(7, {}, 1));
+    assert.equal(scheduler.counts().queued, 1);
+    const added = scheduler.launches(12_000);
+    assert.deepEqual(
+      added.map((launch) => [hostsOf(launch), limitOf(launch), launch.fill, launch.waits ?? false]),
+      [[['b.test'], 1, 0, false], ...Array.from({ length: 5 }, () => [[], 0, 10, true])],
+      "the added seed at once, and the free slots wait for its page's links",
+    );
+    // Its page queued 10 links, which two of the waiting batches took: none is left unscheduled.
+    scheduler.batchEnded(added[0].seq, done(added[0], view(12, {}, 2)), 12_500);
+    assert.equal(scheduler.counts().queued, 0);
+
+    const known = heldOnA();
+    known.seedsAdded(appended, 0);
+    assert.deepEqual(known.launches(12_000), [], 'seeds the crawl knew already are no new work: launches stay stopped');
+    const unpatched = heldOnA();
+    unpatched.acceptView(appended);
+    assert.deepEqual(unpatched.launches(12_000), [], 'as histories recorded before the patch did, the view alone launches nothing');
+  });
+
   it('keeps the newest view, and of two views with one version the one with more pages done', () => {
     const p = plan();
     const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(5, { 'a.test': 10 }, 3)));

@@ -135,6 +135,17 @@ export class CrawlScheduler {
     this.fillsSinceView = 0;
   }
 
+  /**
+   * Seeds were added (`added` of them new to the crawl), and `view` shows them queued. A
+   * filling batch that found nothing closed the store to launches until a batch claims again
+   * (`storeHasWork`); the new seeds are work it could not have seen, and the running batches
+   * may hold slow pages for as long as a site takes, so the store is worth asking at once.
+   */
+  seedsAdded(view: CrawlView, added: number): void {
+    this.acceptView(view);
+    if (added > 0) this.fruitlessSince = null;
+  }
+
   budgetLeft(): number {
     let reserved = 0;
     for (const batch of this.running.values()) reserved += batch.limit;

@@ -31,6 +31,12 @@ import type { CarriedCrawl, Opened } from './open-crawl';
 /** The patch that has a cancelled run tell its batches to abort through the store (`abortBatches`). */
 const ABORT_BATCHES_THROUGH_STORE = 'abort-batches-through-store';
 
+/**
+ * The patch that has added seeds reopen launches a filling batch that found nothing had stopped
+ * (`CrawlScheduler.seedsAdded`): without it, the seeds wait for a running batch to end.
+ */
+const ADDED_SEEDS_REOPEN_STORE = 'added-seeds-reopen-store';
+
 /** Search attributes are upserted on status changes and every this many batches. */
 const INDEX_EVERY_BATCHES = 25;
 
@@ -287,7 +293,8 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
   async addSeeds(urls: string[]): Promise<number> {
     const { added, configVersion, view } = await lifecycle.appendSeeds({ crawlId: this.crawlId, urls });
     this.plan.configVersion = Math.max(this.plan.configVersion, configVersion);
-    this.scheduler.acceptView(view);
+    if (patched(ADDED_SEEDS_REOPEN_STORE)) this.scheduler.seedsAdded(view, added);
+    else this.scheduler.acceptView(view);
     this.changed = true;
     return added;
   }

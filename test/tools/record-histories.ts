@@ -11,12 +11,13 @@ import { tmpdir } from 'node:os';
 import type { Client } from '@temporalio/client';
 import { join } from 'node:path';
 import { startCrawl } from '../../src/client/crawl-client';
-import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../../src/shared/messages';
+import { addSeedsUpdate, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../../src/shared/messages';
 import { startSyntheticSite, type SyntheticSite } from '../../src/sites/synthetic-site';
 import { startLinkedHosts, type LinkedHosts } from '../../src/sites/linked-hosts';
 import { shardWorkflowId } from '../../src/scheduling/shards';
 import { projectRoot } from '../../src/temporal/project-paths';
 import { historiesOf, writeHistoryFile } from '../helpers/histories';
+import { page, startRecordingSite } from '../helpers/recording-site';
 import { startTestTemporal, uniqueQueue, type TestTemporal } from '../helpers/temporal';
 
 const { version } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string };
@@ -64,6 +65,26 @@ function lifecycleScenarios(env: TestTemporal, queue: string, site: SyntheticSit
       await handle.executeUpdate(stopUpdate);
       await handle.result();
       return 'rec-updates';
+    }],
+    ['seeds-added-while-held', async () => {
+      // Seeds added while the crawl's only batches hang on slow pages and waiting batches gave up.
+      let release: () => void = () => {};
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const held = await startRecordingSite({ '/': (_req, res) => page(res, ['/a/0', '/a/1']), '/a/0': (_req, res) => void released.then(() => page(res)), '/a/1': (_req, res) => void released.then(() => page(res)) });
+      const added = await startRecordingSite({ '/': (_req, res) => page(res, ['/b/0', '/b/1']), '/b/0': (_req, res) => page(res), '/b/1': (_req, res) => page(res) });
+      try {
+        const handle = await startCrawl(env.client, 'rec-seeds-held', { seeds: [`${held.origin}/`], concurrency: 4, perHostConcurrency: 2, batchSize: 5 }, queue);
+        while ((await handle.query(progressQuery)).batchesInFlight !== 2 || held.pages().length < 3) await new Promise((resolve) => setTimeout(resolve, 200));
+        await handle.executeUpdate(addSeedsUpdate, { args: [[`${added.origin}/`]] });
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        release();
+        await handle.result();
+      } finally {
+        release();
+        await held.close();
+        await added.close();
+      }
+      return 'rec-seeds-held';
     }],
     ['stray-signals', async () => {
       // Signals the crawl has no handler for: an update's name sent as a signal, and a name it does not know.
