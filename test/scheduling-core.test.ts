@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
-import { addSeedsUpdate, progressQuery } from '../src/shared/messages';
+import { addSeedsUpdate, pauseSignal, progressQuery, resumeSignal } from '../src/shared/messages';
 import { temporalBinaryPath } from '../src/temporal/project-paths';
 import type { BatchOrder } from '../src/scheduling/crawl-plan';
 import type { BatchReport } from '../src/shared/crawl-types';
@@ -260,6 +260,47 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
       );
       const records = await readRecords(env.store, 'core-added-seeds');
       assert.equal(records.filter((record) => record.url.startsWith(added.origin) && record.status === 200).length, 11);
+    } finally {
+      release();
+      await held.close();
+      await added.close();
+    }
+  });
+
+  it("a seed added while the crawl is paused is taken by a batch ordered before it, which crawls it under the config that has the seed: its links are followed", async () => {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const held = await startRecordingSite({ '/': (_req, res) => page(res, ['/a/0', '/a/1']), ...heldRoutes(['/a/0', '/a/1'], released) });
+    const bPaths = Array.from({ length: 10 }, (_, i) => `/b/${i}`);
+    const added = await startRecordingSite({ '/': (_req, res) => page(res, bPaths), ...Object.fromEntries(bPaths.map((path): [string, Handler] => [path, (_req, res) => page(res)])) });
+    try {
+      // Four slots: the seed's batch and three waiting for its links. Two take A's links and hang
+      // (two holders per host); the third waits on for up to 10 s, claiming whatever is queued.
+      const handle = await startCrawl(env.client, 'core-added-while-paused', { seeds: [`${held.origin}/`], concurrency: 4, perHostConcurrency: 2, batchSize: 50 }, queue);
+      await waitFor(() => held.pages().filter((request) => request.path.startsWith('/a/')).length === 2, 5_000, "A's two pages to hang");
+      // Paused, the crawl orders no batch: only a batch ordered before the seed was added can take it.
+      await handle.signal(pauseSignal);
+      const ordersBefore = scheduledInputs<BatchOrder>(await handle.fetchHistory(), 'fetchBatch');
+      assert.equal(await handle.executeUpdate(addSeedsUpdate, { args: [[`${added.origin}/`]] }), 1);
+      await waitFor(() => added.pages().length === 11, 8_000, "B's page and its ten links to be fetched by the waiting batch");
+      const orders = scheduledInputs<BatchOrder>(await handle.fetchHistory(), 'fetchBatch');
+      assert.equal(orders.length, ordersBefore.length, 'no batch was ordered after the seed was added');
+      assert.ok(
+        orders.every((order) => order.configVersion === 1),
+        `every batch was ordered under the first config, which does not have B's seed: ${orders.map((order) => order.configVersion)}`,
+      );
+
+      await handle.signal(resumeSignal);
+      release();
+      const summary = await handle.result();
+      assert.equal(summary.status, 'completed');
+      assert.equal(summary.totals.processed, 14);
+      assert.deepEqual(added.pages().map((request) => request.path).sort(), ['/', ...bPaths].sort(), 'every page of B fetched exactly once');
+      const records = await readRecords(env.store, 'core-added-while-paused');
+      assert.deepEqual(
+        records.filter((record) => record.url.startsWith(added.origin)).map((record) => [new URL(record.url).pathname, record.status, record.depth]).sort(),
+        [['/', 200, 0], ...bPaths.map((path) => [path, 200, 1])].sort(),
+      );
     } finally {
       release();
       await held.close();

@@ -474,10 +474,13 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     const store = await impl.fresh();
     try {
       assert.equal(await store.latestConfig(), undefined);
+      assert.equal(await store.configVersion(), 0);
       await store.saveConfig(1, '{"v":1}');
+      assert.equal(await store.configVersion(), 1);
       await store.saveConfig(1, '{"v":"again"}');
       await store.saveConfig(2, '{"v":2}');
       assert.deepEqual(await store.latestConfig(), { version: 2, config: '{"v":2}' });
+      assert.equal(await store.configVersion(), 2);
       assert.equal(await store.stopOrder(), undefined);
       await store.stopRun({ run: 'run-1', abort: false });
       await store.stopRun({ run: 'run-2', abort: true });

@@ -62,6 +62,8 @@ export interface BatchWork {
   shard?: number;
   /** URLs to take from the store's ready keys after the shares, and the key concurrency that bounds every claim. */
   fill?: { urls: number; perHostConcurrency: number; waitsForWork?: boolean };
+  /** The recorded config version `config` is, and how to read another (batches of a 0.2.0 crawl carry their config instead). */
+  recorded?: { version: number; read(version: number): Promise<CrawlConfig> };
 }
 
 /** What one attempt of a batch carries from host to host. */
@@ -161,7 +163,24 @@ export class BatchRunner {
    */
   private async crawlShare(run: BatchRun, { host, limit }: HostShare, bounds: ClaimBounds): Promise<{ claimed: number; deferUntil?: number }> {
     const claimed = await run.store.claim(run.work.batchId, host, limit, run.work.config.maxPagesPerHost, this.loader.render, bounds);
+    if (claimed.length > 0) await this.followConfig(run);
     return { claimed: claimed.length, ...(await this.crawlClaimed(run, host, claimed)) };
+  }
+
+  /**
+   * Seeds added to a running crawl are recorded as a new config version before they are queued,
+   * so a claim may hand the batch URLs that only a later version's scope takes in: the store's
+   * version, read after each claim, says when. A batch that crawled them with the config it was
+   * ordered with would drop every link they have as out of scope.
+   */
+  private async followConfig(run: BatchRun): Promise<void> {
+    const { recorded } = run.work;
+    if (recorded === undefined) return;
+    const latest = await run.store.configVersion();
+    if (latest <= recorded.version) return;
+    const config = await recorded.read(latest);
+    run.work = { ...run.work, config, recorded: { ...recorded, version: latest } };
+    run.policy = await this.policies.forCrawl(run.work.crawlId, config, run.store);
   }
 
   /** Fetches the claimed URLs of one key in order (see `crawlShare`). */
@@ -239,8 +258,10 @@ export class BatchRunner {
     if (work.fill!.waitsForWork) await this.nextNotice(run, WORK_POLL_MS);
     while (claimedSoFar + claimed < batchLimit && !stop.asked) {
       const claims = await store.claimReady(work.batchId, { ...query, freeBy: Date.now() + LONG_WAIT_MS });
-      if (claims.length > 0) claimed += await this.crawlReadyClaims(run, claims, deferred);
-      else if (!(await this.waitForWork(run, waitUntil))) break;
+      if (claims.length > 0) {
+        await this.followConfig(run);
+        claimed += await this.crawlReadyClaims(run, claims, deferred);
+      } else if (!(await this.waitForWork(run, waitUntil))) break;
     }
     return claimed;
   }

@@ -14,6 +14,7 @@ import type { FrontierStore } from '../store/frontier-store';
 import { patientStore } from '../store/patient-store';
 import { storeOutage } from '../store/store-errors';
 import type { BatchOrder } from '../scheduling/crawl-plan';
+import type { CrawlConfig } from '../shared/crawl-config';
 import type { ActivityDeps } from './deps';
 import { activityFailure } from './activity-failures';
 import { BatchGauges } from './batch-gauges';
@@ -37,11 +38,15 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
 
   /** A batch of the 0.3 workflow: the config comes from the store, the result is a view of the crawl. */
   async function orderedBatch(order: BatchOrder, store: FrontierStore): Promise<BatchReport> {
-    const recorded = await configs.get(store, order);
-    const config = recorded.delayMs === order.delayMs ? recorded : { ...recorded, delayMs: order.delayMs };
+    // The workflow's delay is the one in force: set-limits changes it without a new config version.
+    const read = async (configVersion: number): Promise<CrawlConfig> => {
+      const recorded = await configs.get(store, { crawlId: order.crawlId, configVersion });
+      return recorded.delayMs === order.delayMs ? recorded : { ...recorded, delayMs: order.delayMs };
+    };
     const fill =
       order.perHostConcurrency === undefined ? undefined : { urls: order.fill ?? 0, perHostConcurrency: order.perHostConcurrency, waitsForWork: order.waitsForWork === true };
-    const { claimed, deferred } = await runner.run({ ...order, shares: order.hosts, config, fill }, store);
+    const recorded = { version: order.configVersion, read };
+    const { claimed, deferred } = await runner.run({ ...order, shares: order.hosts, config: await read(order.configVersion), fill, recorded }, store);
     const view = await store.view(REPORT_HOSTS, order.shard);
     gauges.recordFrontierSize(order.crawlId, view.queued);
     return { kind: 'done', batchId: order.batchId, hosts: order.hosts.map(({ host }) => host), claimed, deferred, view };

@@ -347,6 +347,8 @@ export interface FrontierStore {
   /** Records a version of the crawl's config; a version already recorded is kept as it is. */
   saveConfig(version: number, config: string): Promise<void>;
   latestConfig(): Promise<StoredConfig | undefined>;
+  /** The latest recorded config's version, 0 when none is: read after each claim, so it reads no config text. */
+  configVersion(): Promise<number>;
   /** Records how the crawl ended; a later end (a run reset and ended again) replaces it. */
   recordEnd(end: CrawlEnd): Promise<void>;
   /** How the crawl ended, or undefined while no end is recorded. */

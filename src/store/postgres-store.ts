@@ -534,6 +534,11 @@ export class PostgresFrontierStore implements FrontierStore {
     return rows[0];
   }
 
+  async configVersion(): Promise<number> {
+    const { rows } = await this.run<{ version: number }>('SELECT coalesce(max(version), 0)::int AS version FROM crawlflow.configs WHERE crawl = $1', []);
+    return rows[0].version;
+  }
+
   /** On the crawl's own row, which exists once the store has a key for the crawl. */
   async recordEnd(end: CrawlEnd): Promise<void> {
     const { status, failureCode, failureMessage, endedAt } = endValues(end);

@@ -134,6 +134,7 @@ function hostStatements(db: Database.Database) {
     ),
     saveConfig: db.prepare('INSERT INTO configs (version, config) VALUES (?, ?) ON CONFLICT (version) DO NOTHING'),
     latestConfig: db.prepare('SELECT version, config FROM configs ORDER BY version DESC LIMIT 1'),
+    configVersion: db.prepare('SELECT coalesce(max(version), 0) AS version FROM configs').pluck(),
     addSeedScope: db.prepare('INSERT INTO seed_scope (key) VALUES (?) ON CONFLICT (key) DO NOTHING'),
     seedScope: db.prepare('SELECT key FROM seed_scope').pluck(),
     recordEnd: db.prepare(

@@ -395,6 +395,10 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.statements.latestConfig.get() as StoredConfig | undefined;
   }
 
+  async configVersion(): Promise<number> {
+    return this.statements.configVersion.get() as number;
+  }
+
   async recordEnd(end: CrawlEnd): Promise<void> {
     this.statements.recordEnd.run(endValues(end));
   }
