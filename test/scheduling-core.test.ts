@@ -31,6 +31,19 @@ function heldRoutes(paths: readonly string[], released: Promise<void>): Record<s
   return Object.fromEntries(paths.map((path): [string, Handler] => [path, (_req, res) => void released.then(() => page(res))]));
 }
 
+/**
+ * Host A, whose seed links to two pages that answer only once `release` is called, and host B,
+ * the seed a test adds, whose page links to ten pages (`bPaths`).
+ */
+async function addedSeedSites() {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const held = await startRecordingSite({ '/': (_req, res) => page(res, ['/a/0', '/a/1']), ...heldRoutes(['/a/0', '/a/1'], released) });
+  const bPaths = Array.from({ length: 10 }, (_, i) => `/b/${i}`);
+  const added = await startRecordingSite({ '/': (_req, res) => page(res, bPaths), ...Object.fromEntries(bPaths.map((path): [string, Handler] => [path, (_req, res) => page(res)])) });
+  return { held, added, bPaths, release: () => release() };
+}
+
 const MISSING_MESSAGE = new RegExp(`headersFromEnv\\.X-Token: environment variable ${MISSING} is not set on this worker`);
 
 describe('scheduling core: failed batches, fail-fast, one truth for totals, resets', () => {
@@ -224,13 +237,7 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
   });
 
   it("seeds added while batches hang on slow pages are fetched at once, with their page's links, and progress counts them", async () => {
-    let release: () => void = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    // Host A: the seed links to two pages that answer only when the test lets them.
-    const held = await startRecordingSite({ '/': (_req, res) => page(res, ['/a/0', '/a/1']), ...heldRoutes(['/a/0', '/a/1'], released) });
-    // Host B, the added seed: its page links to ten pages.
-    const bPaths = Array.from({ length: 10 }, (_, i) => `/b/${i}`);
-    const added = await startRecordingSite({ '/': (_req, res) => page(res, bPaths), ...Object.fromEntries(bPaths.map((path): [string, Handler] => [path, (_req, res) => page(res)])) });
+    const { held, added, bPaths, release } = await addedSeedSites();
     try {
       const handle = await startCrawl(env.client, 'core-added-seeds', { seeds: [`${held.origin}/`], concurrency: 8, perHostConcurrency: 2, batchSize: 10 }, queue);
       await waitFor(() => held.pages().filter((request) => request.path.startsWith('/a/')).length === 2, 20_000, "A's two pages to hang");
@@ -268,11 +275,7 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
   });
 
   it("a seed added while the crawl is paused is taken by a batch ordered before it, which crawls it under the config that has the seed: its links are followed", async () => {
-    let release: () => void = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const held = await startRecordingSite({ '/': (_req, res) => page(res, ['/a/0', '/a/1']), ...heldRoutes(['/a/0', '/a/1'], released) });
-    const bPaths = Array.from({ length: 10 }, (_, i) => `/b/${i}`);
-    const added = await startRecordingSite({ '/': (_req, res) => page(res, bPaths), ...Object.fromEntries(bPaths.map((path): [string, Handler] => [path, (_req, res) => page(res)])) });
+    const { held, added, bPaths, release } = await addedSeedSites();
     try {
       // Four slots: the seed's batch and three waiting for its links. Two take A's links and hang
       // (two holders per host); the third waits on for up to 10 s, claiming whatever is queued.
@@ -280,6 +283,8 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
       await waitFor(() => held.pages().filter((request) => request.path.startsWith('/a/')).length === 2, 5_000, "A's two pages to hang");
       // Paused, the crawl orders no batch: only a batch ordered before the seed was added can take it.
       await handle.signal(pauseSignal);
+      // Once a query sees the pause, every workflow task before it has written its orders to history.
+      await waitFor(async () => (await handle.query(progressQuery)).status === 'paused', 5_000, 'the pause to be applied');
       const ordersBefore = scheduledInputs<BatchOrder>(await handle.fetchHistory(), 'fetchBatch');
       assert.equal(await handle.executeUpdate(addSeedsUpdate, { args: [[`${added.origin}/`]] }), 1);
       await waitFor(() => added.pages().length === 11, 8_000, "B's page and its ten links to be fetched by the waiting batch");
