@@ -64,7 +64,27 @@ async function createSchedule(client: Client, flags: CreateFlags, options: Crawl
 
 export function addScheduleCommands(program: Command): void {
   const schedule = program.command('schedule').description('recurring crawls on Temporal Schedules');
+  addCreateCommand(schedule);
+  addListCommand(schedule);
+  addDescribeCommand(schedule);
+  addTriggerCommand(schedule);
 
+  const actions: Array<[string, string, (handle: ScheduleHandle) => Promise<unknown>]> = [
+    ['pause', 'pause a schedule (no new crawls start)', (handle) => handle.pause('paused with crawlflow')],
+    ['unpause', 'resume a paused schedule', (handle) => handle.unpause('unpaused with crawlflow')],
+    ['delete', 'delete a schedule (crawls it started are kept)', (handle) => handle.delete()],
+  ];
+  for (const [name, description, act] of actions) {
+    commonOptions(schedule.command(name).description(description).argument('<schedule-id>', 'the schedule ID', scheduleIdArgument)).action(async (scheduleId: string, flags: CommonFlags) => {
+      await withClient(flags, async (client) => {
+        await onSchedule(client, scheduleId, act);
+        print(`schedule ${name}: ${scheduleId}`);
+      });
+    });
+  }
+}
+
+function addCreateCommand(schedule: Command): void {
   commonOptions(
     addCrawlOptions(
       schedule
@@ -94,7 +114,9 @@ export function addScheduleCommands(program: Command): void {
         print(`schedule ${scheduleId} created`);
       });
     });
+}
 
+function addListCommand(schedule: Command): void {
   commonOptions(schedule.command('list').description('list crawl schedules'))
     .option('--json', 'machine-readable output')
     .action(async (flags: CommonFlags & { json?: boolean }) => {
@@ -110,7 +132,9 @@ export function addScheduleCommands(program: Command): void {
         else for (const entry of schedules) print(`${entry.scheduleId}${entry.paused ? ' (paused)' : ''}  next: ${entry.nextRuns[0] ?? '-'}`);
       });
     });
+}
 
+function addDescribeCommand(schedule: Command): void {
   commonOptions(schedule.command('describe').description('show a schedule and its recent crawls').argument('<schedule-id>', 'the schedule ID', scheduleIdArgument)).action(
     async (scheduleId: string, flags: CommonFlags) => {
       await withClient(flags, async (client) => {
@@ -135,12 +159,9 @@ export function addScheduleCommands(program: Command): void {
       });
     },
   );
+}
 
-  const actions: Array<[string, string, (handle: ScheduleHandle) => Promise<unknown>]> = [
-    ['pause', 'pause a schedule (no new crawls start)', (handle) => handle.pause('paused with crawlflow')],
-    ['unpause', 'resume a paused schedule', (handle) => handle.unpause('unpaused with crawlflow')],
-    ['delete', 'delete a schedule (crawls it started are kept)', (handle) => handle.delete()],
-  ];
+function addTriggerCommand(schedule: Command): void {
   commonOptions(
     schedule
       .command('trigger')
@@ -153,13 +174,4 @@ export function addScheduleCommands(program: Command): void {
       else print(`schedule trigger: ${scheduleId}: no crawl started yet (overlap ${outcome.pending.overlap}; running: ${outcome.pending.running.join(', ') || 'none'})`);
     });
   });
-
-  for (const [name, description, act] of actions) {
-    commonOptions(schedule.command(name).description(description).argument('<schedule-id>', 'the schedule ID', scheduleIdArgument)).action(async (scheduleId: string, flags: CommonFlags) => {
-      await withClient(flags, async (client) => {
-        await onSchedule(client, scheduleId, act);
-        print(`schedule ${name}: ${scheduleId}`);
-      });
-    });
-  }
 }
