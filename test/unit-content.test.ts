@@ -143,6 +143,13 @@ describe('extraction', () => {
     assert.ok(all.length < 400);
   });
 
+  it('cuts values and titles between characters, never between the halves of a surrogate pair', () => {
+    const page = `<title>${'t'.repeat(1_023)}😀</title><h1>abcd😀efg</h1><h1>😀😀</h1>`;
+    const fields = extract({ one: { selector: 'h1', maxChars: 5 }, all: { selector: 'h1', list: true, maxChars: 3 }, whole: { selector: 'h1', maxChars: 6 } }, page);
+    assert.deepEqual(fields, { one: 'abcd', all: ['abc', '😀'], whole: 'abcd😀' });
+    assert.equal(parseHtmlPage(page, SEED, null, { maxLinks: 10, maxUrlLength: 100 }).title, 't'.repeat(1_023), 'the 1,024-character title bound');
+  });
+
   it('a worker loads the extractor only for a crawl that extracts; it runs next to the link scan (links still found)', async () => {
     assert.equal(await loadExtractor({}), undefined);
     const extractor = await loadExtractor(parseCrawlConfig({ seeds: [SEED], extract: { link: 'a @href' } }).extract);

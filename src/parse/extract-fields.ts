@@ -11,6 +11,7 @@ import { load, type CheerioAPI } from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
 import { compile, selectAll, selectOne } from 'css-select';
 import type { ExtractField } from '../shared/content-config';
+import { cutText } from './cut-text';
 
 export type FieldValue = string | string[] | null;
 export type ExtractedFields = Record<string, FieldValue>;
@@ -47,7 +48,7 @@ export function compileExtractor(spec: Readonly<Record<string, ExtractField>>): 
     let budget = MAX_PAGE_FIELD_CHARS;
     const cut = (value: string | null, maxChars: number): string | null => {
       if (value === null) return null;
-      const kept = value.slice(0, Math.min(maxChars, budget));
+      const kept = cutText(value, Math.min(maxChars, budget));
       budget -= kept.length;
       return kept;
     };
