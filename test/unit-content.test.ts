@@ -150,6 +150,14 @@ describe('extraction', () => {
     assert.equal(parseHtmlPage(page, SEED, null, { maxLinks: 10, maxUrlLength: 100 }).title, 't'.repeat(1_023), 'the 1,024-character title bound');
   });
 
+  it('reads an attribute whatever the case its name is written in, as the selector matches it', () => {
+    const page = '<img SRC="/upper.png" data-Lazy-Src="/lazy.png">';
+    assert.deepEqual(extract({ compact: 'img[SRC] @SRC', lazy: { selector: 'img', type: 'attribute', attribute: 'data-lazy-SRC', list: true } }, page), {
+      compact: '/upper.png',
+      lazy: ['/lazy.png'],
+    });
+  });
+
   it('a worker loads the extractor only for a crawl that extracts; it runs next to the link scan (links still found)', async () => {
     assert.equal(await loadExtractor({}), undefined);
     const extractor = await loadExtractor(parseCrawlConfig({ seeds: [SEED], extract: { link: 'a @href' } }).extract);

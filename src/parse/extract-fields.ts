@@ -34,7 +34,8 @@ function valueOf($: CheerioAPI, element: Element, field: ExtractField): string |
     case 'html':
       return $(element).html() ?? '';
     case 'attribute':
-      return element.attribs[field.attribute ?? ''] ?? null;
+      // The HTML parser lowercases attribute names, as selectors match them: `@SRC` is `src`.
+      return element.attribs[(field.attribute ?? '').toLowerCase()] ?? null;
   }
 }
 
