@@ -10,7 +10,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -141,6 +143,66 @@ describe('results that cannot be written or read', () => {
     assert.equal(result.stderr, `crawlflow: cannot write ${out} (EISDIR); a file already there is left as it was\n`);
     assertOneLine(result.stderr);
     assert.equal(readFileSync(out, 'utf8'), 'an earlier export\n');
+  });
+
+  /** A finished crawl of 5 pages and its JSON Lines export as a file, to compare other targets with. */
+  async function targetsCrawl(crawlId: string): Promise<string> {
+    assert.equal((await (await startCrawl(env.client, crawlId, { seeds: [site.urlOf(0)], maxPages: 5 }, queue)).result()).status, 'max-pages-reached');
+    const file = join(dir, `${crawlId}.jsonl`);
+    await expectExport([crawlId, '--out', file], { stdout: `5 lines written to ${file}\n`, stderr: '' });
+    return readFileSync(file, 'utf8');
+  }
+
+  it('results --out - (or a path that leads to stdout) writes only the export on stdout and its line on stderr; a full stdout exits 1 with one line', async () => {
+    const expected = await targetsCrawl('results-stdout');
+    const work = mkdtempSync(join(dir, 'stdout-'));
+    for (const out of ['-', '/proc/self/fd/1']) {
+      const result = await runCli(['results', 'results-stdout', '--out', out], cliEnv, 120_000, work);
+      assert.deepEqual(result, { code: 0, stdout: expected, stderr: `5 lines written to ${out === '-' ? 'standard output' : out}\n` });
+    }
+    const full = openSync('/dev/full', 'w');
+    try {
+      const result = await runCli(['results', 'results-stdout', '--out', '-'], cliEnv, 120_000, work, full);
+      assert.deepEqual({ code: result.code, stderr: result.stderr }, { code: 1, stderr: 'crawlflow: cannot write standard output (ENOSPC)\n' });
+    } finally {
+      closeSync(full);
+    }
+    assert.deepEqual(readdirSync(work), [], 'no file named "-"');
+
+    // `crawl` writes its summary, --json too, on stderr then.
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-stdout-crawl', '--max-pages', '5', '--out', '-', '--json'], cliEnv, 120_000, work);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    const file = join(dir, 'results-stdout-crawl.jsonl');
+    await expectExport(['results-stdout-crawl', '--out', file], { stdout: `5 lines written to ${file}\n`, stderr: '' });
+    assert.equal(crawled.stdout, readFileSync(file, 'utf8'));
+    const summary = JSON.parse(crawled.stderr.trimEnd().split('\n').at(-1) ?? '') as { status: string; out: string; lines: number };
+    assert.deepEqual({ status: summary.status, out: summary.out, lines: summary.lines }, { status: 'max-pages-reached', out: '-', lines: 5 });
+  });
+
+  it('results --out a FIFO or a symbolic link writes through them, and leaves the FIFO a FIFO and the link a link', async () => {
+    const expected = await targetsCrawl('results-through');
+    const real = join(dir, 'through-real.jsonl');
+    const link = join(dir, 'through-link.jsonl');
+    writeFileSync(real, 'an earlier export\n');
+    symlinkSync(real, link);
+    await expectExport(['results-through', '--out', link], { stdout: `5 lines written to ${link}\n`, stderr: '' });
+    assert.ok(lstatSync(link).isSymbolicLink(), 'the link is still a link');
+    assert.equal(readFileSync(real, 'utf8'), expected);
+
+    const fifo = join(dir, 'through.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      let read = '';
+      reader.stdout.on('data', (chunk: Buffer) => (read += chunk.toString()));
+      const readerDone = once(reader, 'exit');
+      await expectExport(['results-through', '--out', fifo], { stdout: `5 lines written to ${fifo}\n`, stderr: '' });
+      assert.ok(statSync(fifo).isFIFO(), 'the FIFO is still a FIFO');
+      await readerDone;
+      assert.equal(read, expected);
+    } finally {
+      reader.kill();
+    }
   });
 
   it('results of an empty store file, or of a crawl with none, exits 1 with one line and creates nothing', async () => {

@@ -3,11 +3,12 @@
  * schema's settings: setting-flags.ts), a `--config` file under them, and the crawl they ask
  * for, validated once by the schema with errors that name what the user typed.
  */
-import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
 import { fieldsFromFlags, flagOfField, settingOptions } from './setting-flags';
+import { existingTarget, STDOUT_OUT } from '../results/out-target';
 
 /** Commander's values of the crawl flags, by attribute name (`--max-pages` is `maxPages`). */
 export interface CrawlFlags {
@@ -74,18 +75,26 @@ export function checkLocalSeedsFile({ seedsFile }: CrawlInput, flags: CrawlFlags
 
 /**
  * Fails with the command's usage error unless the results file (`--out`, or the default in the
- * working directory when not `given`) can be written: its directory exists and this process
- * may write in it. The file is written when the crawl has ended, and a crawl of hours should
- * not learn only then that there is no place to put it.
+ * working directory when not `given`) can be written: standard output, a device or FIFO this
+ * process may write, or a file (through its links) whose directory exists and this process may
+ * write in. The file is written when the crawl has ended, and a crawl of hours should not
+ * learn only then that there is no place to put it.
  */
 export function checkOutFile(out: string, given: boolean): void {
+  if (out === STDOUT_OUT) return;
   const code = accessFailure(() => {
-    if (existsSync(out) && statSync(out).isDirectory()) refuse('EISDIR');
-    if (!statSync(dirname(out)).isDirectory()) refuse('ENOTDIR');
-    accessSync(dirname(out), constants.W_OK);
+    const target = existingTarget(out);
+    if (target?.kind === 'directory') refuse('EISDIR');
+    if (target?.kind === 'other') return accessSync(target.path, constants.W_OK);
+    const file = target?.path ?? out;
+    if (!statSync(dirname(file)).isDirectory()) refuse('ENOTDIR');
+    accessSync(dirname(file), constants.W_OK);
   });
   if (code !== null) throw new UsageError(`${given ? '--out' : 'results file (choose another with --out)'} ${out}: cannot write it (${code})`);
 }
+
+/** `--out` of `crawl`, `demo` and `results`. */
+export const OUT_HELP = 'results file (default <crawl-id>.jsonl, .csv or .warc.gz); - for standard output, which then carries only the results';
 
 /** Fails a file-system check with `code`, as the system would for what the check found. */
 function refuse(code: 'EISDIR' | 'ENOTDIR'): never {

@@ -18,11 +18,11 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { resolve } from 'node:path';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { NoStoredBodiesError } from '../results/export-warc';
 import { ExportWriteError } from '../results/atomic-file';
+import { describeOut, resolveOut, writesToStdout } from '../results/out-target';
 import { BadBodyRefError } from '../bodies/body-store';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
 import { CRAWLFLOW_VERSION, DEFAULT_RENDER_TASK_QUEUE, ENV, InvalidEnvError } from '../shared/names';
@@ -31,7 +31,7 @@ import { startSyntheticSite } from '../sites/synthetic-site';
 import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, TemporalUnreachableError, usesExternalCluster } from '../temporal/target';
 import { PortInUseError, TemporalCliMissingError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
-import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, nonEmpty, crawlIdArgument, storeOption, withClient, type StoreFlags } from './command-kit';
+import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, printer, storeConfigOf, nonEmpty, crawlIdArgument, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { MetricsListenError } from '../observability/metrics-server';
 import { DamagedStoreError, StoreUnavailableError } from '../store/store-errors';
@@ -39,7 +39,7 @@ import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption, UpdateNotDoneError } from './control-commands';
 import { counted, NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
-import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, EXIT_USAGE, UsageError, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, EXIT_USAGE, OUT_HELP, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 import { addResultsCommand, CrawlNotFinishedError } from './results-command';
@@ -68,12 +68,13 @@ interface CrawlCommandFlags extends CrawlFlags, StoreFlags {
 }
 
 function reportRun(run: CrawlRun, out: string, format: ExportFormat, json: boolean | undefined): void {
+  const print = printer(writesToStdout(out));
   if (json) {
     print(JSON.stringify({ ...run.summary, out, lines: run.lines, uiUrl: run.uiUrl ?? null }));
     return;
   }
   for (const line of summaryLines(run.summary)) print(line);
-  print(`  ${counted(run.lines, EXPORT_UNITS[format])} written to ${out}`);
+  print(`  ${counted(run.lines, EXPORT_UNITS[format])} written to ${describeOut(out)}`);
   if (run.uiUrl) print(webUiLine(run.uiUrl, run.uiStopsWithCommand));
 }
 
@@ -84,7 +85,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
   const crawlId = flags.id ?? newCrawlId();
   checkContentOptions(config, crawlId, flags.format, store);
   if (!usesExternalCluster()) checkLocalSeedsFile(request.input, flags);
-  const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
+  const out = resolveOut(flags.out ?? defaultOutFile(crawlId, flags.format));
   checkOutFile(out, flags.out !== undefined);
   const input = await withStdinSeeds(request.input, flags.dataDir, crawlId);
   await traced('crawlflow crawl', () =>
@@ -176,7 +177,7 @@ async function runUi(flags: { dataDir: string }): Promise<void> {
 /** What `crawl` and `demo` share: the crawl's settings, its ID, and where its results go when it ends. */
 function crawlToEndOptions(command: Command): Command {
   return storeOption(crawlOptions(command))
-    .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
+    .option('--out <file>', OUT_HELP)
     .addOption(formatOption())
     .option('--no-progress', 'no progress bar');
 }

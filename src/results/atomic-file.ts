@@ -2,27 +2,29 @@
  * Writes an export to `<file>.partial` and renames it into place once complete, so an
  * interrupted export never leaves a half-written file where a complete one is expected.
  */
-import { createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, renameSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
+import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 
 /**
  * The export file could not be written: its directory went away, the disk is full, ... The
- * partial file is removed, and a complete file already at `outFile` is left as it was.
+ * partial file is removed, and a complete file already at `outFile` is left as it was; `kept`
+ * is false for a target written as it is (out-target.ts), where nothing was kept.
  */
 export class ExportWriteError extends Error {
   readonly code = 'export-write';
   /** What failed, without what it left: `cannot write <file> (ENOSPC)`. */
   readonly failure: string;
-  constructor(outFile: string, cause: NodeJS.ErrnoException) {
+  constructor(outFile: string, cause: NodeJS.ErrnoException, kept = true) {
     const failure = `cannot write ${outFile} (${cause.code ?? cause.message})`;
-    super(`${failure}; a file already there is left as it was`, { cause });
+    super(kept ? `${failure}; a file already there is left as it was` : failure, { cause });
     this.failure = failure;
   }
 }
 
 /** Writes a chunk, waiting when the stream asks to (so a large export stays at flat memory). */
-export async function writeChunk(out: WriteStream, chunk: string | Buffer): Promise<void> {
+export async function writeChunk(out: Writable, chunk: string | Buffer): Promise<void> {
   // A stream that failed never drains: waiting for it would hang the export.
   if (out.errored) throw out.errored;
   if (!out.write(chunk)) await once(out, 'drain');
@@ -38,7 +40,7 @@ const CHUNK_CHARS = 64 * 1024;
 export class ChunkedWriter {
   private pending = '';
 
-  constructor(private readonly out: WriteStream) {}
+  constructor(private readonly out: Writable) {}
 
   async add(piece: string): Promise<void> {
     this.pending += piece;
@@ -67,9 +69,10 @@ function openPartial(outFile: string, partial: string): number {
   }
 }
 
-export async function writeAtomically<T>(outFile: string, write: (out: WriteStream) => Promise<T>): Promise<T> {
-  const partial = `${outFile}.partial`;
-  const out = createWriteStream(partial, { fd: openPartial(outFile, partial) });
+/** Writes `file` by way of `<file>.partial`; errors name it as `named` (the `--out` given, when that is a link to it). */
+export async function writeAtomically<T>(file: string, write: (out: Writable) => Promise<T>, named = file): Promise<T> {
+  const partial = `${file}.partial`;
+  const out = createWriteStream(partial, { fd: openPartial(named, partial) });
   // The stream's error (a write failed: the disk is full, ...) may come while `write`
   // reads the store rather than waits on the stream: the next writeChunk throws it from
   // `out.errored`, and an 'error' event with no listener would end the process instead.
@@ -78,13 +81,13 @@ export async function writeAtomically<T>(outFile: string, write: (out: WriteStre
     const result = await write(out);
     out.end();
     await finished(out);
-    renameSync(partial, outFile);
+    renameSync(partial, file);
     return result;
   } catch (err) {
     const fileError = out.errored === err || (err as NodeJS.ErrnoException).syscall === 'rename';
     out.destroy();
     rmSync(partial, { force: true });
     // The store's errors (an unknown body, a WARC with no bodies) go up as they are.
-    throw fileError ? new ExportWriteError(outFile, err as NodeJS.ErrnoException) : err;
+    throw fileError ? new ExportWriteError(named, err as NodeJS.ErrnoException) : err;
   }
 }

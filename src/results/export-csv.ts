@@ -12,7 +12,8 @@
 import { stringify } from 'csv-stringify/sync';
 import type { PageRecord } from '../store/frontier-store';
 import { RECORD_FIELDS } from '../store/record-fields';
-import { ChunkedWriter, writeAtomically } from './atomic-file';
+import { ChunkedWriter } from './atomic-file';
+import { writeExport } from './out-target';
 import type { StoreConfig } from '../store/store-url';
 import { withCrawlStore } from './export-jsonl';
 
@@ -39,7 +40,7 @@ export function exportCsv(config: StoreConfig, crawlId: string, outFile: string)
   return withCrawlStore(config, crawlId, async (store) => {
     const fieldNames = new Set<string>();
     for await (const record of store.records()) for (const name of Object.keys(record.fields)) fieldNames.add(name);
-    return writeAtomically(outFile, async (out) => {
+    return writeExport(outFile, async (out) => {
       const writer = new ChunkedWriter(out);
       await writer.add(row([...RECORD_COLUMNS.map(([name]) => name), ...[...fieldNames].map((name) => FIELD_COLUMN_PREFIX + name)]));
       let rows = 0;

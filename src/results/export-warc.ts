@@ -10,7 +10,8 @@ import { basename } from 'node:path';
 import type { BodyStore } from '../bodies/body-store';
 import type { FrontierStore } from '../store/frontier-store';
 import { warcinfoRecord } from '../warc/warc-record';
-import { writeAtomically, writeChunk } from './atomic-file';
+import { writeChunk } from './atomic-file';
+import { STDOUT_OUT, writeExport } from './out-target';
 import type { StoreConfig } from '../store/store-url';
 import { withCrawlStore } from './export-jsonl';
 
@@ -41,10 +42,10 @@ async function* storedBodies(store: FrontierStore, bodies: BodyStore, crawlId: s
  */
 export function exportWarc(config: StoreConfig, crawlId: string, outFile: string): Promise<number> {
   return withCrawlStore(config, crawlId, (store, bodies) =>
-    writeAtomically(outFile, async (out) => {
+    writeExport(outFile, async (out) => {
       await writeChunk(
         out,
-        warcinfoRecord(basename(outFile), {
+        warcinfoRecord(outFile === STDOUT_OUT ? undefined : basename(outFile), {
           software: 'crawlflow',
           format: 'WARC File Format 1.1',
           conformsTo: 'http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/',
