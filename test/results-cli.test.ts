@@ -25,6 +25,7 @@ import type { crawlSession } from '../src/workflows';
 import { freeServerPort } from '../src/workers/runtime';
 import { html, linkedRoutes, waitFor } from './helpers/fixtures';
 import { runCli } from './helpers/processes';
+import { warcioCheck, warcioRecords } from './helpers/warcio';
 import { FIXTURE_DIR } from './tools/make-release-stores';
 import { SQLITE_SCHEMA_VERSION } from '../src/store/sqlite-schema';
 import { failureCause, readCrawlEnd, readRecords, startTestTemporal, startWithTemporalCli, uniqueQueue, type TestTemporal } from './helpers/temporal';
@@ -279,6 +280,16 @@ describe('results that cannot be written or read', () => {
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, new RegExp(`^crawlflow: no body file ${bodies}/\\S+\\.warc\\.gz for \\S+: body files stay on the machine whose worker fetched the page\n$`));
     assert.ok(!existsSync(out) && !existsSync(`${out}.partial`), 'no file is left');
+  });
+
+  it('a crawl run with --store-bodies that stored none (no page was HTML answered 2xx) exports a WARC file of its warcinfo record alone', async () => {
+    const out = join(dir, 'stored-none.warc.gz');
+    const crawled = await runCli(['crawl', `${site.origin}/no-such-page`, '--id', 'results-stored-none', '--store-bodies', '--format', 'warc', '--out', out], cliEnv);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    assert.match(crawled.stdout, new RegExp(`^  0 pages written to ${out}$`, 'm'));
+    assert.deepEqual((await warcioRecords(out)).map((record) => [record.type, record.uri]), [['warcinfo', null]]);
+    await warcioCheck(out);
+    assert.deepEqual((await readRecords(env.dataDir, 'results-stored-none')).map((record) => record.status), [404]);
   });
 
   it('results of a running crawl writes its records so far with one line on stderr saying it is partial; --require-finished writes nothing; once stopped it says so', async () => {

@@ -9,6 +9,7 @@
 import { basename } from 'node:path';
 import type { BodyStore } from '../bodies/body-store';
 import type { FrontierStore } from '../store/frontier-store';
+import type { CrawlConfig } from '../shared/crawl-config';
 import { warcinfoRecord } from '../warc/warc-record';
 import { writeChunk } from './atomic-file';
 import { STDOUT_OUT, writeExport } from './out-target';
@@ -17,6 +18,16 @@ import { withCrawlStore } from './export-jsonl';
 
 export class NoStoredBodiesError extends Error {
   readonly code = 'no-stored-bodies';
+}
+
+/**
+ * Whether the crawl was run to store bodies, by its recorded config (a crawl of a release that
+ * recorded none was not). One that was, and stored none (no page was an HTML page answered
+ * 2xx), has its export all the same: a file with no page in it.
+ */
+async function storesBodies(store: FrontierStore): Promise<boolean> {
+  const latest = await store.latestConfig();
+  return latest !== undefined && (JSON.parse(latest.config) as Partial<CrawlConfig>).storeBodies === true;
 }
 
 /** Bodies read ahead of the one being written: a database answers several at once. */
@@ -57,7 +68,7 @@ export function exportWarc(config: StoreConfig, crawlId: string, outFile: string
         await writeChunk(out, body);
         pages += 1;
       }
-      if (pages === 0) {
+      if (pages === 0 && !(await storesBodies(store))) {
         throw new NoStoredBodiesError(`crawl "${crawlId}" stored no page bodies: a WARC export needs a crawl run with storeBodies (--store-bodies)`);
       }
       return pages;
