@@ -24,7 +24,7 @@ import { stopUpdate } from '../src/shared/messages';
 import type { crawlSession } from '../src/workflows';
 import { freeServerPort } from '../src/workers/runtime';
 import { html, linkedRoutes, waitFor } from './helpers/fixtures';
-import { runCli } from './helpers/processes';
+import { runCli, spawnCli } from './helpers/processes';
 import { warcioCheck, warcioRecords } from './helpers/warcio';
 import { FIXTURE_DIR } from './tools/make-release-stores';
 import { SQLITE_SCHEMA_VERSION } from '../src/store/sqlite-schema';
@@ -280,6 +280,27 @@ describe('results that cannot be written or read', () => {
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, new RegExp(`^crawlflow: no body file ${bodies}/\\S+\\.warc\\.gz for \\S+: body files stay on the machine whose worker fetched the page\n$`));
     assert.ok(!existsSync(out) && !existsSync(`${out}.partial`), 'no file is left');
+  });
+
+  it('results interrupted by SIGINT or SIGTERM ends by the signal at once, its partial file removed and the earlier file kept', async () => {
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-interrupted', '--store-bodies', '--max-pages', '5', '--out', join(dir, 'interrupted.jsonl')], cliEnv);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    // A body file the export waits on forever (a FIFO no one writes): it is certainly mid-way when the signal comes.
+    const bodies = join(env.dataDir, 'crawls', 'results-interrupted', 'warc');
+    const body = join(bodies, readdirSync(bodies)[0]);
+    rmSync(body);
+    execFileSync('mkfifo', [body]);
+    const out = join(dir, 'interrupted.warc.gz');
+    writeFileSync(out, 'an earlier export\n');
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const exporting = spawnCli(['results', 'results-interrupted', '--format', 'warc', '--out', out], cliEnv);
+      await waitFor(() => existsSync(`${out}.partial`), 60_000, 'the export to start');
+      exporting.signal(signal);
+      assert.deepEqual(await exporting.exited, [null, signal]);
+      assert.equal(exporting.stderr(), '');
+      assert.ok(!existsSync(`${out}.partial`), 'no partial file is left');
+      assert.equal(readFileSync(out, 'utf8'), 'an earlier export\n');
+    }
   });
 
   it('a crawl run with --store-bodies that stored none (no page was HTML answered 2xx) exports a WARC file of its warcinfo record alone', async () => {

@@ -21,7 +21,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { NoStoredBodiesError } from '../results/export-warc';
-import { ExportWriteError } from '../results/atomic-file';
+import { ExportInterruptedError, ExportWriteError } from '../results/atomic-file';
 import { describeOut, resolveOut, writesToStdout } from '../results/out-target';
 import { BadBodyRefError } from '../bodies/body-store';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
@@ -280,7 +280,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_USAGE;
     }
-    if (err instanceof WorkerStoppedError) {
+    if (err instanceof WorkerStoppedError || err instanceof ExportInterruptedError) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_INTERRUPTED;
     }

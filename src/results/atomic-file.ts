@@ -2,7 +2,7 @@
  * Writes an export to `<file>.partial` and renames it into place once complete, so an
  * interrupted export never leaves a half-written file where a complete one is expected.
  */
-import { createWriteStream, openSync, renameSync, rmSync } from 'node:fs';
+import { createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -69,10 +69,45 @@ function openPartial(outFile: string, partial: string): number {
   }
 }
 
+/** The signals that end a command, from its terminal or its supervisor. */
+const ENDING_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * A signal came while the export was written, and something else in the process handles it (a
+ * crawl's worker, which shuts down): the partial file is removed and nothing was written.
+ */
+export class ExportInterruptedError extends Error {
+  readonly code = 'export-interrupted';
+  constructor(outFile: string, signal: NodeJS.Signals) {
+    super(`${signal} while writing ${outFile}: nothing written there; a file already there is left as it was`);
+  }
+}
+
+/**
+ * Until the returned function is called, a signal that ends the process first removes the
+ * partial file, which would otherwise stay behind, half written. When nothing else handles the
+ * signal, it is raised again, so the process ends by it at once, as it would have (even with a
+ * body read that never returns); otherwise the export fails with ExportInterruptedError.
+ */
+function removeOnSignal(partial: string, out: WriteStream, named: string): () => void {
+  const onSignal = (signal: NodeJS.Signals): void => {
+    stop();
+    out.destroy(new ExportInterruptedError(named, signal));
+    rmSync(partial, { force: true });
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  };
+  const stop = (): void => {
+    for (const signal of ENDING_SIGNALS) process.off(signal, onSignal);
+  };
+  for (const signal of ENDING_SIGNALS) process.on(signal, onSignal);
+  return stop;
+}
+
 /** Writes `file` by way of `<file>.partial`; errors name it as `named` (the `--out` given, when that is a link to it). */
 export async function writeAtomically<T>(file: string, write: (out: Writable) => Promise<T>, named = file): Promise<T> {
   const partial = `${file}.partial`;
   const out = createWriteStream(partial, { fd: openPartial(named, partial) });
+  const stopRemovingOnSignal = removeOnSignal(partial, out, named);
   // The stream's error (a write failed: the disk is full, ...) may come while `write`
   // reads the store rather than waits on the stream: the next writeChunk throws it from
   // `out.errored`, and an 'error' event with no listener would end the process instead.
@@ -84,10 +119,12 @@ export async function writeAtomically<T>(file: string, write: (out: Writable) =>
     renameSync(partial, file);
     return result;
   } catch (err) {
-    const fileError = out.errored === err || (err as NodeJS.ErrnoException).syscall === 'rename';
+    const fileError = !(err instanceof ExportInterruptedError) && (out.errored === err || (err as NodeJS.ErrnoException).syscall === 'rename');
     out.destroy();
     rmSync(partial, { force: true });
     // The store's errors (an unknown body, a WARC with no bodies) go up as they are.
     throw fileError ? new ExportWriteError(named, err as NodeJS.ErrnoException) : err;
+  } finally {
+    stopRemovingOnSignal();
   }
 }
