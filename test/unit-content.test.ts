@@ -7,7 +7,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -260,10 +260,22 @@ describe('body store', () => {
   });
 });
 
+/** A data dir holding a crawl `crawlId` whose store has `records`, all completed. */
+async function storeWith(crawlId: string, records: PageRecord[]): Promise<string> {
+  const dataDir = tempDir();
+  const store = new SqliteFrontierStore(crawlStorePath(dataDir, crawlId));
+  try {
+    await store.enqueue(records.map((record) => ({ url: record.url, host: 'site.test', depth: 0 })));
+    await store.claim('b1', 'site.test', 10);
+    for (const record of records) await store.complete('b1', record, []);
+  } finally {
+    await store.close();
+  }
+  return dataDir;
+}
+
 describe('CSV export', () => {
   it('every record, every field as a column, parsed back by a CSV parser to the same values', async () => {
-    const dataDir = tempDir();
-    const store = new SqliteFrontierStore(crawlStorePath(dataDir, 'csv-crawl'));
     const hostile = 'comma, "quote", new\nline, =SUM(A1)';
     const base: Omit<PageRecord, 'url'> = {
       depth: 0, status: 200, error: null, skipped: null, title: hostile, links: ['http://site.test/a,b'], fetchedAt: '2026-01-01T00:00:00.000Z',
@@ -274,13 +286,7 @@ describe('CSV export', () => {
       { ...base, url: 'http://site.test/' },
       { ...base, url: 'http://site.test/other', title: null, status: null, error: 'timeout', noindex: false, fields: { heading: null, extra: 'only here' }, change: null },
     ];
-    try {
-      await store.enqueue(records.map((record) => ({ url: record.url, host: 'site.test', depth: 0 })));
-      await store.claim('b1', 'site.test', 10);
-      for (const record of records) await store.complete('b1', record, []);
-    } finally {
-      await store.close();
-    }
+    const dataDir = await storeWith('csv-crawl', records);
     const file = join(dataDir, 'out.csv');
     assert.equal(await exportCsv({ dataDir }, 'csv-crawl', file), 2);
     const { header, rows } = csvRecords(readFileSync(file, 'utf8'), parse);
@@ -291,6 +297,23 @@ describe('CSV export', () => {
     const jsonl = join(dataDir, 'out.jsonl');
     assert.equal(await exportJsonl({ dataDir }, 'csv-crawl', jsonl), 2);
     assert.deepEqual(readFileSync(jsonl, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as PageRecord), records);
+  });
+});
+
+describe('export files', () => {
+  it('an export that replaces a file keeps its permissions, as writing into it would', async () => {
+    const record: PageRecord = {
+      url: SEED, depth: 0, status: 200, error: null, skipped: null, title: 'T', links: [], fetchedAt: '2026-01-01T00:00:00.000Z', finalUrl: null, contentType: 'text/html',
+      bytes: 1, canonical: null, noindex: false, fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null,
+    };
+    const dataDir = await storeWith('mode-crawl', [record]);
+    for (const [name, mode] of [['private.jsonl', 0o600], ['shared.jsonl', 0o664]] as const) {
+      const file = join(dataDir, name);
+      writeFileSync(file, 'an earlier export\n');
+      chmodSync(file, mode);
+      assert.equal(await exportJsonl({ dataDir }, 'mode-crawl', file), 1);
+      assert.deepEqual([statSync(file).mode & 0o777, JSON.parse(readFileSync(file, 'utf8')) as PageRecord], [mode, record]);
+    }
   });
 });
 

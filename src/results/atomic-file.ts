@@ -2,7 +2,7 @@
  * Writes an export to `<file>.partial` and renames it into place once complete, so an
  * interrupted export never leaves a half-written file where a complete one is expected.
  */
-import { createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
+import { closeSync, createWriteStream, fchmodSync, openSync, renameSync, rmSync, statSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -56,16 +56,35 @@ export class ChunkedWriter {
   }
 }
 
+/** The permission bits of the file at `file`, or undefined when there is none yet. */
+function modeOf(file: string): number | undefined {
+  try {
+    return statSync(file).mode & 0o7777;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
 /**
  * Opens the partial file before anything is written: a file that cannot be made (its directory
  * went away, a directory has its name) fails here, and a failure later removes only a file
- * this export made.
+ * this export made. It takes the permissions of the file it will replace, as writing into that
+ * file would keep them: a results file made private stays private.
  */
-function openPartial(outFile: string, partial: string): number {
+function openPartial(file: string, partial: string, named: string): number {
+  let fd: number | undefined;
   try {
-    return openSync(partial, 'w');
+    fd = openSync(partial, 'w');
+    const mode = modeOf(file);
+    if (mode !== undefined) fchmodSync(fd, mode);
+    return fd;
   } catch (err) {
-    throw new ExportWriteError(outFile, err as NodeJS.ErrnoException);
+    if (fd !== undefined) {
+      closeSync(fd);
+      rmSync(partial, { force: true });
+    }
+    throw new ExportWriteError(named, err as NodeJS.ErrnoException);
   }
 }
 
@@ -106,7 +125,7 @@ function removeOnSignal(partial: string, out: WriteStream, named: string): () =>
 /** Writes `file` by way of `<file>.partial`; errors name it as `named` (the `--out` given, when that is a link to it). */
 export async function writeAtomically<T>(file: string, write: (out: Writable) => Promise<T>, named = file): Promise<T> {
   const partial = `${file}.partial`;
-  const out = createWriteStream(partial, { fd: openPartial(named, partial) });
+  const out = createWriteStream(partial, { fd: openPartial(file, partial, named) });
   const stopRemovingOnSignal = removeOnSignal(partial, out, named);
   // The stream's error (a write failed: the disk is full, ...) may come while `write`
   // reads the store rather than waits on the stream: the next writeChunk throws it from
