@@ -282,6 +282,22 @@ describe('results that cannot be written or read', () => {
     assert.ok(!existsSync(out) && !existsSync(`${out}.partial`), 'no file is left');
   });
 
+  it("results --out a crawl's own store files is refused with exit 2 and one line, and the crawl's store stays readable", async () => {
+    const expected = await targetsCrawl('results-own-files');
+    const crawls = join(env.dataDir, 'crawls');
+    for (const out of [join(crawls, 'results-own-files.sqlite'), join(crawls, 'results-own-files.sqlite-wal')]) {
+      const result = await runCli(['results', 'results-own-files', '--out', out], cliEnv);
+      assert.deepEqual(result, {
+        code: 2,
+        stdout: '',
+        stderr: `crawlflow: --out ${out}: lies among crawlflow's own files in ${env.dataDir} (crawl stores and their bodies, the embedded server's history); choose a file outside them\n`,
+      });
+    }
+    const again = join(dir, 'own-files-again.jsonl');
+    await expectExport(['results-own-files', '--out', again], { stdout: `5 lines written to ${again}\n`, stderr: '' });
+    assert.equal(readFileSync(again, 'utf8'), expected);
+  });
+
   it('results interrupted by SIGINT or SIGTERM ends by the signal at once, its partial file removed and the earlier file kept', async () => {
     const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-interrupted', '--store-bodies', '--max-pages', '5', '--out', join(dir, 'interrupted.jsonl')], cliEnv);
     assert.equal(crawled.code, 0, crawled.stderr);

@@ -86,7 +86,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
   checkContentOptions(config, crawlId, flags.format, store);
   if (!usesExternalCluster()) checkLocalSeedsFile(request.input, flags);
   const out = resolveOut(flags.out ?? defaultOutFile(crawlId, flags.format));
-  checkOutFile(out, flags.out !== undefined);
+  checkOutFile(out, flags.out !== undefined, flags.dataDir);
   const input = await withStdinSeeds(request.input, flags.dataDir, crawlId);
   await traced('crawlflow crawl', () =>
     runCrawl({

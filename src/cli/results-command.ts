@@ -93,7 +93,7 @@ interface ResultsFlags extends StoreFlags {
 async function writeResults(crawlId: string, flags: ResultsFlags): Promise<void> {
   const store = storeConfigOf(flags);
   const out = resolveOut(flags.out ?? defaultOutFile(crawlId, flags.format));
-  checkOutFile(out, flags.out !== undefined);
+  checkOutFile(out, flags.out !== undefined, flags.dataDir);
   const print = printer(writesToStdout(out));
   const progress = await readStoredProgress(store, crawlId);
   const standing = await unfinishedStanding(flags, crawlId, progress);
