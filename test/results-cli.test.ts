@@ -137,13 +137,21 @@ describe('results that cannot be written or read', () => {
     assert.equal(crawled.code, 0, crawled.stderr);
     const out = join(dir, 'earlier.jsonl');
     writeFileSync(out, 'an earlier export\n');
-    // Something else holds the name the export writes to first.
-    mkdirSync(`${out}.partial`);
-    const result = await runCli(['results', 'results-kept', '--out', out], cliEnv);
-    assert.equal(result.code, 1, result.stderr);
-    assert.equal(result.stderr, `crawlflow: cannot write ${out} (EISDIR); a file already there is left as it was\n`);
-    assertOneLine(result.stderr);
-    assert.equal(readFileSync(out, 'utf8'), 'an earlier export\n');
+    // Something else holds the name the export writes to first: a directory, or another export's partial file, which is left alone.
+    const partial = `${out}.partial`;
+    for (const holder of [() => mkdirSync(partial), () => writeFileSync(partial, 'another export, mid-way\n')]) {
+      rmSync(partial, { recursive: true, force: true });
+      holder();
+      const result = await runCli(['results', 'results-kept', '--out', out], cliEnv);
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(
+        result.stderr,
+        `crawlflow: cannot write ${out}: ${partial} exists (another export is writing it, or one was killed: remove it if none is running); a file already there is left as it was\n`,
+      );
+      assertOneLine(result.stderr);
+      assert.equal(readFileSync(out, 'utf8'), 'an earlier export\n');
+    }
+    assert.equal(readFileSync(partial, 'utf8'), 'another export, mid-way\n');
   });
 
   /** A finished crawl of 5 pages and its JSON Lines export as a file, to compare other targets with. */

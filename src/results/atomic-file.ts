@@ -17,7 +17,10 @@ export class ExportWriteError extends Error {
   /** What failed, without what it left: `cannot write <file> (ENOSPC)`. */
   readonly failure: string;
   constructor(outFile: string, cause: NodeJS.ErrnoException, kept = true) {
-    const failure = `cannot write ${outFile} (${cause.code ?? cause.message})`;
+    const failure =
+      cause.code === 'EEXIST'
+        ? `cannot write ${outFile}: ${cause.path ?? 'its partial file'} exists (another export is writing it, or one was killed: remove it if none is running)`
+        : `cannot write ${outFile} (${cause.code ?? cause.message})`;
     super(kept ? `${failure}; a file already there is left as it was` : failure, { cause });
     this.failure = failure;
   }
@@ -68,14 +71,15 @@ function modeOf(file: string): number | undefined {
 
 /**
  * Opens the partial file before anything is written: a file that cannot be made (its directory
- * went away, a directory has its name) fails here, and a failure later removes only a file
- * this export made. It takes the permissions of the file it will replace, as writing into that
+ * went away, something has its name) fails here, and a failure later removes only a file this
+ * export made. It is made exclusively: two exports to one file at once would otherwise write
+ * into the same partial file, and the first to finish would put their mix in place. It takes the permissions of the file it will replace, as writing into that
  * file would keep them: a results file made private stays private.
  */
 function openPartial(file: string, partial: string, named: string): number {
   let fd: number | undefined;
   try {
-    fd = openSync(partial, 'w');
+    fd = openSync(partial, 'wx');
     const mode = modeOf(file);
     if (mode !== undefined) fchmodSync(fd, mode);
     return fd;
