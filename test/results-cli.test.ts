@@ -178,7 +178,10 @@ describe('results that cannot be written or read', () => {
     }
     assert.deepEqual(readdirSync(work), [], 'no file named "-"');
 
-    // `crawl` writes its summary, --json too, on stderr then.
+    // `crawl` writes its summary, --json too, on stderr then, as its help says.
+    const help = (await runCli(['crawl', '--help'])).stdout.replace(/\s+/g, ' ');
+    assert.match(help, / crawl to the end and write its results: JSON Lines, CSV or a WARC file \(--format\) /);
+    assert.match(help, /--json print a machine-readable summary on stdout \(on stderr when --out - takes stdout\)/);
     const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-stdout-crawl', '--max-pages', '5', '--out', '-', '--json'], cliEnv, 120_000, work);
     assert.equal(crawled.code, 0, crawled.stderr);
     const file = join(dir, 'results-stdout-crawl.jsonl');

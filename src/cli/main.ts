@@ -185,7 +185,7 @@ function crawlToEndOptions(command: Command): Command {
 function crawlOptions(command: Command): Command {
   return commonOptions(addCrawlOptions(command))
     .option('--id <crawl-id>', 'crawl ID (= workflow ID); the same ID never crawls twice', crawlIdArgument)
-    .option('--json', 'print a machine-readable summary on stdout');
+    .option('--json', 'print a machine-readable summary on stdout (on stderr when --out - takes stdout)');
 }
 
 /** `crawl`, `demo` and `start`: the commands that start a crawl. */
@@ -193,7 +193,7 @@ function addCrawlCommands(program: Command): void {
   crawlToEndOptions(
     program
       .command('crawl')
-      .description('crawl to the end and write one JSON line per URL')
+      .description('crawl to the end and write its results: JSON Lines, CSV or a WARC file (--format)')
       .argument('[seed-url...]', 'where the crawl starts (or `seeds` in --config)'),
   )
     .addOption(metricsAddressOption({ description: "serve the in-process worker's /metrics here" }))
