@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
-import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
+import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig } from '../src/shared/crawl-config';
 import { compileExtractor, MAX_PAGE_FIELD_CHARS } from '../src/parse/extract-fields';
 import { loadExtractor } from '../src/parse/load-extractor';
 import { parseHtmlPage } from '../src/parse/html-page';
@@ -260,11 +260,12 @@ describe('body store', () => {
   });
 });
 
-/** A data dir holding a crawl `crawlId` whose store has `records`, all completed. */
-async function storeWith(crawlId: string, records: PageRecord[]): Promise<string> {
+/** A data dir holding a crawl `crawlId` whose store has `records`, all completed, and `config` recorded as a crawl's opening would. */
+async function storeWith(crawlId: string, records: PageRecord[], config?: CrawlConfig): Promise<string> {
   const dataDir = tempDir();
   const store = new SqliteFrontierStore(crawlStorePath(dataDir, crawlId));
   try {
+    if (config !== undefined) await store.saveConfig(1, JSON.stringify(config));
     await store.enqueue(records.map((record) => ({ url: record.url, host: 'site.test', depth: 0 })));
     await store.claim('b1', 'site.test', 10);
     for (const record of records) await store.complete('b1', record, []);
@@ -298,14 +299,28 @@ describe('CSV export', () => {
     assert.equal(await exportJsonl({ dataDir }, 'csv-crawl', jsonl), 2);
     assert.deepEqual(readFileSync(jsonl, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as PageRecord), records);
   });
+
+  it("has a column for each of the crawl's extract fields, in their order, though no record shows them (no page was HTML)", async () => {
+    const config = parseCrawlConfig({ seeds: [SEED], extract: { price: 'span.price', name: 'h1' } });
+    const record: PageRecord = { ...PLAIN_RECORD, status: 200, contentType: 'application/pdf', skipped: 'content-type', title: null };
+    const dataDir = await storeWith('csv-no-html', [record], config);
+    const file = join(dataDir, 'out.csv');
+    assert.equal(await exportCsv({ dataDir }, 'csv-no-html', file), 1);
+    const { header, rows } = csvRecords(readFileSync(file, 'utf8'), parse);
+    assert.deepEqual(header.slice(-3), ['links', 'fields.price', 'fields.name']);
+    assert.deepEqual(rows, [{ ...record, fields: { price: null, name: null } }]);
+  });
 });
+
+/** A record of a page fetched with nothing in it. */
+const PLAIN_RECORD: PageRecord = {
+  url: SEED, depth: 0, status: 200, error: null, skipped: null, title: 'T', links: [], fetchedAt: '2026-01-01T00:00:00.000Z', finalUrl: null, contentType: 'text/html',
+  bytes: 1, canonical: null, noindex: false, fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null,
+};
 
 describe('export files', () => {
   it('an export that replaces a file keeps its permissions, as writing into it would', async () => {
-    const record: PageRecord = {
-      url: SEED, depth: 0, status: 200, error: null, skipped: null, title: 'T', links: [], fetchedAt: '2026-01-01T00:00:00.000Z', finalUrl: null, contentType: 'text/html',
-      bytes: 1, canonical: null, noindex: false, fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null,
-    };
+    const record = PLAIN_RECORD;
     const dataDir = await storeWith('mode-crawl', [record]);
     for (const [name, mode] of [['private.jsonl', 0o600], ['shared.jsonl', 0o664]] as const) {
       const file = join(dataDir, name);

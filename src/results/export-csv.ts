@@ -3,8 +3,9 @@
  * one row per record. Every value is quoted; a null is an empty unquoted cell and an empty
  * string a quoted one (`""`), so the two stay apart. Lists (`links`, list fields) are JSON
  * arrays in their cell, booleans `true`/`false`. Each extracted field is a column
- * `fields.<name>`, in the order the crawl's records first show them: the export reads the
- * records twice, once to find the columns and once to write, so memory stays flat.
+ * `fields.<name>`: the crawl's `extract` fields in their order, then any other its records
+ * show (a config changed between runs under one ID), in the order they first do. The export
+ * reads the records twice, once to find the columns and once to write, so memory stays flat.
  *
  * Values are written as the pages had them: a spreadsheet may read a cell starting with `=`
  * as a formula, so open exports of untrusted sites as text.
@@ -16,6 +17,7 @@ import { ChunkedWriter } from './atomic-file';
 import { writeExport } from './out-target';
 import type { StoreConfig } from '../store/store-url';
 import { withCrawlStore } from './export-jsonl';
+import { recordedConfig } from './recorded-settings';
 
 type Cell = string | null;
 
@@ -38,7 +40,8 @@ const row = (cells: Cell[]): string => stringify([cells], { quoted: true, quoted
 
 export function exportCsv(config: StoreConfig, crawlId: string, outFile: string): Promise<number> {
   return withCrawlStore(config, crawlId, async (store) => {
-    const fieldNames = new Set<string>();
+    // The crawl's fields first, so a crawl whose records show none (no HTML page yet) has their columns all the same.
+    const fieldNames = new Set<string>(Object.keys((await recordedConfig(store)).extract ?? {}));
     for await (const record of store.records()) for (const name of Object.keys(record.fields)) fieldNames.add(name);
     return writeExport(outFile, async (out) => {
       const writer = new ChunkedWriter(out);

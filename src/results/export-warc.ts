@@ -9,7 +9,7 @@
 import { basename } from 'node:path';
 import type { BodyStore } from '../bodies/body-store';
 import type { FrontierStore } from '../store/frontier-store';
-import type { CrawlConfig } from '../shared/crawl-config';
+import { recordedConfig } from './recorded-settings';
 import { warcinfoRecord } from '../warc/warc-record';
 import { writeChunk } from './atomic-file';
 import { STDOUT_OUT, writeExport } from './out-target';
@@ -26,8 +26,7 @@ export class NoStoredBodiesError extends Error {
  * 2xx), has its export all the same: a file with no page in it.
  */
 async function storesBodies(store: FrontierStore): Promise<boolean> {
-  const latest = await store.latestConfig();
-  return latest !== undefined && (JSON.parse(latest.config) as Partial<CrawlConfig>).storeBodies === true;
+  return (await recordedConfig(store)).storeBodies === true;
 }
 
 /** Bodies read ahead of the one being written: a database answers several at once. */
