@@ -280,7 +280,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_USAGE;
     }
-    if (err instanceof WorkerStoppedError || err instanceof ExportInterruptedError) {
+    if (err instanceof WorkerStoppedError || err instanceof ExportInterruptedError || (err instanceof ResultsNotWrittenError && err.interrupted)) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_INTERRUPTED;
     }

@@ -101,8 +101,12 @@ const ENDING_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'
  */
 export class ExportInterruptedError extends Error {
   readonly code = 'export-interrupted';
+  /** What happened, without what it left: `SIGINT while writing <file>`. */
+  readonly failure: string;
   constructor(outFile: string, signal: NodeJS.Signals) {
-    super(`${signal} while writing ${outFile}: nothing written there; a file already there is left as it was`);
+    const failure = `${signal} while writing ${outFile}`;
+    super(`${failure}: nothing written there; a file already there is left as it was`);
+    this.failure = failure;
   }
 }
 
