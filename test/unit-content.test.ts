@@ -355,7 +355,8 @@ describe('recrawl outcomes', () => {
   });
 
   it('the same body is unchanged and stored as a revisit; another body is changed and stored whole', () => {
-    const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous } });
+    const stored = { ...previous, bodyRef: 'batch.attempt-1.warc.gz#0+100' };
+    const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous: stored } });
     assert.equal(same.record.change, 'unchanged');
     assert.ok(same.capture?.earlier);
     const other = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `${LINKS}!`), config, policy, { recrawl: { previous } });
@@ -364,6 +365,13 @@ describe('recrawl outcomes', () => {
     assert.deepEqual(other.capture?.exchange.body, Buffer.from(`${LINKS}!`));
     assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous: undefined } }).record.change, 'new');
     assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(410, null), config, policy, { recrawl: { previous } }).record.change, 'gone');
+  });
+
+  it('the same body, when the earlier crawl stored none (run without storeBodies), is unchanged and stored whole: there is no capture to revisit', () => {
+    assert.equal(previous.bodyRef, null);
+    const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous } });
+    assert.equal(same.record.change, 'unchanged');
+    assert.deepEqual(same.capture, { exchange: { url: SEED, status: 200, headers: {}, requestHeaders: {}, body: Buffer.from(LINKS) } });
   });
 
   it('a nofollow page keeps no validators, so a recrawl reads it again instead of following its links on a 304', () => {
