@@ -7,8 +7,10 @@
  * show (a config changed between runs under one ID), in the order they first do. The export
  * reads the records twice, once to find the columns and once to write, so memory stays flat.
  *
- * Values are written as the pages had them: a spreadsheet may read a cell starting with `=`
- * as a formula, so open exports of untrusted sites as text.
+ * Values are written as the pages had them, in UTF-8 without a byte order mark: a spreadsheet
+ * may read a cell starting with `=`, `+`, `-` or `@` as a formula, so exports of untrusted sites
+ * are imported as text (docs/extraction-recrawl-exports.md#csv). Prefixing such cells would
+ * alter the data for every other reader.
  */
 import { stringify } from 'csv-stringify/sync';
 import type { PageRecord } from '../store/frontier-store';
