@@ -51,6 +51,12 @@ function configError(extract: unknown): InvalidCrawlConfigError {
 }
 
 describe('extract setting', () => {
+  it('takes an "@" where CSS has one: escaped, quoted, in brackets or parentheses', () => {
+    for (const selector of ['.\\@lg\\:flex', 'a[href^="mailto:"][title*="@"]', "p:contains('@home')", 'a[data-x=@]']) {
+      assert.equal(parseCrawlConfig({ seeds: [SEED], extract: { f: selector } }).extract.f.selector, selector);
+    }
+  });
+
   it('accepts both forms and fills defaults', () => {
     const { extract } = parseCrawlConfig({
       seeds: [SEED],
@@ -69,6 +75,10 @@ describe('extract setting', () => {
       [{ title: 'a[href' }, 'extract.title.selector', /invalid CSS selector "a\[href": .*terminate/],
       [{ title: { selector: 'p:nosuch' } }, 'extract.title.selector', /Unknown pseudo-class :nosuch/],
       [{ title: '   ' }, 'extract.title.selector', /must be a CSS selector/],
+      // css-select alone takes `@1x` and `@src` for element names, and such a field would match nothing.
+      [{ hero: 'img @1x' }, 'extract.hero.selector', /^invalid CSS selector "img @1x": a stray "@" \(an attribute is read by ending the field with one " @name"/],
+      [{ hero: 'img @src @alt' }, 'extract.hero.selector', /^invalid CSS selector "img @src": a stray "@"/],
+      [{ hero: ' @src' }, 'extract.hero.selector', /^invalid CSS selector "@src": a stray "@"/],
       [{ link: { selector: 'a', type: 'attribute' } }, 'extract.link.attribute', /required when type is 'attribute'/],
       [{ link: { selector: 'a', attribute: 'href' } }, 'extract.link.attribute', /only allowed when type is 'attribute'/],
       [{ link: { selector: 'a', type: 'json' } }, 'extract.link.type', /text|attribute|html/],
