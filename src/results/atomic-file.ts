@@ -2,7 +2,7 @@
  * Writes an export to `<file>.partial` and renames it into place once complete, so an
  * interrupted export never leaves a half-written file where a complete one is expected.
  */
-import { closeSync, createWriteStream, fchmodSync, openSync, renameSync, rmSync, statSync, type WriteStream } from 'node:fs';
+import { closeSync, createWriteStream, fchmodSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -73,8 +73,9 @@ function modeOf(file: string): number | undefined {
  * Opens the partial file before anything is written: a file that cannot be made (its directory
  * went away, something has its name) fails here, and a failure later removes only a file this
  * export made. It is made exclusively: two exports to one file at once would otherwise write
- * into the same partial file, and the first to finish would put their mix in place. It takes the permissions of the file it will replace, as writing into that
- * file would keep them: a results file made private stays private.
+ * into the same partial file, and the first to finish would put their mix in place. It takes
+ * the permissions of the file it will replace, as writing into that file would keep them: a
+ * results file made private stays private.
  */
 function openPartial(file: string, partial: string, named: string): number {
   let fd: number | undefined;
@@ -97,30 +98,31 @@ const ENDING_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'
 
 /**
  * A signal came while the export was written, and something else in the process handles it (a
- * crawl's worker, which shuts down): the partial file is removed and nothing was written.
+ * crawl's worker, which shuts down): the partial file is removed and nothing was written;
+ * `kept` is false for a target written as it is (out-target.ts), which got what was written.
  */
 export class ExportInterruptedError extends Error {
   readonly code = 'export-interrupted';
   /** What happened, without what it left: `SIGINT while writing <file>`. */
   readonly failure: string;
-  constructor(outFile: string, signal: NodeJS.Signals) {
+  constructor(outFile: string, signal: NodeJS.Signals, kept = true) {
     const failure = `${signal} while writing ${outFile}`;
-    super(`${failure}: nothing written there; a file already there is left as it was`);
+    super(kept ? `${failure}: nothing written there; a file already there is left as it was` : failure);
     this.failure = failure;
   }
 }
 
 /**
- * Until the returned function is called, a signal that ends the process first removes the
- * partial file, which would otherwise stay behind, half written. When nothing else handles the
- * signal, it is raised again, so the process ends by it at once, as it would have (even with a
- * body read that never returns); otherwise the export fails with ExportInterruptedError.
+ * Until the returned function is called, `interrupt` runs first on a signal that ends the
+ * process: it makes the export fail (with ExportInterruptedError) and cleans up. When nothing
+ * else handles the signal, it is then raised again, so the process ends by it at once, as it
+ * would have (even with a body read or an open that never returns); otherwise whatever took the
+ * signal (a crawl's worker) has its way, and the export's failure is the command's end.
  */
-function removeOnSignal(partial: string, out: WriteStream, named: string): () => void {
+export function onEndingSignal(interrupt: (signal: NodeJS.Signals) => void): () => void {
   const onSignal = (signal: NodeJS.Signals): void => {
     stop();
-    out.destroy(new ExportInterruptedError(named, signal));
-    rmSync(partial, { force: true });
+    interrupt(signal);
     if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
   };
   const stop = (): void => {
@@ -134,7 +136,11 @@ function removeOnSignal(partial: string, out: WriteStream, named: string): () =>
 export async function writeAtomically<T>(file: string, write: (out: Writable) => Promise<T>, named = file): Promise<T> {
   const partial = `${file}.partial`;
   const out = createWriteStream(partial, { fd: openPartial(file, partial, named) });
-  const stopRemovingOnSignal = removeOnSignal(partial, out, named);
+  // Removed first, or the partial file would stay behind, half written.
+  const stopRemovingOnSignal = onEndingSignal((signal) => {
+    out.destroy(new ExportInterruptedError(named, signal));
+    rmSync(partial, { force: true });
+  });
   // The stream's error (a write failed: the disk is full, ...) may come while `write`
   // reads the store rather than waits on the stream: the next writeChunk throws it from
   // `out.errored`, and an 'error' event with no listener would end the process instead.
