@@ -392,6 +392,13 @@ describe('recrawl outcomes', () => {
     assert.deepEqual(conditionalHeaders(previous), { 'if-none-match': '"v1"' });
   });
 
+  it('a crawl that stores bodies sends no validators for an HTML page whose body the earlier crawl did not store: a 304 would leave it only a revisit of nothing', () => {
+    assert.equal(previous.bodyRef, null);
+    assert.deepEqual(conditionalHeaders(previous, true), {});
+    assert.deepEqual(conditionalHeaders({ ...previous, bodyRef: 'batch.attempt-1.warc.gz#0+100' }, true), { 'if-none-match': '"v1"' }, 'stored then: a revisit points to it');
+    assert.deepEqual(conditionalHeaders({ ...previous, contentHash: null, contentType: 'application/pdf' }, true), { 'if-none-match': '"v1"' }, 'not HTML: never stored, so nothing to gain');
+  });
+
   it('change kinds of records that were not fetched, and of URLs gone before', () => {
     const gone = { ...previous, status: null, change: 'gone' as const };
     assert.equal(changeOf(gone, { ...previous, status: 200 }), 'new', 'back again');

@@ -88,7 +88,7 @@ export class UrlProcessor {
       this.deps.metrics.politenessWait.observe(start.waitedMs / 1000);
 
       const attemptPolicy = start.sent ? { ...policy, onSent: start.sent } : policy;
-      const attempt = await this.attemptFetch(item.url, attemptPolicy, config, signal, conditionalHeaders(context.recrawl?.previous));
+      const attempt = await this.attemptFetch(item.url, attemptPolicy, config, signal, conditionalHeaders(context.recrawl?.previous, config.storeBodies));
       attempts += 1;
       const page = 'page' in attempt ? attempt.page : null;
       const outcome: RequestOutcome = {
