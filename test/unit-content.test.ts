@@ -160,6 +160,19 @@ describe('extraction', () => {
     assert.equal(parseHtmlPage(page, SEED, null, { maxLinks: 10, maxUrlLength: 100 }).title, 't'.repeat(1_023), 'the 1,024-character title bound');
   });
 
+  it('takes text as a browser lays it out: blocks, list items, cells and line breaks set apart, scripts and styles left out', () => {
+    const page = `<div class="address"><p>10 Main St</p><p>Springfield</p></div>
+      <table><tr><td>a</td><td>b</td></tr></table><ul><li>1</li><li>2</li></ul><p class="br">one<br>two</p>
+      <div class="js">x<script>var y = 1;</script><style>p { color: red }</style><b>bold</b>y <i>it</i></div>`;
+    assert.deepEqual(extract({ address: '.address', table: 'table', list: 'ul', br: '.br', js: '.js' }, page), {
+      address: '10 Main St Springfield',
+      table: 'a b',
+      list: '1 2',
+      br: 'one two',
+      js: 'xboldy it',
+    });
+  });
+
   it('reads an attribute whatever the case its name is written in, as the selector matches it', () => {
     const page = '<img SRC="/upper.png" data-Lazy-Src="/lazy.png">';
     assert.deepEqual(extract({ compact: 'img[SRC] @SRC', lazy: { selector: 'img', type: 'attribute', attribute: 'data-lazy-SRC', list: true } }, page), {

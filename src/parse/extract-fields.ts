@@ -8,7 +8,7 @@
  * page's values to `MAX_PAGE_FIELD_CHARS`, so a hostile page cannot blow up its record.
  */
 import { load, type CheerioAPI } from 'cheerio';
-import type { AnyNode, Element } from 'domhandler';
+import { isTag, isText, type AnyNode, type Element } from 'domhandler';
 import { compile, selectAll, selectOne } from 'css-select';
 import type { ExtractField } from '../shared/content-config';
 import { cutText } from './cut-text';
@@ -27,10 +27,43 @@ interface CompiledField {
   field: ExtractField;
 }
 
+/** Phrasing elements, whose text runs on into their neighbours'; every other element's text is set apart. */
+const INLINE = new Set(
+  'a abbr b bdi bdo cite code data del dfn em font i ins kbd label mark q s samp small span strike strong sub sup time tt u var wbr'.split(' '),
+);
+/** Elements whose content is no text of the page. */
+const HIDDEN = new Set(['script', 'style', 'template']);
+/** Marks, on the walk's stack, the end of an element whose text is set apart. */
+const APART = Symbol('apart');
+
+/**
+ * The element's text in one line, as a browser lays it out (innerText) rather than as its text
+ * nodes run together (textContent): blocks, list items, table cells and line breaks are set
+ * apart by a space (`<p>10 Main St</p><p>Springfield</p>` is `10 Main St Springfield`, not
+ * `10 Main StSpringfield`), scripts and styles left out, whitespace collapsed. The walk keeps
+ * its own stack: a hostile page nests elements deeper than the call stack goes.
+ */
+function innerText(element: Element): string {
+  let text = '';
+  const stack: Array<AnyNode | typeof APART> = [...element.children].reverse();
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (next === APART) text += ' ';
+    else if (isText(next)) text += next.data;
+    else if (isTag(next) && !HIDDEN.has(next.name)) {
+      if (!INLINE.has(next.name)) {
+        text += ' ';
+        stack.push(APART);
+      }
+      for (let i = next.children.length - 1; i >= 0; i--) stack.push(next.children[i]);
+    }
+  }
+  return text.replace(/\s+/g, ' ').trim();
+}
+
 function valueOf($: CheerioAPI, element: Element, field: ExtractField): string | null {
   switch (field.type) {
     case 'text':
-      return $(element).text().replace(/\s+/g, ' ').trim();
+      return innerText(element);
     case 'html':
       return $(element).html() ?? '';
     case 'attribute':

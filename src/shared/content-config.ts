@@ -71,7 +71,7 @@ const fieldObject = z
         'The selector is compiled when the crawl starts, and one that does not compile is an error.',
     }),
     type: setting(z.enum(FIELD_TYPES).default('text'), {
-      doc: '`text`: the text content, whitespace collapsed and trimmed. `attribute`: the value of `attribute`. `html`: the inner HTML.',
+      doc: '`text`: the text as a browser shows it on one line (innerText): blocks, list items, table cells and line breaks set apart by a space, scripts and styles left out, whitespace collapsed and trimmed. `attribute`: the value of `attribute`. `html`: the inner HTML.',
     }),
     attribute: setting(z.string().min(1).max(256).optional(), {
       doc: 'The attribute to read: required with `type: attribute`, and not allowed with the other types.',
