@@ -173,6 +173,18 @@ describe('extraction', () => {
     });
   });
 
+  it('a page nested thousands deep (within the nesting bound) keeps its fields: text, lists and later matches; html, whose serializer recurses, is null', () => {
+    const depth = 5_000;
+    const page = `<h1>top</h1>${'<div>'.repeat(depth)}deep${'</div>'.repeat(depth)}<h2>after</h2>`;
+    assert.deepEqual(extract({ text: 'div', html: { selector: 'div', type: 'html' }, some: { selector: 'div', list: true, maxItems: 2 }, top: 'h1', after: 'h2' }, page), {
+      text: 'deep',
+      html: null,
+      some: ['deep', 'deep'],
+      top: 'top',
+      after: 'after',
+    });
+  });
+
   it('reads an attribute whatever the case its name is written in, as the selector matches it', () => {
     const page = '<img SRC="/upper.png" data-Lazy-Src="/lazy.png">';
     assert.deepEqual(extract({ compact: 'img[SRC] @SRC', lazy: { selector: 'img', type: 'attribute', attribute: 'data-lazy-SRC', list: true } }, page), {

@@ -86,21 +86,36 @@ export function compileExtractor(spec: Readonly<Record<string, ExtractField>>): 
       budget -= kept.length;
       return kept;
     };
-    const result: ExtractedFields = {};
-    for (const { name, query, field } of fields) {
-      if (field.list) {
-        const values: string[] = [];
-        for (const element of selectAll<AnyNode, Element>(query, root)) {
-          if (values.length >= field.maxItems || budget <= 0) break;
-          const value = cut(valueOf($, element, field), field.maxChars);
-          if (value !== null) values.push(value);
-        }
-        result[name] = values;
-      } else {
+    const valueOfField = ({ query, field }: CompiledField): FieldValue => {
+      if (!field.list) {
         const element = selectOne<AnyNode, Element>(query, root);
-        result[name] = element === null ? null : cut(valueOf($, element, field), field.maxChars);
+        return element === null ? null : cut(valueOf($, element, field), field.maxChars);
       }
-    }
+      const values: string[] = [];
+      for (const element of selectAll<AnyNode, Element>(query, root)) {
+        if (values.length >= field.maxItems || budget <= 0) break;
+        const value = cut(valueOf($, element, field), field.maxChars);
+        if (value !== null) values.push(value);
+      }
+      return values;
+    };
+    const result: ExtractedFields = {};
+    for (const compiled of fields) result[compiled.name] = guarded(compiled.field, () => valueOfField(compiled));
     return result;
   };
+}
+
+/**
+ * A field's value, or no value (null, or an empty list) where the selector engine or the HTML
+ * serializer, which recurse once per level, run out of stack on a page nested thousands deep
+ * (below html-page.ts's MAX_NESTING_DEPTH, which refuses deeper ones). The error would fail the
+ * page's whole batch, retried until the crawl gave up on it, for the sake of one field.
+ */
+function guarded(field: ExtractField, value: () => FieldValue): FieldValue {
+  try {
+    return value();
+  } catch (err) {
+    if (err instanceof RangeError) return field.list ? [] : null;
+    throw err;
+  }
 }
