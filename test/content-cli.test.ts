@@ -7,7 +7,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -15,7 +16,9 @@ import { freeServerPort } from '../src/workers/runtime';
 import { ChangingSite } from './helpers/changing-site';
 import { csvRecords } from './helpers/csv';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
-import { runCli } from './helpers/processes';
+import { runCli, spawnCli } from './helpers/processes';
+import { sleep, waitFor } from './helpers/fixtures';
+import { readCrawlEnd } from './helpers/temporal';
 import { warcioCheck, warcioRecords } from './helpers/warcio';
 
 const dir = mkdtempSync(join(tmpdir(), 'crawlflow-content-cli-'));
@@ -86,5 +89,25 @@ describe('quick start with content options', () => {
       rows.map((row) => [new URL(row.url).pathname, row.status, row.change, row.fields.heading, row.fields.nav]),
       [['/', 200, 'unchanged', 'Home', '/a'], ['/a', 304, 'unchanged', 'A', null], ['/b', 404, 'gone', null, null]],
     );
+  });
+
+  it('crawl --out a FIFO no one reads ends at SIGINT, though its worker takes the signal too: exit 130, a line saying the results are kept, the FIFO left a FIFO', async () => {
+    const fifo = join(dir, 'nobody-reads.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const crawling = spawnCli(['crawl', site.url('/'), '--id', 'cli-fifo', '--out', fifo, '--no-progress'], env);
+    try {
+      const ended = async () => (await readCrawlEnd({ dataDir: dir }, 'cli-fifo').catch(() => undefined)) !== undefined;
+      await waitFor(ended, 60_000, 'the crawl to record its end');
+      // Its result reaches the command, which then waits for the FIFO's reader.
+      await sleep(2_000);
+      crawling.signal('SIGINT');
+      assert.deepEqual(await crawling.exited, [130, null], crawling.stderr());
+      const line = 'crawlflow: crawl cli-fifo completed, but SIGINT while writing ' + fifo + '; its results are kept: write them with `crawlflow results cli-fifo --format jsonl --out <file>`';
+      assert.ok(crawling.stderr().split('\n').includes(line), crawling.stderr());
+      assert.ok(statSync(fifo).isFIFO(), 'the FIFO is still a FIFO');
+    } finally {
+      if (crawling.running()) crawling.signal('SIGTERM');
+      await crawling.exited;
+    }
   });
 });

@@ -10,7 +10,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -22,7 +24,8 @@ import { stopUpdate } from '../src/shared/messages';
 import type { crawlSession } from '../src/workflows';
 import { freeServerPort } from '../src/workers/runtime';
 import { html, linkedRoutes, waitFor } from './helpers/fixtures';
-import { runCli } from './helpers/processes';
+import { runCli, spawnCli } from './helpers/processes';
+import { warcioCheck, warcioRecords } from './helpers/warcio';
 import { FIXTURE_DIR } from './tools/make-release-stores';
 import { SQLITE_SCHEMA_VERSION } from '../src/store/sqlite-schema';
 import { failureCause, readCrawlEnd, readRecords, startTestTemporal, startWithTemporalCli, uniqueQueue, type TestTemporal } from './helpers/temporal';
@@ -134,13 +137,84 @@ describe('results that cannot be written or read', () => {
     assert.equal(crawled.code, 0, crawled.stderr);
     const out = join(dir, 'earlier.jsonl');
     writeFileSync(out, 'an earlier export\n');
-    // Something else holds the name the export writes to first.
-    mkdirSync(`${out}.partial`);
-    const result = await runCli(['results', 'results-kept', '--out', out], cliEnv);
-    assert.equal(result.code, 1, result.stderr);
-    assert.equal(result.stderr, `crawlflow: cannot write ${out} (EISDIR); a file already there is left as it was\n`);
-    assertOneLine(result.stderr);
-    assert.equal(readFileSync(out, 'utf8'), 'an earlier export\n');
+    // Something else holds the name the export writes to first: a directory, or another export's partial file, which is left alone.
+    const partial = `${out}.partial`;
+    for (const holder of [() => mkdirSync(partial), () => writeFileSync(partial, 'another export, mid-way\n')]) {
+      rmSync(partial, { recursive: true, force: true });
+      holder();
+      const result = await runCli(['results', 'results-kept', '--out', out], cliEnv);
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(
+        result.stderr,
+        `crawlflow: cannot write ${out}: ${partial} exists (another export is writing it, or one was killed: remove it if none is running); a file already there is left as it was\n`,
+      );
+      assertOneLine(result.stderr);
+      assert.equal(readFileSync(out, 'utf8'), 'an earlier export\n');
+    }
+    assert.equal(readFileSync(partial, 'utf8'), 'another export, mid-way\n');
+  });
+
+  /** A finished crawl of 5 pages and its JSON Lines export as a file, to compare other targets with. */
+  async function targetsCrawl(crawlId: string): Promise<string> {
+    assert.equal((await (await startCrawl(env.client, crawlId, { seeds: [site.urlOf(0)], maxPages: 5 }, queue)).result()).status, 'max-pages-reached');
+    const file = join(dir, `${crawlId}.jsonl`);
+    await expectExport([crawlId, '--out', file], { stdout: `5 lines written to ${file}\n`, stderr: '' });
+    return readFileSync(file, 'utf8');
+  }
+
+  it('results --out - (or a path that leads to stdout) writes only the export on stdout and its line on stderr; a full stdout exits 1 with one line', async () => {
+    const expected = await targetsCrawl('results-stdout');
+    const work = mkdtempSync(join(dir, 'stdout-'));
+    for (const out of ['-', '/proc/self/fd/1']) {
+      const result = await runCli(['results', 'results-stdout', '--out', out], cliEnv, 120_000, work);
+      assert.deepEqual(result, { code: 0, stdout: expected, stderr: `5 lines written to ${out === '-' ? 'standard output' : out}\n` });
+    }
+    const full = openSync('/dev/full', 'w');
+    try {
+      const result = await runCli(['results', 'results-stdout', '--out', '-'], cliEnv, 120_000, work, full);
+      assert.deepEqual({ code: result.code, stderr: result.stderr }, { code: 1, stderr: 'crawlflow: cannot write standard output (ENOSPC)\n' });
+    } finally {
+      closeSync(full);
+    }
+    assert.deepEqual(readdirSync(work), [], 'no file named "-"');
+
+    // `crawl` writes its summary, --json too, on stderr then, as its help says.
+    const help = (await runCli(['crawl', '--help'])).stdout.replace(/\s+/g, ' ');
+    assert.match(help, / crawl to the end and write its results: JSON Lines, CSV or a WARC file \(--format\) /);
+    assert.match(help, /--json print a machine-readable summary on stdout \(on stderr when --out - takes stdout\)/);
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-stdout-crawl', '--max-pages', '5', '--out', '-', '--json'], cliEnv, 120_000, work);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    const file = join(dir, 'results-stdout-crawl.jsonl');
+    await expectExport(['results-stdout-crawl', '--out', file], { stdout: `5 lines written to ${file}\n`, stderr: '' });
+    assert.equal(crawled.stdout, readFileSync(file, 'utf8'));
+    const summary = JSON.parse(crawled.stderr.trimEnd().split('\n').at(-1) ?? '') as { status: string; out: string; lines: number };
+    assert.deepEqual({ status: summary.status, out: summary.out, lines: summary.lines }, { status: 'max-pages-reached', out: '-', lines: 5 });
+  });
+
+  it('results --out a FIFO or a symbolic link writes through them, and leaves the FIFO a FIFO and the link a link', async () => {
+    const expected = await targetsCrawl('results-through');
+    const real = join(dir, 'through-real.jsonl');
+    const link = join(dir, 'through-link.jsonl');
+    writeFileSync(real, 'an earlier export\n');
+    symlinkSync(real, link);
+    await expectExport(['results-through', '--out', link], { stdout: `5 lines written to ${link}\n`, stderr: '' });
+    assert.ok(lstatSync(link).isSymbolicLink(), 'the link is still a link');
+    assert.equal(readFileSync(real, 'utf8'), expected);
+
+    const fifo = join(dir, 'through.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      let read = '';
+      reader.stdout.on('data', (chunk: Buffer) => (read += chunk.toString()));
+      const readerDone = once(reader, 'exit');
+      await expectExport(['results-through', '--out', fifo], { stdout: `5 lines written to ${fifo}\n`, stderr: '' });
+      assert.ok(statSync(fifo).isFIFO(), 'the FIFO is still a FIFO');
+      await readerDone;
+      assert.equal(read, expected);
+    } finally {
+      reader.kill();
+    }
   });
 
   it('results of an empty store file, or of a crawl with none, exits 1 with one line and creates nothing', async () => {
@@ -217,6 +291,53 @@ describe('results that cannot be written or read', () => {
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, new RegExp(`^crawlflow: no body file ${bodies}/\\S+\\.warc\\.gz for \\S+: body files stay on the machine whose worker fetched the page\n$`));
     assert.ok(!existsSync(out) && !existsSync(`${out}.partial`), 'no file is left');
+  });
+
+  it("results --out a crawl's own store files is refused with exit 2 and one line, and the crawl's store stays readable", async () => {
+    const expected = await targetsCrawl('results-own-files');
+    const crawls = join(env.dataDir, 'crawls');
+    for (const out of [join(crawls, 'results-own-files.sqlite'), join(crawls, 'results-own-files.sqlite-wal')]) {
+      const result = await runCli(['results', 'results-own-files', '--out', out], cliEnv);
+      assert.deepEqual(result, {
+        code: 2,
+        stdout: '',
+        stderr: `crawlflow: --out ${out}: lies among crawlflow's own files in ${env.dataDir} (crawl stores and their bodies, the embedded server's history); choose a file outside them\n`,
+      });
+    }
+    const again = join(dir, 'own-files-again.jsonl');
+    await expectExport(['results-own-files', '--out', again], { stdout: `5 lines written to ${again}\n`, stderr: '' });
+    assert.equal(readFileSync(again, 'utf8'), expected);
+  });
+
+  it('results interrupted by SIGINT or SIGTERM ends by the signal at once, its partial file removed and the earlier file kept', async () => {
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-interrupted', '--store-bodies', '--max-pages', '5', '--out', join(dir, 'interrupted.jsonl')], cliEnv);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    // A body file the export waits on forever (a FIFO no one writes): it is certainly mid-way when the signal comes.
+    const bodies = join(env.dataDir, 'crawls', 'results-interrupted', 'warc');
+    const body = join(bodies, readdirSync(bodies)[0]);
+    rmSync(body);
+    execFileSync('mkfifo', [body]);
+    const out = join(dir, 'interrupted.warc.gz');
+    writeFileSync(out, 'an earlier export\n');
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const exporting = spawnCli(['results', 'results-interrupted', '--format', 'warc', '--out', out], cliEnv);
+      await waitFor(() => existsSync(`${out}.partial`), 60_000, 'the export to start');
+      exporting.signal(signal);
+      assert.deepEqual(await exporting.exited, [null, signal]);
+      assert.equal(exporting.stderr(), '');
+      assert.ok(!existsSync(`${out}.partial`), 'no partial file is left');
+      assert.equal(readFileSync(out, 'utf8'), 'an earlier export\n');
+    }
+  });
+
+  it('a crawl run with --store-bodies that stored none (no page was HTML answered 2xx) exports a WARC file of its warcinfo record alone', async () => {
+    const out = join(dir, 'stored-none.warc.gz');
+    const crawled = await runCli(['crawl', `${site.origin}/no-such-page`, '--id', 'results-stored-none', '--store-bodies', '--format', 'warc', '--out', out], cliEnv);
+    assert.equal(crawled.code, 0, crawled.stderr);
+    assert.match(crawled.stdout, new RegExp(`^  0 pages written to ${out}$`, 'm'));
+    assert.deepEqual((await warcioRecords(out)).map((record) => [record.type, record.uri]), [['warcinfo', null]]);
+    await warcioCheck(out);
+    assert.deepEqual((await readRecords(env.dataDir, 'results-stored-none')).map((record) => record.status), [404]);
   });
 
   it('results of a running crawl writes its records so far with one line on stderr saying it is partial; --require-finished writes nothing; once stopped it says so', async () => {

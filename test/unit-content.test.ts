@@ -7,12 +7,12 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
-import { InvalidCrawlConfigError, parseCrawlConfig } from '../src/shared/crawl-config';
+import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig } from '../src/shared/crawl-config';
 import { compileExtractor, MAX_PAGE_FIELD_CHARS } from '../src/parse/extract-fields';
 import { loadExtractor } from '../src/parse/load-extractor';
 import { parseHtmlPage } from '../src/parse/html-page';
@@ -51,6 +51,12 @@ function configError(extract: unknown): InvalidCrawlConfigError {
 }
 
 describe('extract setting', () => {
+  it('takes an "@" where CSS has one: escaped, quoted, in brackets or parentheses', () => {
+    for (const selector of ['.\\@lg\\:flex', 'a[href^="mailto:"][title*="@"]', "p:contains('@home')", 'a[data-x=@]']) {
+      assert.equal(parseCrawlConfig({ seeds: [SEED], extract: { f: selector } }).extract.f.selector, selector);
+    }
+  });
+
   it('accepts both forms and fills defaults', () => {
     const { extract } = parseCrawlConfig({
       seeds: [SEED],
@@ -69,6 +75,10 @@ describe('extract setting', () => {
       [{ title: 'a[href' }, 'extract.title.selector', /invalid CSS selector "a\[href": .*terminate/],
       [{ title: { selector: 'p:nosuch' } }, 'extract.title.selector', /Unknown pseudo-class :nosuch/],
       [{ title: '   ' }, 'extract.title.selector', /must be a CSS selector/],
+      // css-select alone takes `@1x` and `@src` for element names, and such a field would match nothing.
+      [{ hero: 'img @1x' }, 'extract.hero.selector', /^invalid CSS selector "img @1x": a stray "@" \(an attribute is read by ending the field with one " @name"/],
+      [{ hero: 'img @src @alt' }, 'extract.hero.selector', /^invalid CSS selector "img @src": a stray "@"/],
+      [{ hero: ' @src' }, 'extract.hero.selector', /^invalid CSS selector "@src": a stray "@"/],
       [{ link: { selector: 'a', type: 'attribute' } }, 'extract.link.attribute', /required when type is 'attribute'/],
       [{ link: { selector: 'a', attribute: 'href' } }, 'extract.link.attribute', /only allowed when type is 'attribute'/],
       [{ link: { selector: 'a', type: 'json' } }, 'extract.link.type', /text|attribute|html/],
@@ -141,6 +151,46 @@ describe('extraction', () => {
     const total = all.reduce((sum, value) => sum + value.length, 0);
     assert.equal(total + 10, MAX_PAGE_FIELD_CHARS, 'the page budget stops the list');
     assert.ok(all.length < 400);
+  });
+
+  it('cuts values and titles between characters, never between the halves of a surrogate pair', () => {
+    const page = `<title>${'t'.repeat(1_023)}😀</title><h1>abcd😀efg</h1><h1>😀😀</h1>`;
+    const fields = extract({ one: { selector: 'h1', maxChars: 5 }, all: { selector: 'h1', list: true, maxChars: 3 }, whole: { selector: 'h1', maxChars: 6 } }, page);
+    assert.deepEqual(fields, { one: 'abcd', all: ['abc', '😀'], whole: 'abcd😀' });
+    assert.equal(parseHtmlPage(page, SEED, null, { maxLinks: 10, maxUrlLength: 100 }).title, 't'.repeat(1_023), 'the 1,024-character title bound');
+  });
+
+  it('takes text as a browser lays it out: blocks, list items, cells and line breaks set apart, scripts and styles left out', () => {
+    const page = `<div class="address"><p>10 Main St</p><p>Springfield</p></div>
+      <table><tr><td>a</td><td>b</td></tr></table><ul><li>1</li><li>2</li></ul><p class="br">one<br>two</p>
+      <div class="js">x<script>var y = 1;</script><style>p { color: red }</style><b>bold</b>y <i>it</i></div>`;
+    assert.deepEqual(extract({ address: '.address', table: 'table', list: 'ul', br: '.br', js: '.js' }, page), {
+      address: '10 Main St Springfield',
+      table: 'a b',
+      list: '1 2',
+      br: 'one two',
+      js: 'xboldy it',
+    });
+  });
+
+  it('a page nested thousands deep (within the nesting bound) keeps its fields: text, lists and later matches; html, whose serializer recurses, is null', () => {
+    const depth = 5_000;
+    const page = `<h1>top</h1>${'<div>'.repeat(depth)}deep${'</div>'.repeat(depth)}<h2>after</h2>`;
+    assert.deepEqual(extract({ text: 'div', html: { selector: 'div', type: 'html' }, some: { selector: 'div', list: true, maxItems: 2 }, top: 'h1', after: 'h2' }, page), {
+      text: 'deep',
+      html: null,
+      some: ['deep', 'deep'],
+      top: 'top',
+      after: 'after',
+    });
+  });
+
+  it('reads an attribute whatever the case its name is written in, as the selector matches it', () => {
+    const page = '<img SRC="/upper.png" data-Lazy-Src="/lazy.png">';
+    assert.deepEqual(extract({ compact: 'img[SRC] @SRC', lazy: { selector: 'img', type: 'attribute', attribute: 'data-lazy-SRC', list: true } }, page), {
+      compact: '/upper.png',
+      lazy: ['/lazy.png'],
+    });
   });
 
   it('a worker loads the extractor only for a crawl that extracts; it runs next to the link scan (links still found)', async () => {
@@ -245,10 +295,23 @@ describe('body store', () => {
   });
 });
 
+/** A data dir holding a crawl `crawlId` whose store has `records`, all completed, and `config` recorded as a crawl's opening would. */
+async function storeWith(crawlId: string, records: PageRecord[], config?: CrawlConfig): Promise<string> {
+  const dataDir = tempDir();
+  const store = new SqliteFrontierStore(crawlStorePath(dataDir, crawlId));
+  try {
+    if (config !== undefined) await store.saveConfig(1, JSON.stringify(config));
+    await store.enqueue(records.map((record) => ({ url: record.url, host: 'site.test', depth: 0 })));
+    await store.claim('b1', 'site.test', 10);
+    for (const record of records) await store.complete('b1', record, []);
+  } finally {
+    await store.close();
+  }
+  return dataDir;
+}
+
 describe('CSV export', () => {
   it('every record, every field as a column, parsed back by a CSV parser to the same values', async () => {
-    const dataDir = tempDir();
-    const store = new SqliteFrontierStore(crawlStorePath(dataDir, 'csv-crawl'));
     const hostile = 'comma, "quote", new\nline, =SUM(A1)';
     const base: Omit<PageRecord, 'url'> = {
       depth: 0, status: 200, error: null, skipped: null, title: hostile, links: ['http://site.test/a,b'], fetchedAt: '2026-01-01T00:00:00.000Z',
@@ -259,13 +322,7 @@ describe('CSV export', () => {
       { ...base, url: 'http://site.test/' },
       { ...base, url: 'http://site.test/other', title: null, status: null, error: 'timeout', noindex: false, fields: { heading: null, extra: 'only here' }, change: null },
     ];
-    try {
-      await store.enqueue(records.map((record) => ({ url: record.url, host: 'site.test', depth: 0 })));
-      await store.claim('b1', 'site.test', 10);
-      for (const record of records) await store.complete('b1', record, []);
-    } finally {
-      await store.close();
-    }
+    const dataDir = await storeWith('csv-crawl', records);
     const file = join(dataDir, 'out.csv');
     assert.equal(await exportCsv({ dataDir }, 'csv-crawl', file), 2);
     const { header, rows } = csvRecords(readFileSync(file, 'utf8'), parse);
@@ -276,6 +333,37 @@ describe('CSV export', () => {
     const jsonl = join(dataDir, 'out.jsonl');
     assert.equal(await exportJsonl({ dataDir }, 'csv-crawl', jsonl), 2);
     assert.deepEqual(readFileSync(jsonl, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as PageRecord), records);
+  });
+
+  it("has a column for each of the crawl's extract fields, in their order, though no record shows them (no page was HTML)", async () => {
+    const config = parseCrawlConfig({ seeds: [SEED], extract: { price: 'span.price', name: 'h1' } });
+    const record: PageRecord = { ...PLAIN_RECORD, status: 200, contentType: 'application/pdf', skipped: 'content-type', title: null };
+    const dataDir = await storeWith('csv-no-html', [record], config);
+    const file = join(dataDir, 'out.csv');
+    assert.equal(await exportCsv({ dataDir }, 'csv-no-html', file), 1);
+    const { header, rows } = csvRecords(readFileSync(file, 'utf8'), parse);
+    assert.deepEqual(header.slice(-3), ['links', 'fields.price', 'fields.name']);
+    assert.deepEqual(rows, [{ ...record, fields: { price: null, name: null } }]);
+  });
+});
+
+/** A record of a page fetched with nothing in it. */
+const PLAIN_RECORD: PageRecord = {
+  url: SEED, depth: 0, status: 200, error: null, skipped: null, title: 'T', links: [], fetchedAt: '2026-01-01T00:00:00.000Z', finalUrl: null, contentType: 'text/html',
+  bytes: 1, canonical: null, noindex: false, fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null,
+};
+
+describe('export files', () => {
+  it('an export that replaces a file keeps its permissions, as writing into it would', async () => {
+    const record = PLAIN_RECORD;
+    const dataDir = await storeWith('mode-crawl', [record]);
+    for (const [name, mode] of [['private.jsonl', 0o600], ['shared.jsonl', 0o664]] as const) {
+      const file = join(dataDir, name);
+      writeFileSync(file, 'an earlier export\n');
+      chmodSync(file, mode);
+      assert.equal(await exportJsonl({ dataDir }, 'mode-crawl', file), 1);
+      assert.deepEqual([statSync(file).mode & 0o777, JSON.parse(readFileSync(file, 'utf8')) as PageRecord], [mode, record]);
+    }
   });
 });
 
@@ -302,7 +390,8 @@ describe('recrawl outcomes', () => {
   });
 
   it('the same body is unchanged and stored as a revisit; another body is changed and stored whole', () => {
-    const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous } });
+    const stored = { ...previous, bodyRef: 'batch.attempt-1.warc.gz#0+100' };
+    const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous: stored } });
     assert.equal(same.record.change, 'unchanged');
     assert.ok(same.capture?.earlier);
     const other = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `${LINKS}!`), config, policy, { recrawl: { previous } });
@@ -313,12 +402,26 @@ describe('recrawl outcomes', () => {
     assert.equal(fetchedOutcome({ url: SEED, depth: 0 }, page(410, null), config, policy, { recrawl: { previous } }).record.change, 'gone');
   });
 
+  it('the same body, when the earlier crawl stored none (run without storeBodies), is unchanged and stored whole: there is no capture to revisit', () => {
+    assert.equal(previous.bodyRef, null);
+    const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous } });
+    assert.equal(same.record.change, 'unchanged');
+    assert.deepEqual(same.capture, { exchange: { url: SEED, status: 200, headers: {}, requestHeaders: {}, body: Buffer.from(LINKS) } });
+  });
+
   it('a nofollow page keeps no validators, so a recrawl reads it again instead of following its links on a 304', () => {
     const nofollow = fetchedOutcome({ url: SEED, depth: 0 }, page(200, `<meta name="robots" content="nofollow">${LINKS}`, { etag: '"n"', 'last-modified': 'x' }), config, policy);
     assert.equal(nofollow.record.etag, null);
     assert.equal(nofollow.record.lastModified, null);
     assert.deepEqual(conditionalHeaders(nofollow.record), {});
     assert.deepEqual(conditionalHeaders(previous), { 'if-none-match': '"v1"' });
+  });
+
+  it('a crawl that stores bodies sends no validators for an HTML page whose body the earlier crawl did not store: a 304 would leave it only a revisit of nothing', () => {
+    assert.equal(previous.bodyRef, null);
+    assert.deepEqual(conditionalHeaders(previous, true), {});
+    assert.deepEqual(conditionalHeaders({ ...previous, bodyRef: 'batch.attempt-1.warc.gz#0+100' }, true), { 'if-none-match': '"v1"' }, 'stored then: a revisit points to it');
+    assert.deepEqual(conditionalHeaders({ ...previous, contentHash: null, contentType: 'application/pdf' }, true), { 'if-none-match': '"v1"' }, 'not HTML: never stored, so nothing to gain');
   });
 
   it('change kinds of records that were not fetched, and of URLs gone before', () => {

@@ -162,7 +162,9 @@ export function fetchedOutcome(item: Claimed, page: FetchedPage, config: CrawlCo
   const outcome = pageOutcome(item, page, config, policy, context.extractor);
   if (context.recrawl === undefined) return outcome;
   const change = changeOf(previous, outcome.record);
-  const revisit = change === 'unchanged' && outcome.capture !== undefined && previous !== undefined;
+  // A revisit stands for a body only when the earlier crawl stored it: one run without storeBodies
+  // has no capture to point to, and the body this crawl holds is stored whole instead.
+  const revisit = change === 'unchanged' && outcome.capture !== undefined && previous !== undefined && previous.bodyRef !== null;
   return { ...outcome, record: { ...outcome.record, change }, capture: revisit ? capture(page, previous) : outcome.capture };
 }
 

@@ -94,7 +94,7 @@ export class UrlProcessor {
     const pacingPolicy = hostPacingPolicy(config, crawlPolicy.pacingOverride(host), crawlDelayMs);
     const policy = fetchPolicyOf(config, crawlPolicy, profile.userAgent);
     const { pacing, starts } = key;
-    const validators = conditionalHeaders(crawlPolicy.revalidates ? context.recrawl?.previous : undefined);
+    const validators = conditionalHeaders(crawlPolicy.revalidates ? context.recrawl?.previous : undefined, config.storeBodies);
     for (let attempts = item.attempts; ; ) {
       const start = await starts.take(requestGapMs(pacingPolicy, pacing.current), LONG_WAIT_MS);
       if ('deferUntil' in start) return { deferUntil: start.deferUntil, attempts };

@@ -131,6 +131,11 @@ export function print(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
+/** `print`, or its stderr twin when stdout carries a command's results (`--out -`). */
+export function printer(stdoutTaken: boolean): (line: string) => void {
+  return stdoutTaken ? (line) => process.stderr.write(`${line}\n`) : print;
+}
+
 /** What a command's output needs to know of the Web UI: a crawl's link, and whether the server serving it stops when this command exits. */
 export interface WebUi {
   url(crawlId: string): string | undefined;

@@ -3,11 +3,13 @@
  * schema's settings: setting-flags.ts), a `--config` file under them, and the crawl they ask
  * for, validated once by the schema with errors that name what the user typed.
  */
-import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { accessSync, constants, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
 import { fieldsFromFlags, flagOfField, settingOptions } from './setting-flags';
+import { existingTarget, STDOUT_OUT } from '../results/out-target';
+import { embeddedHistoryFile } from '../temporal/target';
 
 /** Commander's values of the crawl flags, by attribute name (`--max-pages` is `maxPages`). */
 export interface CrawlFlags {
@@ -73,19 +75,51 @@ export function checkLocalSeedsFile({ seedsFile }: CrawlInput, flags: CrawlFlags
 }
 
 /**
- * Fails with the command's usage error unless the results file (`--out`, or the default in the
- * working directory when not `given`) can be written: its directory exists and this process
- * may write in it. The file is written when the crawl has ended, and a crawl of hours should
- * not learn only then that there is no place to put it.
+ * Whether `file` (links resolved) is one crawlflow keeps in the data dir: a crawl's store or
+ * body files (under `crawls/`), or the embedded server's history. An export renamed onto one
+ * would destroy it, the crawl being exported included.
  */
-export function checkOutFile(out: string, given: boolean): void {
-  const code = accessFailure(() => {
-    if (existsSync(out) && statSync(out).isDirectory()) refuse('EISDIR');
-    if (!statSync(dirname(out)).isDirectory()) refuse('ENOTDIR');
-    accessSync(dirname(out), constants.W_OK);
-  });
-  if (code !== null) throw new UsageError(`${given ? '--out' : 'results file (choose another with --out)'} ${out}: cannot write it (${code})`);
+function isCrawlflowData(file: string, dataDir: string): boolean {
+  let root = resolve(dataDir);
+  try {
+    root = realpathSync(root);
+  } catch {
+    // A data dir that is not there holds nothing to protect.
+  }
+  const [first = '', ...rest] = relative(root, file).split(sep);
+  if (first === '' || first === '..' || isAbsolute(first)) return false;
+  return (first === 'crawls' && rest.length > 0) || first.startsWith(basename(embeddedHistoryFile(root)));
 }
+
+/**
+ * Fails with the command's usage error unless the results file (`--out`, or the default in the
+ * working directory when not `given`) can be written: standard output, a device or FIFO this
+ * process may write, or a file (through its links) whose directory exists and this process may
+ * write in, and which is none of crawlflow's own files in `dataDir`. The file is written when
+ * the crawl has ended, and a crawl of hours should not learn only then that there is no place
+ * to put it.
+ */
+export function checkOutFile(out: string, given: boolean, dataDir: string): void {
+  if (out === STDOUT_OUT) return;
+  const what = given ? '--out' : 'results file (choose another with --out)';
+  let file: string | undefined;
+  const code = accessFailure(() => {
+    const target = existingTarget(out);
+    if (target?.kind === 'directory') refuse('EISDIR');
+    if (target?.kind === 'other') return accessSync(target.path, constants.W_OK);
+    const dir = realpathSync(dirname(target?.path ?? out));
+    if (!statSync(dir).isDirectory()) refuse('ENOTDIR');
+    accessSync(dir, constants.W_OK);
+    file = join(dir, basename(target?.path ?? out));
+  });
+  if (code !== null) throw new UsageError(`${what} ${out}: cannot write it (${code})`);
+  if (file !== undefined && isCrawlflowData(file, dataDir)) {
+    throw new UsageError(`${what} ${out}: lies among crawlflow's own files in ${resolve(dataDir)} (crawl stores and their bodies, the embedded server's history); choose a file outside them`);
+  }
+}
+
+/** `--out` of `crawl`, `demo` and `results`. */
+export const OUT_HELP = 'results file (default <crawl-id>.jsonl, .csv or .warc.gz); - for standard output, which then carries only the results';
 
 /** Fails a file-system check with `code`, as the system would for what the check found. */
 function refuse(code: 'EISDIR' | 'ENOTDIR'): never {

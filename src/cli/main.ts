@@ -18,11 +18,11 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { resolve } from 'node:path';
 import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { NoStoredBodiesError } from '../results/export-warc';
-import { ExportWriteError } from '../results/atomic-file';
+import { ExportInterruptedError, ExportWriteError } from '../results/atomic-file';
+import { describeOut, resolveOut, writesToStdout } from '../results/out-target';
 import { BadBodyRefError } from '../bodies/body-store';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
 import { CRAWLFLOW_VERSION, DEFAULT_RENDER_TASK_QUEUE, ENV, InvalidEnvError } from '../shared/names';
@@ -31,7 +31,7 @@ import { startSyntheticSite } from '../sites/synthetic-site';
 import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, TemporalUnreachableError, usesExternalCluster } from '../temporal/target';
 import { PortInUseError, TemporalCliMissingError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
-import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, storeConfigOf, nonEmpty, crawlIdArgument, storeOption, withClient, type StoreFlags } from './command-kit';
+import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, printer, storeConfigOf, nonEmpty, crawlIdArgument, storeOption, withClient, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { MetricsListenError } from '../observability/metrics-server';
 import { DamagedStoreError, StoreUnavailableError } from '../store/store-errors';
@@ -40,7 +40,7 @@ import { addControlCommands, formatOption } from './control-commands';
 import { crawlStanding, CrawlEndedError, UpdateNotDoneError, UpdateNotTakenError } from './crawl-control';
 import { counted, NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
-import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, EXIT_USAGE, UsageError, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, EXIT_USAGE, OUT_HELP, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 import { addResultsCommand, CrawlNotFinishedError } from './results-command';
@@ -69,12 +69,13 @@ interface CrawlCommandFlags extends CrawlFlags, StoreFlags {
 }
 
 function reportRun(run: CrawlRun, out: string, format: ExportFormat, json: boolean | undefined): void {
+  const print = printer(writesToStdout(out));
   if (json) {
     print(JSON.stringify({ ...run.summary, out, lines: run.lines, uiUrl: run.uiUrl ?? null }));
     return;
   }
   for (const line of summaryLines(run.summary)) print(line);
-  print(`  ${counted(run.lines, EXPORT_UNITS[format])} written to ${out}`);
+  print(`  ${counted(run.lines, EXPORT_UNITS[format])} written to ${describeOut(out)}`);
   if (run.uiUrl) print(webUiLine(run.uiUrl, run.uiStopsWithCommand));
 }
 
@@ -85,8 +86,8 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
   const crawlId = flags.id ?? newCrawlId();
   checkContentOptions(config, crawlId, flags.format, store);
   if (!usesExternalCluster()) checkLocalSeedsFile(request.input, flags);
-  const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
-  checkOutFile(out, flags.out !== undefined);
+  const out = resolveOut(flags.out ?? defaultOutFile(crawlId, flags.format));
+  checkOutFile(out, flags.out !== undefined, flags.dataDir);
   const input = await withStdinSeeds(request.input, flags.dataDir, crawlId);
   await traced('crawlflow crawl', () =>
     runCrawl({
@@ -177,7 +178,7 @@ async function runUi(flags: { dataDir: string }): Promise<void> {
 /** What `crawl` and `demo` share: the crawl's settings, its ID, and where its results go when it ends. */
 function crawlToEndOptions(command: Command): Command {
   return storeOption(crawlOptions(command))
-    .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
+    .option('--out <file>', OUT_HELP)
     .addOption(formatOption())
     .option('--no-progress', 'no progress bar');
 }
@@ -185,7 +186,7 @@ function crawlToEndOptions(command: Command): Command {
 function crawlOptions(command: Command): Command {
   return commonOptions(addCrawlOptions(command))
     .option('--id <crawl-id>', 'crawl ID (= workflow ID); the same ID never crawls twice', crawlIdArgument)
-    .option('--json', 'print a machine-readable summary on stdout');
+    .option('--json', 'print a machine-readable summary on stdout (on stderr when --out - takes stdout)');
 }
 
 /** `crawl`, `demo` and `start`: the commands that start a crawl. */
@@ -193,7 +194,7 @@ function addCrawlCommands(program: Command): void {
   crawlToEndOptions(
     program
       .command('crawl')
-      .description('crawl to the end and write one JSON line per URL')
+      .description('crawl to the end and write its results: JSON Lines, CSV or a WARC file (--format)')
       .argument('[seed-url...]', 'where the crawl starts (or `seeds` in --config)'),
   )
     .addOption(metricsAddressOption({ description: "serve the in-process worker's /metrics here" }))
@@ -290,7 +291,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_USAGE;
     }
-    if (err instanceof WorkerStoppedError) {
+    if (err instanceof WorkerStoppedError || err instanceof ExportInterruptedError || (err instanceof ResultsNotWrittenError && err.interrupted)) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_INTERRUPTED;
     }

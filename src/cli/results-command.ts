@@ -8,15 +8,15 @@
  * at a running crawl's records so far is a use of its own); `--require-finished` refuses
  * instead, for scripts that must only ever take a crawl's whole result.
  */
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import { storedChangeSummary } from '../results/change-summary';
 import { defaultOutFile, EXPORT_UNITS, exportResults, type ExportFormat } from '../results/export-results';
 import { isFinished, readStoredProgress, type StoredProgress } from '../results/stored-progress';
 import type { CrawlEnd } from '../store/frontier-store';
-import { print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
-import { checkOutFile } from './crawl-options';
+import { describeOut, resolveOut, writesToStdout } from '../results/out-target';
+import { printer, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
+import { checkOutFile, OUT_HELP } from './crawl-options';
 import { formatOption, idCommand } from './control-commands';
 import { counted, workflowOutcome, type WorkflowOutcome } from './crawl-report';
 
@@ -92,14 +92,15 @@ interface ResultsFlags extends StoreFlags {
 
 async function writeResults(crawlId: string, flags: ResultsFlags): Promise<void> {
   const store = storeConfigOf(flags);
-  const out = resolve(flags.out ?? defaultOutFile(crawlId, flags.format));
-  checkOutFile(out, flags.out !== undefined);
+  const out = resolveOut(flags.out ?? defaultOutFile(crawlId, flags.format));
+  checkOutFile(out, flags.out !== undefined, flags.dataDir);
+  const print = printer(writesToStdout(out));
   const progress = await readStoredProgress(store, crawlId);
   const standing = await unfinishedStanding(flags, crawlId, progress);
   const account = standing && standingText(crawlId, standing, progress);
   if (account !== undefined && flags.requireFinished) throw new CrawlNotFinishedError(`${account}; nothing written (--require-finished)`);
   const count = await exportResults(flags.format, store, crawlId, out);
-  print(`${counted(count, EXPORT_UNITS[flags.format])} written to ${out}`);
+  print(`${counted(count, EXPORT_UNITS[flags.format])} written to ${describeOut(out)}`);
   const changes = await storedChangeSummary(store, crawlId);
   if (changes !== undefined) print(changes);
   if (account !== undefined) process.stderr.write(`crawlflow: ${account}; this export ${standing?.kind === 'unknown' ? 'may be' : 'is'} partial\n`);
@@ -108,7 +109,7 @@ async function writeResults(crawlId: string, flags: ResultsFlags): Promise<void>
 export function addResultsCommand(program: Command): void {
   storeOption(idCommand(program, 'results', "write a crawl's results: JSON Lines, CSV, or a WARC file of its stored bodies"))
     .addOption(formatOption())
-    .option('--out <file>', 'results file (default <crawl-id>.jsonl, .csv or .warc.gz)')
+    .option('--out <file>', OUT_HELP)
     .option('--require-finished', 'write nothing, and exit 1, unless the crawl has finished (completed, or reached its maxPages or deadline)')
     .action(writeResults);
 }

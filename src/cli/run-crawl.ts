@@ -11,7 +11,7 @@ import { crawlResult } from '../client/crawl-result';
 import { connectClient, resolveTemporalTarget, workflowUiUrl } from '../temporal/target';
 import { startWorkerHost, type WorkerHost } from '../workers/worker-host';
 import { exportResults, type ExportFormat } from '../results/export-results';
-import { ExportWriteError } from '../results/atomic-file';
+import { ExportInterruptedError, ExportWriteError } from '../results/atomic-file';
 import type { CrawlConfig, CrawlInput } from '../shared/crawl-config';
 import type { CrawlSummary } from '../shared/crawl-types';
 import type { StoreConfig } from '../store/store-url';
@@ -67,8 +67,11 @@ export class WorkerStoppedError extends Error {
  */
 export class ResultsNotWrittenError extends Error {
   readonly code = 'results-not-written';
-  constructor({ crawlId, status }: CrawlSummary, format: ExportFormat, cause: ExportWriteError) {
+  /** A signal stopped the writing (exit 130), rather than a file that could not be written (exit 1). */
+  readonly interrupted: boolean;
+  constructor({ crawlId, status }: CrawlSummary, format: ExportFormat, cause: ExportWriteError | ExportInterruptedError) {
     super(`crawl ${crawlId} ${status}, but ${cause.failure}; its results are kept: write them with \`crawlflow results ${crawlId} --format ${format} --out <file>\``, { cause });
+    this.interrupted = cause instanceof ExportInterruptedError;
   }
 }
 
@@ -77,7 +80,7 @@ async function exportRun(options: RunCrawlOptions, summary: CrawlSummary): Promi
   try {
     return await exportResults(options.format, options.store, options.crawlId, options.out);
   } catch (err) {
-    if (err instanceof ExportWriteError) throw new ResultsNotWrittenError(summary, options.format, err);
+    if (err instanceof ExportWriteError || err instanceof ExportInterruptedError) throw new ResultsNotWrittenError(summary, options.format, err);
     throw err;
   }
 }

@@ -8,9 +8,10 @@
  * page's values to `MAX_PAGE_FIELD_CHARS`, so a hostile page cannot blow up its record.
  */
 import { load, type CheerioAPI } from 'cheerio';
-import type { AnyNode, Element } from 'domhandler';
+import { isTag, isText, type AnyNode, type Element } from 'domhandler';
 import { compile, selectAll, selectOne } from 'css-select';
 import type { ExtractField } from '../shared/content-config';
+import { cutText } from './cut-text';
 
 export type FieldValue = string | string[] | null;
 export type ExtractedFields = Record<string, FieldValue>;
@@ -26,14 +27,48 @@ interface CompiledField {
   field: ExtractField;
 }
 
+/** Phrasing elements, whose text runs on into their neighbours'; every other element's text is set apart. */
+const INLINE = new Set(
+  'a abbr b bdi bdo cite code data del dfn em font i ins kbd label mark q s samp small span strike strong sub sup time tt u var wbr'.split(' '),
+);
+/** Elements whose content is no text of the page. */
+const HIDDEN = new Set(['script', 'style', 'template']);
+/** Marks, on the walk's stack, the end of an element whose text is set apart. */
+const APART = Symbol('apart');
+
+/**
+ * The element's text in one line, as a browser lays it out (innerText) rather than as its text
+ * nodes run together (textContent): blocks, list items, table cells and line breaks are set
+ * apart by a space (`<p>10 Main St</p><p>Springfield</p>` is `10 Main St Springfield`, not
+ * `10 Main StSpringfield`), scripts and styles left out, whitespace collapsed. The walk keeps
+ * its own stack: a hostile page nests elements deeper than the call stack goes.
+ */
+function innerText(element: Element): string {
+  let text = '';
+  const stack: Array<AnyNode | typeof APART> = [...element.children].reverse();
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (next === APART) text += ' ';
+    else if (isText(next)) text += next.data;
+    else if (isTag(next) && !HIDDEN.has(next.name)) {
+      if (!INLINE.has(next.name)) {
+        text += ' ';
+        stack.push(APART);
+      }
+      for (let i = next.children.length - 1; i >= 0; i--) stack.push(next.children[i]);
+    }
+  }
+  return text.replace(/\s+/g, ' ').trim();
+}
+
 function valueOf($: CheerioAPI, element: Element, field: ExtractField): string | null {
   switch (field.type) {
     case 'text':
-      return $(element).text().replace(/\s+/g, ' ').trim();
+      return innerText(element);
     case 'html':
       return $(element).html() ?? '';
     case 'attribute':
-      return element.attribs[field.attribute ?? ''] ?? null;
+      // The HTML parser lowercases attribute names, as selectors match them: `@SRC` is `src`.
+      return element.attribs[(field.attribute ?? '').toLowerCase()] ?? null;
   }
 }
 
@@ -47,25 +82,40 @@ export function compileExtractor(spec: Readonly<Record<string, ExtractField>>): 
     let budget = MAX_PAGE_FIELD_CHARS;
     const cut = (value: string | null, maxChars: number): string | null => {
       if (value === null) return null;
-      const kept = value.slice(0, Math.min(maxChars, budget));
+      const kept = cutText(value, Math.min(maxChars, budget));
       budget -= kept.length;
       return kept;
     };
-    const result: ExtractedFields = {};
-    for (const { name, query, field } of fields) {
-      if (field.list) {
-        const values: string[] = [];
-        for (const element of selectAll<AnyNode, Element>(query, root)) {
-          if (values.length >= field.maxItems || budget <= 0) break;
-          const value = cut(valueOf($, element, field), field.maxChars);
-          if (value !== null) values.push(value);
-        }
-        result[name] = values;
-      } else {
+    const valueOfField = ({ query, field }: CompiledField): FieldValue => {
+      if (!field.list) {
         const element = selectOne<AnyNode, Element>(query, root);
-        result[name] = element === null ? null : cut(valueOf($, element, field), field.maxChars);
+        return element === null ? null : cut(valueOf($, element, field), field.maxChars);
       }
-    }
+      const values: string[] = [];
+      for (const element of selectAll<AnyNode, Element>(query, root)) {
+        if (values.length >= field.maxItems || budget <= 0) break;
+        const value = cut(valueOf($, element, field), field.maxChars);
+        if (value !== null) values.push(value);
+      }
+      return values;
+    };
+    const result: ExtractedFields = {};
+    for (const compiled of fields) result[compiled.name] = guarded(compiled.field, () => valueOfField(compiled));
     return result;
   };
+}
+
+/**
+ * A field's value, or no value (null, or an empty list) where the selector engine or the HTML
+ * serializer, which recurse once per level, run out of stack on a page nested thousands deep
+ * (below html-page.ts's MAX_NESTING_DEPTH, which refuses deeper ones). The error would fail the
+ * page's whole batch, retried until the crawl gave up on it, for the sake of one field.
+ */
+function guarded(field: ExtractField, value: () => FieldValue): FieldValue {
+  try {
+    return value();
+  } catch (err) {
+    if (err instanceof RangeError) return field.list ? [] : null;
+    throw err;
+  }
 }

@@ -17,6 +17,7 @@ import { decodeHTML, decodeHTMLAttribute } from 'entities';
 import type { TokenizerCallbacks } from 'htmlparser2';
 import { normalizeUrl, resolveUrl, type UrlResolver } from '../policy/normalize-url';
 import { ScanTokenizer } from './scan-tokenizer';
+import { cutText } from './cut-text';
 import type { ExtractedFields, Extractor } from './extract-fields';
 
 export interface ParsedPage {
@@ -233,7 +234,7 @@ export function parseHtmlPage(
 
   const canonical = markup.canonicalHref ? resolve(markup.canonicalHref, base)?.href : undefined;
   const directives = robotsDirectives([...markup.metaRobots, robotsHeader]);
-  const title = (markup.title ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_TITLE_CHARS);
+  const title = cutText((markup.title ?? '').replace(/\s+/g, ' ').trim(), MAX_TITLE_CHARS);
 
   return {
     title: title || null,

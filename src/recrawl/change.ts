@@ -6,9 +6,15 @@ import type { ChangeKind, PageRecord } from '../store/frontier-store';
 
 const GONE_STATUSES = new Set([404, 410]);
 
-/** If-None-Match / If-Modified-Since from the previous record's validators (none, none sent). */
-export function conditionalHeaders(previous: PageRecord | undefined): Record<string, string> {
+/**
+ * If-None-Match / If-Modified-Since from the previous record's validators (none, none sent).
+ * None either when this crawl stores bodies and the previous one did not store this HTML page's:
+ * a 304 would leave it nothing to store but a revisit of a capture no WARC file holds, so the
+ * body is downloaded again to be stored whole.
+ */
+export function conditionalHeaders(previous: PageRecord | undefined, storeBodies = false): Record<string, string> {
   const headers: Record<string, string> = {};
+  if (storeBodies && previous?.contentHash != null && previous.bodyRef === null) return headers;
   if (previous?.etag) headers['if-none-match'] = previous.etag;
   if (previous?.lastModified) headers['if-modified-since'] = previous.lastModified;
   return headers;

@@ -3,18 +3,23 @@
  * one row per record. Every value is quoted; a null is an empty unquoted cell and an empty
  * string a quoted one (`""`), so the two stay apart. Lists (`links`, list fields) are JSON
  * arrays in their cell, booleans `true`/`false`. Each extracted field is a column
- * `fields.<name>`, in the order the crawl's records first show them: the export reads the
- * records twice, once to find the columns and once to write, so memory stays flat.
+ * `fields.<name>`: the crawl's `extract` fields in their order, then any other its records
+ * show (a config changed between runs under one ID), in the order they first do. The export
+ * reads the records twice, once to find the columns and once to write, so memory stays flat.
  *
- * Values are written as the pages had them: a spreadsheet may read a cell starting with `=`
- * as a formula, so open exports of untrusted sites as text.
+ * Values are written as the pages had them, in UTF-8 without a byte order mark: a spreadsheet
+ * may read a cell starting with `=`, `+`, `-` or `@` as a formula, so exports of untrusted sites
+ * are imported as text (docs/extraction-recrawl-exports.md#csv). Prefixing such cells would
+ * alter the data for every other reader.
  */
 import { stringify } from 'csv-stringify/sync';
 import type { PageRecord } from '../store/frontier-store';
 import { RECORD_FIELDS } from '../store/record-fields';
-import { ChunkedWriter, writeAtomically } from './atomic-file';
+import { ChunkedWriter } from './atomic-file';
+import { writeExport } from './out-target';
 import type { StoreConfig } from '../store/store-url';
 import { withCrawlStore } from './export-jsonl';
+import { recordedConfig } from './recorded-settings';
 
 type Cell = string | null;
 
@@ -37,9 +42,10 @@ const row = (cells: Cell[]): string => stringify([cells], { quoted: true, quoted
 
 export function exportCsv(config: StoreConfig, crawlId: string, outFile: string): Promise<number> {
   return withCrawlStore(config, crawlId, async (store) => {
-    const fieldNames = new Set<string>();
+    // The crawl's fields first, so a crawl whose records show none (no HTML page yet) has their columns all the same.
+    const fieldNames = new Set<string>(Object.keys((await recordedConfig(store)).extract ?? {}));
     for await (const record of store.records()) for (const name of Object.keys(record.fields)) fieldNames.add(name);
-    return writeAtomically(outFile, async (out) => {
+    return writeExport(outFile, async (out) => {
       const writer = new ChunkedWriter(out);
       await writer.add(row([...RECORD_COLUMNS.map(([name]) => name), ...[...fieldNames].map((name) => FIELD_COLUMN_PREFIX + name)]));
       let rows = 0;

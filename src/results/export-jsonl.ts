@@ -7,7 +7,8 @@ import { openStoreBackend } from '../store/open-store-backend';
 import { UnknownCrawlError } from '../store/store-backend';
 import { storeDamage } from '../store/store-errors';
 import type { StoreConfig } from '../store/store-url';
-import { ChunkedWriter, writeAtomically } from './atomic-file';
+import { ChunkedWriter } from './atomic-file';
+import { writeExport } from './out-target';
 
 export { UnknownCrawlError };
 
@@ -38,7 +39,7 @@ export function toJsonLine(record: PageRecord): string {
 
 export function exportJsonl(config: StoreConfig, crawlId: string, outFile: string): Promise<number> {
   return withCrawlStore(config, crawlId, (store) =>
-    writeAtomically(outFile, async (out) => {
+    writeExport(outFile, async (out) => {
       const writer = new ChunkedWriter(out);
       let lines = 0;
       for await (const record of store.records()) {

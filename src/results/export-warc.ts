@@ -9,13 +9,24 @@
 import { basename } from 'node:path';
 import type { BodyStore } from '../bodies/body-store';
 import type { FrontierStore } from '../store/frontier-store';
+import { recordedConfig } from './recorded-settings';
 import { warcinfoRecord } from '../warc/warc-record';
-import { writeAtomically, writeChunk } from './atomic-file';
+import { writeChunk } from './atomic-file';
+import { STDOUT_OUT, writeExport } from './out-target';
 import type { StoreConfig } from '../store/store-url';
 import { withCrawlStore } from './export-jsonl';
 
 export class NoStoredBodiesError extends Error {
   readonly code = 'no-stored-bodies';
+}
+
+/**
+ * Whether the crawl was run to store bodies, by its recorded config (a crawl of a release that
+ * recorded none was not). One that was, and stored none (no page was an HTML page answered
+ * 2xx), has its export all the same: a file with no page in it.
+ */
+async function storesBodies(store: FrontierStore): Promise<boolean> {
+  return (await recordedConfig(store)).storeBodies === true;
 }
 
 /** Bodies read ahead of the one being written: a database answers several at once. */
@@ -41,10 +52,10 @@ async function* storedBodies(store: FrontierStore, bodies: BodyStore, crawlId: s
  */
 export function exportWarc(config: StoreConfig, crawlId: string, outFile: string): Promise<number> {
   return withCrawlStore(config, crawlId, (store, bodies) =>
-    writeAtomically(outFile, async (out) => {
+    writeExport(outFile, async (out) => {
       await writeChunk(
         out,
-        warcinfoRecord(basename(outFile), {
+        warcinfoRecord(outFile === STDOUT_OUT ? undefined : basename(outFile), {
           software: 'crawlflow',
           format: 'WARC File Format 1.1',
           conformsTo: 'http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/',
@@ -56,7 +67,7 @@ export function exportWarc(config: StoreConfig, crawlId: string, outFile: string
         await writeChunk(out, body);
         pages += 1;
       }
-      if (pages === 0) {
+      if (pages === 0 && !(await storesBodies(store))) {
         throw new NoStoredBodiesError(`crawl "${crawlId}" stored no page bodies: a WARC export needs a crawl run with storeBodies (--store-bodies)`);
       }
       return pages;

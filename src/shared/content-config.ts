@@ -19,13 +19,36 @@ export const FIELD_TYPES = ['text', 'attribute', 'html'] as const;
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 export const MAX_FIELDS = 50;
 
+/**
+ * Whether `selector` has an `@` outside strings, brackets and parentheses, unescaped, which no
+ * CSS selector has. css-select takes `@src` for an element name, so a compact field whose
+ * attribute the compact form does not take (`img @1x`, `h1 @src @alt`) would compile and never
+ * match: its value would be null on every page, with no word of why.
+ */
+function hasStrayAt(selector: string): boolean {
+  let quote: string | undefined;
+  let depth = 0;
+  for (let i = 0; i < selector.length; i++) {
+    const char = selector[i];
+    if (char === '\\') i++;
+    else if (quote !== undefined) quote = char === quote ? undefined : quote;
+    else if (char === '"' || char === "'") quote = char;
+    else if (char === '[' || char === '(') depth++;
+    else if (char === ']' || char === ')') depth--;
+    else if (char === '@' && depth === 0) return true;
+  }
+  return false;
+}
+
 /** Why a selector does not compile, or undefined when it does. */
 function selectorProblem(selector: string): string | undefined {
+  const invalid = `invalid CSS selector "${selector.slice(0, 200)}"`;
+  if (hasStrayAt(selector)) return `${invalid}: a stray "@" (an attribute is read by ending the field with one " @name", the name starting with a letter, _ or :)`;
   try {
     compile(selector);
     return undefined;
   } catch (err) {
-    return `invalid CSS selector "${selector.slice(0, 200)}": ${(err as Error).message}`;
+    return `${invalid}: ${(err as Error).message}`;
   }
 }
 
@@ -48,7 +71,7 @@ const fieldObject = z
         'The selector is compiled when the crawl starts, and one that does not compile is an error.',
     }),
     type: setting(z.enum(FIELD_TYPES).default('text'), {
-      doc: '`text`: the text content, whitespace collapsed and trimmed. `attribute`: the value of `attribute`. `html`: the inner HTML.',
+      doc: '`text`: the text as a browser shows it on one line (innerText): blocks, list items, table cells and line breaks set apart by a space, scripts and styles left out, whitespace collapsed and trimmed. `attribute`: the value of `attribute`. `html`: the inner HTML.',
     }),
     attribute: setting(z.string().min(1).max(256).optional(), {
       doc: 'The attribute to read: required with `type: attribute`, and not allowed with the other types.',

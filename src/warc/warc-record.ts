@@ -176,8 +176,8 @@ export function captureRecords({ exchange, earlier }: Capture, date: Date): Buff
   return earlier === undefined ? exchangeRecords(exchange, date) : revisitRecords(exchange, earlier, date);
 }
 
-/** The `warcinfo` record that opens an exported file, as one gzip member. */
-export function warcinfoRecord(filename: string, fields: Record<string, string>, date = new Date()): Buffer {
+/** The `warcinfo` record that opens an exported file, as one gzip member; a file written to standard output has no name to give. */
+export function warcinfoRecord(filename: string | undefined, fields: Record<string, string>, date = new Date()): Buffer {
   const block = Buffer.from(fieldLines(fields));
   return gzipSync(record({ type: 'warcinfo', id: recordId(), date, contentType: 'application/warc-fields', block, extra: { 'WARC-Filename': filename } }));
 }

@@ -81,13 +81,16 @@ export interface CliResult {
   stderr: string;
 }
 
-/** `crawlflow <args>` to its end; `cwd` is its working directory (default: the test's). */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000, cwd?: string): Promise<CliResult> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
+/**
+ * `crawlflow <args>` to its end; `cwd` is its working directory (default: the test's). `stdoutFd`:
+ * a file descriptor its stdout goes to instead of the pipe read into `stdout`.
+ */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000, cwd?: string, stdoutFd?: number): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', stdoutFd ?? 'pipe', 'pipe'], cwd });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const [code] = (await once(child, 'exit')) as [number | null];
   clearTimeout(timer);
