@@ -8,7 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
-import { startCrawl } from '../src/client/crawl-client';
+import { startCrawl, type CrawlHandle } from '../src/client/crawl-client';
 import { progressQuery } from '../src/shared/messages';
 import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import { waitFor } from './helpers/fixtures';
@@ -165,17 +165,40 @@ describe('control commands against a dev server and a worker', () => {
     let held: RecordingSite;
     let release: () => void = () => {};
     const releasedHold = new Promise<void>((resolve) => (release = resolve));
+    let releaseBudget: () => void = () => {};
+    const releasedBudget = new Promise<void>((resolve) => (releaseBudget = resolve));
     before(async () => {
       // /hold answers only when the test lets it: the batch that fetches it keeps the crawl running, and a stopped one stopping.
       held = await startRecordingSite({
         '/': (_req, res) => page(res, ['/hold']),
         '/hold': (_req, res) => void releasedHold.then(() => page(res)),
+        '/budget': (_req, res) => page(res, ['/budget-hold', '/budget-more']),
+        '/budget-hold': (_req, res) => void releasedBudget.then(() => page(res, ['/budget-over'])),
+        '/budget-more': (_req, res) => page(res),
+        '/budget-over': (_req, res) => page(res),
       });
     });
     after(async () => {
       release();
+      releaseBudget();
       await held?.close();
     });
+
+    /**
+     * `add-seeds` of a page of the other site to a running crawl that cannot fetch it: one line
+     * on stderr, exit 1, and once `release` lets the crawl end as `status`, neither the page
+     * fetched nor the update in its history.
+     */
+    async function refusesSeeds(handle: CrawlHandle, stderr: string, release: () => void, status: string): Promise<void> {
+      const otherBefore = other.requests.length;
+      const refused = await runCli(['add-seeds', handle.workflowId, other.urlOf(1)], cliEnv);
+      assert.deepEqual(outcome(refused), { code: 1, stdout: '', stderr });
+      release();
+      assert.equal((await handle.result()).status, status);
+      assert.equal(other.requests.length, otherBefore, 'the other site was never asked for anything');
+      const history = JSON.stringify(await handle.fetchHistory());
+      assert.ok(!history.includes('addSeeds'), 'the refused update left nothing in the history');
+    }
 
     it('says how many URLs were new and how many the crawl knew already, and the new one is fetched', async () => {
       const handle = await startCrawl(env.client, 'add-seeds-known', { seeds: [`${held.origin}/`], perHostConcurrency: 1 }, taskQueue);
@@ -193,14 +216,20 @@ describe('control commands against a dev server and a worker', () => {
       const stop = await runCli(['stop', 'add-seeds-stopping'], cliEnv);
       assert.deepEqual(outcome(stop), { code: 0, stdout: 'stop: add-seeds-stopping\n', stderr: '' });
       assert.equal((await handle.query(progressQuery)).status, 'stopping');
-      const otherBefore = other.requests.length;
-      const refused = await runCli(['add-seeds', 'add-seeds-stopping', other.urlOf(1)], cliEnv);
-      assert.deepEqual(outcome(refused), { code: 1, stdout: '', stderr: 'crawlflow: crawl add-seeds-stopping is stopping: seeds added now would never be fetched\n' });
-      release();
-      assert.equal((await handle.result()).status, 'stopped');
-      assert.equal(other.requests.length, otherBefore, 'the other site was never asked for anything');
-      const history = JSON.stringify(await handle.fetchHistory());
-      assert.ok(!history.includes('addSeeds'), 'the refused update left nothing in the history');
+      await refusesSeeds(handle, 'crawlflow: crawl add-seeds-stopping is stopping: seeds added now would never be fetched\n', release, 'stopped');
+    });
+
+    it('to a crawl whose running batch holds the rest of its page budget exits 1 with one line, and the URLs are never fetched', async () => {
+      // One batch at a time: the second takes /budget-hold and /budget-more, the last 2 pages of the budget, and is held at the first.
+      const handle = await startCrawl(env.client, 'add-seeds-budget', { seeds: [`${held.origin}/budget`], maxPages: 3, concurrency: 1, perHostConcurrency: 1 }, taskQueue);
+      await waitFor(() => held.pages().some((request) => request.path === '/budget-hold'), 20_000, 'the crawl to reach /budget-hold');
+      const stderr = 'crawlflow: crawl add-seeds-budget has spent its page budget (maxPages 3) on pages done or being fetched: seeds added now would never be fetched\n';
+      await refusesSeeds(handle, stderr, releaseBudget, 'max-pages-reached');
+      assert.deepEqual(
+        held.pages().map((request) => request.path).filter((path) => path.startsWith('/budget')).sort(),
+        ['/budget', '/budget-hold', '/budget-more'],
+        'the budget went to the pages it was reserved for, and /budget-over, found last, was left',
+      );
     });
   });
 });
