@@ -14,7 +14,7 @@ import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import { waitFor } from './helpers/fixtures';
 import { runCli, type CliResult } from './helpers/processes';
 import { page, startRecordingSite, type RecordingSite } from './helpers/recording-site';
-import { itRejectsEach } from './helpers/usage-errors';
+import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
 /** The control commands, each with what it needs after the crawl ID. */
@@ -30,9 +30,18 @@ describe('control commands given bad input', { concurrency: 4 }, () => {
       ['an add-seeds URL that is not http(s), named among good ones', ['add-seeds', 'some-crawl', 'http://127.0.0.1:9/', 'ftp://127.0.0.1/x'], /^crawlflow: seed "ftp:\/\/127\.0\.0\.1\/x": must be an absolute http\(s\) URL\n$/],
       ['an add-seeds URL with credentials (never echoed)', ['add-seeds', 'some-crawl', 'http://me:topsecret@127.0.0.1:9/'], /^crawlflow: seed "http:\/\/\*\*\*@127\.0\.0\.1:9\/": must not contain credentials/],
       ['more add-seeds URLs than one update takes', ['add-seeds', 'some-crawl', ...Array.from({ length: 1_001 }, (_, i) => `http://127.0.0.1:9/${i}`)], /^crawlflow: <url\.\.\.>: at most 1000 URLs at once\n$/],
+      // They reach the crawl by its workflow ID and the server knows its task queue: the flag would do nothing.
+      ...CONTROL_COMMANDS.map(([command, ...rest]): UsageCase => [`--task-queue on ${command}`, [command, 'some-crawl', ...rest, '--task-queue', 'elsewhere'], /^error: unknown option '--task-queue'\n$/]),
     ],
     { TEMPORAL_ADDRESS: '127.0.0.1:1' },
   );
+
+  it('each command lists --data-dir in its --help and no --task-queue', async () => {
+    for (const [command] of CONTROL_COMMANDS) {
+      const { code, stdout, stderr } = await runCli([command, '--help'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+      assert.deepEqual({ code, stderr, dataDir: stdout.includes('--data-dir <dir>'), taskQueue: stdout.includes('--task-queue') }, { code: 0, stderr: '', dataDir: true, taskQueue: false }, command);
+    }
+  });
 });
 
 describe('control commands against a dev server and a worker', () => {

@@ -7,7 +7,7 @@ import { WorkflowUpdateStage } from '@temporalio/client';
 import { EXPORT_FORMATS } from '../results/export-results';
 import { CRAWL_LIMITS, MAX_ADDED_SEEDS, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
-import { commonOptions, crawlIdArgument, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
+import { commonOptions, crawlIdArgument, dataDirOption, print, storeConfigOf, storeOption, withClient, type DataDirFlags, type StoreFlags } from './command-kit';
 import { seedOfField, UsageError, validating } from './crawl-options';
 import { changeOption, fieldsFromFlags, flagOfField } from './setting-flags';
 import { counted, statusLines } from './crawl-report';
@@ -22,9 +22,22 @@ export function formatOption(): Option {
   return new Option('--format <format>', 'output format').choices(EXPORT_FORMATS).default('jsonl');
 }
 
+/** `<name> <crawl-id>`: a command that names a crawl by its ID. */
+function crawlCommand(program: Command, name: string, description: string): Command {
+  return program.command(name).description(description).argument('<crawl-id>', 'the crawl (workflow) ID', crawlIdArgument);
+}
+
 /** A command that names a crawl by its ID, with the options every command has. */
 export function idCommand(program: Command, name: string, description: string): Command {
-  return commonOptions(program.command(name).description(description).argument('<crawl-id>', 'the crawl (workflow) ID', crawlIdArgument));
+  return commonOptions(crawlCommand(program, name, description));
+}
+
+/**
+ * A command that acts on a running crawl. It has no `--task-queue`: the crawl is reached by its
+ * workflow ID, and the server knows the queue it runs on (it is named when no worker answers).
+ */
+function controlCommand(program: Command, name: string, description: string): Command {
+  return crawlCommand(program, name, description).addOption(dataDirOption());
 }
 
 export function addControlCommands(program: Command): void {
@@ -50,7 +63,7 @@ export function addControlCommands(program: Command): void {
     ['cancel', 'cancel: in-flight requests are aborted, results so far are kept', ({ handle }) => handle.cancel()],
   ];
   for (const [name, description, send] of simple) {
-    idCommand(program, name, description).action(async (crawlId: string, flags: CommonFlags) => {
+    controlCommand(program, name, description).action(async (crawlId: string, flags: DataDirFlags) => {
       await withClient(flags, async (client) => {
         await sendToRunning(client, crawlId, name, send);
         print(`${name}: ${crawlId}`);
@@ -58,9 +71,9 @@ export function addControlCommands(program: Command): void {
     });
   }
 
-  idCommand(program, 'add-seeds', 'add seed URLs to a running crawl (they join its scope)')
+  controlCommand(program, 'add-seeds', 'add seed URLs to a running crawl (they join its scope)')
     .argument('<url...>', `absolute http(s) URLs, at most ${MAX_ADDED_SEEDS} at once`)
-    .action(async (crawlId: string, urls: string[], flags: CommonFlags) => {
+    .action(async (crawlId: string, urls: string[], flags: DataDirFlags) => {
       const seeds = validating(() => parseSeeds(urls), (field) => seedOfField(field, urls) ?? '<url...>');
       await withClient(flags, async (client) => {
         const added = await sendToRunning(client, crawlId, 'add-seeds', (crawl) =>
@@ -72,9 +85,9 @@ export function addControlCommands(program: Command): void {
       });
     });
 
-  const setLimits = idCommand(program, 'set-limits', 'change concurrency and politeness of a running crawl');
+  const setLimits = controlCommand(program, 'set-limits', 'change concurrency and politeness of a running crawl');
   for (const field of CRAWL_LIMITS) setLimits.addOption(changeOption(field));
-  setLimits.action(async (crawlId: string, flags: CommonFlags & Record<string, unknown>) => {
+  setLimits.action(async (crawlId: string, flags: DataDirFlags & Record<string, unknown>) => {
     const change = fieldsFromFlags(flags);
     if (Object.keys(change).length === 0) throw new UsageError(`set-limits: give at least one of ${CRAWL_LIMITS.map(flagOfField).join(', ')}`);
     validating(() => parseLimitsChange(change), (field) => flagOfField(field) ?? field);
