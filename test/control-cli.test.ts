@@ -138,6 +138,26 @@ describe('control commands against a dev server and a worker', () => {
     }
   });
 
+  it('pause of a paused crawl and resume of a running one exit 0 and say they changed nothing', async () => {
+    const slow = await startSyntheticSite({ pages: 200, latencyMs: 100 });
+    const handle = await startCrawl(env.client, 'control-repeat', { seeds: [slow.urlOf(0)], concurrency: 2, perHostConcurrency: 1, delayMs: 0 }, taskQueue);
+    try {
+      const run = async (...args: string[]) => outcome(await runCli(args, cliEnv));
+      const statusIs = (status: string) => waitFor(async () => (await handle.query(progressQuery)).status === status, 15_000, `the crawl to be ${status}`);
+      await waitFor(() => slow.requests.length > 1, 20_000, 'the crawl to start');
+      assert.deepEqual(await run('resume', 'control-repeat'), { code: 0, stdout: 'resume: control-repeat (already running)\n', stderr: '' });
+      assert.deepEqual(await run('pause', 'control-repeat'), { code: 0, stdout: 'pause: control-repeat\n', stderr: '' });
+      await statusIs('paused');
+      assert.deepEqual(await run('pause', 'control-repeat'), { code: 0, stdout: 'pause: control-repeat (already paused)\n', stderr: '' });
+      assert.equal((await handle.query(progressQuery)).status, 'paused', 'still paused');
+      assert.deepEqual(await run('resume', 'control-repeat'), { code: 0, stdout: 'resume: control-repeat\n', stderr: '' });
+      await statusIs('running');
+    } finally {
+      await handle.cancel();
+      await slow.close();
+    }
+  });
+
   it('start with the ID of an ended crawl starts nothing and exits 1; with the ID of a running crawl it says the crawl goes on as it was started', async () => {
     await (await startCrawl(env.client, 'start-ended', { seeds: [site.urlOf(0)], maxPages: 3 }, taskQueue)).result();
     const requestsBefore = other.requests.length;

@@ -7,12 +7,13 @@ import { WorkflowUpdateStage } from '@temporalio/client';
 import { EXPORT_FORMATS } from '../results/export-results';
 import { CRAWL_LIMITS, MAX_ADDED_SEEDS, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
+import type { CrawlStatus } from '../shared/crawl-types';
 import { commonOptions, crawlIdArgument, dataDirOption, print, storeConfigOf, storeOption, withClient, type DataDirFlags, type StoreFlags } from './command-kit';
 import { seedOfField, UsageError, validating } from './crawl-options';
 import { changeOption, fieldsFromFlags, flagOfField } from './setting-flags';
 import { counted, statusLines } from './crawl-report';
 import { statusReport } from './stored-status';
-import { sendToRunning, update, type RunningCrawl } from './crawl-control';
+import { crawlStatusOf, sendToRunning, update, type RunningCrawl } from './crawl-control';
 
 /** Updates are sent and waited for until a worker has taken them (crawl-control.ts). */
 const TAKEN = { waitForStage: WorkflowUpdateStage.ACCEPTED } as const;
@@ -40,6 +41,46 @@ function controlCommand(program: Command, name: string, description: string): Co
   return crawlCommand(program, name, description).addOption(dataDirOption());
 }
 
+/** A command that is one signal, update or cancel request. */
+interface SimpleCommand {
+  name: string;
+  description: string;
+  send: (crawl: RunningCrawl) => Promise<unknown>;
+  /** The crawl status in which the command changes nothing, and what it then adds to its line. */
+  unchangedIn?: { status: CrawlStatus; note: string };
+}
+
+const SIMPLE_COMMANDS: readonly SimpleCommand[] = [
+  {
+    name: 'pause',
+    description: 'stop scheduling new batches (running ones finish)',
+    send: ({ handle }) => handle.signal(pauseSignal),
+    unchangedIn: { status: 'paused', note: 'already paused' },
+  },
+  {
+    name: 'resume',
+    description: 'resume a paused crawl',
+    send: ({ handle }) => handle.signal(resumeSignal),
+    unchangedIn: { status: 'running', note: 'already running' },
+  },
+  {
+    name: 'stop',
+    description: 'stop gracefully: running batches finish, the crawl ends as "stopped"',
+    send: (crawl) => update(crawl, 'stop', (handle) => handle.startUpdate(stopUpdate, TAKEN)),
+  },
+  { name: 'cancel', description: 'cancel: in-flight requests are aborted, results so far are kept', send: ({ handle }) => handle.cancel() },
+];
+
+/**
+ * A signal changes nothing when the crawl already stands as it asks: the command still sends it
+ * and exits 0 (scripts may repeat it), but says so. The status is read just before.
+ */
+async function sendSimple(crawl: RunningCrawl, { send, unchangedIn }: SimpleCommand): Promise<string> {
+  const unchanged = unchangedIn !== undefined && (await crawlStatusOf(crawl)) === unchangedIn.status;
+  await send(crawl);
+  return unchanged ? ` (${unchangedIn.note})` : '';
+}
+
 export function addControlCommands(program: Command): void {
   storeOption(idCommand(program, 'status', "print a crawl's outcome and totals, or its progress while it runs; from its store once Temporal no longer keeps it"))
     .option('--json', 'machine-readable output')
@@ -56,17 +97,11 @@ export function addControlCommands(program: Command): void {
       );
     });
 
-  const simple: Array<[string, string, (crawl: RunningCrawl) => Promise<unknown>]> = [
-    ['pause', 'stop scheduling new batches (running ones finish)', ({ handle }) => handle.signal(pauseSignal)],
-    ['resume', 'resume a paused crawl', ({ handle }) => handle.signal(resumeSignal)],
-    ['stop', 'stop gracefully: running batches finish, the crawl ends as "stopped"', (crawl) => update(crawl, 'stop', (handle) => handle.startUpdate(stopUpdate, TAKEN))],
-    ['cancel', 'cancel: in-flight requests are aborted, results so far are kept', ({ handle }) => handle.cancel()],
-  ];
-  for (const [name, description, send] of simple) {
-    controlCommand(program, name, description).action(async (crawlId: string, flags: DataDirFlags) => {
+  for (const command of SIMPLE_COMMANDS) {
+    controlCommand(program, command.name, command.description).action(async (crawlId: string, flags: DataDirFlags) => {
       await withClient(flags, async (client) => {
-        await sendToRunning(client, crawlId, name, send);
-        print(`${name}: ${crawlId}`);
+        const note = await sendToRunning(client, crawlId, command.name, (crawl) => sendSimple(crawl, command));
+        print(`${command.name}: ${crawlId}${note}`);
       });
     });
   }

@@ -153,12 +153,15 @@ export async function workflowOutcome(client: Client, crawlId: string): Promise<
   return 'summary' in ending ? { outcome: ending.summary.status, reason: null } : { outcome: ending.end, reason: ending.reason };
 }
 
-/** A running crawl's progress and frontier, asked of the workers that run it. */
-async function liveState(client: Client, handle: CrawlHandle, taskQueue: string): Promise<[CrawlProgress, FrontierStats]> {
+/**
+ * What `ask` gets of the workers that run a crawl by its queries, within a bounded time: the
+ * server holds a query until a worker takes it, so with none polling `taskQueue` it would wait
+ * without end (NoWorkerAnsweredError instead).
+ */
+export async function askWorkers<T>(client: Client, handle: CrawlHandle, taskQueue: string, ask: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + QUERY_DEADLINE_MS;
   try {
-    // One after the other: a query still retrying when the first one gave up would outlive the connection.
-    return await client.connection.withDeadline(deadline, async () => [await handle.query(progressQuery), await handle.query(frontierQuery)]);
+    return await client.connection.withDeadline(deadline, ask);
   } catch (err) {
     // The server holds a query until a worker takes it: past the deadline, none is polling. The
     // call then ends as DEADLINE_EXCEEDED or, when the client's timer wins, as CANCELLED.
@@ -166,6 +169,12 @@ async function liveState(client: Client, handle: CrawlHandle, taskQueue: string)
     if (timedOut) throw new NoWorkerAnsweredError(handle.workflowId, taskQueue);
     throw err;
   }
+}
+
+/** A running crawl's progress and frontier, asked of the workers that run it. */
+function liveState(client: Client, handle: CrawlHandle, taskQueue: string): Promise<[CrawlProgress, FrontierStats]> {
+  // One after the other: a query still retrying when the first one gave up would outlive the connection.
+  return askWorkers(client, handle, taskQueue, async () => [await handle.query(progressQuery), await handle.query(frontierQuery)]);
 }
 
 /** Everything `status` reports, from one describe and, by the crawl's state, its result or its queries. */
