@@ -138,7 +138,7 @@ describe('control commands against a dev server and a worker', () => {
     }
   });
 
-  it('pause of a paused crawl and resume of a running one exit 0 and say they changed nothing', async () => {
+  it('pause of a paused crawl and resume of a running one exit 0 and say they changed nothing; set-limits prints the limits in force, with --json as an object', async () => {
     const slow = await startSyntheticSite({ pages: 200, latencyMs: 100 });
     const handle = await startCrawl(env.client, 'control-repeat', { seeds: [slow.urlOf(0)], concurrency: 2, perHostConcurrency: 1, delayMs: 0 }, taskQueue);
     try {
@@ -152,6 +152,17 @@ describe('control commands against a dev server and a worker', () => {
       assert.equal((await handle.query(progressQuery)).status, 'paused', 'still paused');
       assert.deepEqual(await run('resume', 'control-repeat'), { code: 0, stdout: 'resume: control-repeat\n', stderr: '' });
       await statusIs('running');
+
+      assert.deepEqual(await run('set-limits', 'control-repeat', '--concurrency', '3', '--delay-ms', '5'), {
+        code: 0,
+        stdout: 'set-limits: control-repeat: concurrency 3, per-host concurrency 1, delay 5 ms\n',
+        stderr: '',
+      });
+      assert.deepEqual(await run('set-limits', 'control-repeat', '--per-host-concurrency', '2', '--json'), {
+        code: 0,
+        stdout: `${JSON.stringify({ concurrency: 3, perHostConcurrency: 2, delayMs: 5 })}\n`,
+        stderr: '',
+      });
     } finally {
       await handle.cancel();
       await slow.close();

@@ -11,7 +11,7 @@ import type { CrawlStatus } from '../shared/crawl-types';
 import { commonOptions, crawlIdArgument, dataDirOption, print, storeConfigOf, storeOption, withClient, type DataDirFlags, type StoreFlags } from './command-kit';
 import { seedOfField, UsageError, validating } from './crawl-options';
 import { changeOption, fieldsFromFlags, flagOfField } from './setting-flags';
-import { counted, statusLines } from './crawl-report';
+import { counted, limitsLine, statusLines } from './crawl-report';
 import { statusReport } from './stored-status';
 import { crawlStatusOf, sendToRunning, update, type RunningCrawl } from './crawl-control';
 
@@ -120,9 +120,15 @@ export function addControlCommands(program: Command): void {
       });
     });
 
-  const setLimits = controlCommand(program, 'set-limits', 'change concurrency and politeness of a running crawl');
+  addSetLimitsCommand(program);
+}
+
+/** `set-limits`: the limits now in force as a line, or with `--json` as the update returned them. */
+function addSetLimitsCommand(program: Command): void {
+  const setLimits = controlCommand(program, 'set-limits', 'change concurrency and politeness of a running crawl; prints the limits now in force');
   for (const field of CRAWL_LIMITS) setLimits.addOption(changeOption(field));
-  setLimits.action(async (crawlId: string, flags: DataDirFlags & Record<string, unknown>) => {
+  setLimits.option('--json', 'the limits now in force as a JSON object');
+  setLimits.action(async (crawlId: string, { json, ...flags }: DataDirFlags & { json?: boolean } & Record<string, unknown>) => {
     const change = fieldsFromFlags(flags);
     if (Object.keys(change).length === 0) throw new UsageError(`set-limits: give at least one of ${CRAWL_LIMITS.map(flagOfField).join(', ')}`);
     validating(() => parseLimitsChange(change), (field) => flagOfField(field) ?? field);
@@ -130,7 +136,7 @@ export function addControlCommands(program: Command): void {
       const limits = await sendToRunning(client, crawlId, 'set-limits', (crawl) =>
         update(crawl, 'new limits', (handle) => handle.startUpdate(setLimitsUpdate, { args: [change], ...TAKEN })),
       );
-      print(JSON.stringify(limits));
+      print(json === true ? JSON.stringify(limits) : limitsLine(crawlId, limits));
     });
   });
 }

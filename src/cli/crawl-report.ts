@@ -16,6 +16,7 @@ import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { describeChanges, hasChanges } from '../results/change-summary';
 import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FailureTally, FrontierStats } from '../shared/crawl-types';
 import { frontierQuery, progressQuery } from '../shared/messages';
+import type { CrawlLimits } from '../shared/crawl-config';
 
 /** How a crawl's workflow ended when it returned no summary (it failed, was terminated, ...). */
 type WorkflowEnd = 'failed' | 'terminated' | 'timed-out' | 'cancelled';
@@ -87,6 +88,19 @@ function countsLine(counts: { processed: number; fetched: number; errors: number
 /** One line per cause that made batches fail for good. */
 function failedBatchLines(failures: readonly FailureTally[]): string[] {
   return failures.map(({ batches, code, message }) => `  ${counted(batches, 'batch', 'batches')} failed with ${code}: ${message}`);
+}
+
+/** Each limit as `set-limits` shows it: typed by the limits, so a new one cannot go unshown. */
+const LIMIT_TEXT: { readonly [K in keyof CrawlLimits]: (value: CrawlLimits[K]) => string } = {
+  concurrency: (n) => `concurrency ${n}`,
+  perHostConcurrency: (n) => `per-host concurrency ${n}`,
+  delayMs: (ms) => `delay ${ms} ms`,
+};
+
+/** The limits a crawl runs under, as `set-limits` prints them after a change. */
+export function limitsLine(crawlId: string, limits: CrawlLimits): string {
+  const parts = (Object.keys(LIMIT_TEXT) as Array<keyof CrawlLimits>).map((field) => LIMIT_TEXT[field](limits[field]));
+  return `set-limits: ${crawlId}: ${parts.join(', ')}`;
 }
 
 /** A finished crawl's counts and duration (when known), frontier, failed batches, and the changes of a recrawl. */
