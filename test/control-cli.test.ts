@@ -8,13 +8,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
-import { startCrawl } from '../src/client/crawl-client';
+import { startCrawl, type CrawlHandle } from '../src/client/crawl-client';
 import { progressQuery } from '../src/shared/messages';
 import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import { waitFor } from './helpers/fixtures';
 import { runCli, type CliResult } from './helpers/processes';
 import { page, startRecordingSite, type RecordingSite } from './helpers/recording-site';
-import { itRejectsEach } from './helpers/usage-errors';
+import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
 /** The control commands, each with what it needs after the crawl ID. */
@@ -30,9 +30,18 @@ describe('control commands given bad input', { concurrency: 4 }, () => {
       ['an add-seeds URL that is not http(s), named among good ones', ['add-seeds', 'some-crawl', 'http://127.0.0.1:9/', 'ftp://127.0.0.1/x'], /^crawlflow: seed "ftp:\/\/127\.0\.0\.1\/x": must be an absolute http\(s\) URL\n$/],
       ['an add-seeds URL with credentials (never echoed)', ['add-seeds', 'some-crawl', 'http://me:topsecret@127.0.0.1:9/'], /^crawlflow: seed "http:\/\/\*\*\*@127\.0\.0\.1:9\/": must not contain credentials/],
       ['more add-seeds URLs than one update takes', ['add-seeds', 'some-crawl', ...Array.from({ length: 1_001 }, (_, i) => `http://127.0.0.1:9/${i}`)], /^crawlflow: <url\.\.\.>: at most 1000 URLs at once\n$/],
+      // They reach the crawl by its workflow ID and the server knows its task queue: the flag would do nothing.
+      ...CONTROL_COMMANDS.map(([command, ...rest]): UsageCase => [`--task-queue on ${command}`, [command, 'some-crawl', ...rest, '--task-queue', 'elsewhere'], /^error: unknown option '--task-queue'\n$/]),
     ],
     { TEMPORAL_ADDRESS: '127.0.0.1:1' },
   );
+
+  it('each command lists --data-dir in its --help and no --task-queue', async () => {
+    for (const [command] of CONTROL_COMMANDS) {
+      const { code, stdout, stderr } = await runCli([command, '--help'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+      assert.deepEqual({ code, stderr, dataDir: stdout.includes('--data-dir <dir>'), taskQueue: stdout.includes('--task-queue') }, { code: 0, stderr: '', dataDir: true, taskQueue: false }, command);
+    }
+  });
 });
 
 describe('control commands against a dev server and a worker', () => {
@@ -129,6 +138,37 @@ describe('control commands against a dev server and a worker', () => {
     }
   });
 
+  it('pause of a paused crawl and resume of a running one exit 0 and say they changed nothing; set-limits prints the limits in force, with --json as an object', async () => {
+    const slow = await startSyntheticSite({ pages: 200, latencyMs: 100 });
+    const handle = await startCrawl(env.client, 'control-repeat', { seeds: [slow.urlOf(0)], concurrency: 2, perHostConcurrency: 1, delayMs: 0 }, taskQueue);
+    try {
+      const run = async (...args: string[]) => outcome(await runCli(args, cliEnv));
+      const statusIs = (status: string) => waitFor(async () => (await handle.query(progressQuery)).status === status, 15_000, `the crawl to be ${status}`);
+      await waitFor(() => slow.requests.length > 1, 20_000, 'the crawl to start');
+      assert.deepEqual(await run('resume', 'control-repeat'), { code: 0, stdout: 'resume: control-repeat (already running)\n', stderr: '' });
+      assert.deepEqual(await run('pause', 'control-repeat'), { code: 0, stdout: 'pause: control-repeat\n', stderr: '' });
+      await statusIs('paused');
+      assert.deepEqual(await run('pause', 'control-repeat'), { code: 0, stdout: 'pause: control-repeat (already paused)\n', stderr: '' });
+      assert.equal((await handle.query(progressQuery)).status, 'paused', 'still paused');
+      assert.deepEqual(await run('resume', 'control-repeat'), { code: 0, stdout: 'resume: control-repeat\n', stderr: '' });
+      await statusIs('running');
+
+      assert.deepEqual(await run('set-limits', 'control-repeat', '--concurrency', '3', '--delay-ms', '5'), {
+        code: 0,
+        stdout: 'set-limits: control-repeat: concurrency 3, per-host concurrency 1, delay 5 ms\n',
+        stderr: '',
+      });
+      assert.deepEqual(await run('set-limits', 'control-repeat', '--per-host-concurrency', '2', '--json'), {
+        code: 0,
+        stdout: `${JSON.stringify({ concurrency: 3, perHostConcurrency: 2, delayMs: 5 })}\n`,
+        stderr: '',
+      });
+    } finally {
+      await handle.cancel();
+      await slow.close();
+    }
+  });
+
   it('start with the ID of an ended crawl starts nothing and exits 1; with the ID of a running crawl it says the crawl goes on as it was started', async () => {
     await (await startCrawl(env.client, 'start-ended', { seeds: [site.urlOf(0)], maxPages: 3 }, taskQueue)).result();
     const requestsBefore = other.requests.length;
@@ -165,17 +205,40 @@ describe('control commands against a dev server and a worker', () => {
     let held: RecordingSite;
     let release: () => void = () => {};
     const releasedHold = new Promise<void>((resolve) => (release = resolve));
+    let releaseBudget: () => void = () => {};
+    const releasedBudget = new Promise<void>((resolve) => (releaseBudget = resolve));
     before(async () => {
       // /hold answers only when the test lets it: the batch that fetches it keeps the crawl running, and a stopped one stopping.
       held = await startRecordingSite({
         '/': (_req, res) => page(res, ['/hold']),
         '/hold': (_req, res) => void releasedHold.then(() => page(res)),
+        '/budget': (_req, res) => page(res, ['/budget-hold', '/budget-more']),
+        '/budget-hold': (_req, res) => void releasedBudget.then(() => page(res, ['/budget-over'])),
+        '/budget-more': (_req, res) => page(res),
+        '/budget-over': (_req, res) => page(res),
       });
     });
     after(async () => {
       release();
+      releaseBudget();
       await held?.close();
     });
+
+    /**
+     * `add-seeds` of a page of the other site to a running crawl that cannot fetch it: one line
+     * on stderr, exit 1, and once `release` lets the crawl end as `status`, neither the page
+     * fetched nor the update in its history.
+     */
+    async function refusesSeeds(handle: CrawlHandle, stderr: string, release: () => void, status: string): Promise<void> {
+      const otherBefore = other.requests.length;
+      const refused = await runCli(['add-seeds', handle.workflowId, other.urlOf(1)], cliEnv);
+      assert.deepEqual(outcome(refused), { code: 1, stdout: '', stderr });
+      release();
+      assert.equal((await handle.result()).status, status);
+      assert.equal(other.requests.length, otherBefore, 'the other site was never asked for anything');
+      const history = JSON.stringify(await handle.fetchHistory());
+      assert.ok(!history.includes('addSeeds'), 'the refused update left nothing in the history');
+    }
 
     it('says how many URLs were new and how many the crawl knew already, and the new one is fetched', async () => {
       const handle = await startCrawl(env.client, 'add-seeds-known', { seeds: [`${held.origin}/`], perHostConcurrency: 1 }, taskQueue);
@@ -193,14 +256,20 @@ describe('control commands against a dev server and a worker', () => {
       const stop = await runCli(['stop', 'add-seeds-stopping'], cliEnv);
       assert.deepEqual(outcome(stop), { code: 0, stdout: 'stop: add-seeds-stopping\n', stderr: '' });
       assert.equal((await handle.query(progressQuery)).status, 'stopping');
-      const otherBefore = other.requests.length;
-      const refused = await runCli(['add-seeds', 'add-seeds-stopping', other.urlOf(1)], cliEnv);
-      assert.deepEqual(outcome(refused), { code: 1, stdout: '', stderr: 'crawlflow: crawl add-seeds-stopping is stopping: seeds added now would never be fetched\n' });
-      release();
-      assert.equal((await handle.result()).status, 'stopped');
-      assert.equal(other.requests.length, otherBefore, 'the other site was never asked for anything');
-      const history = JSON.stringify(await handle.fetchHistory());
-      assert.ok(!history.includes('addSeeds'), 'the refused update left nothing in the history');
+      await refusesSeeds(handle, 'crawlflow: crawl add-seeds-stopping is stopping: seeds added now would never be fetched\n', release, 'stopped');
+    });
+
+    it('to a crawl whose running batch holds the rest of its page budget exits 1 with one line, and the URLs are never fetched', async () => {
+      // One batch at a time: the second takes /budget-hold and /budget-more, the last 2 pages of the budget, and is held at the first.
+      const handle = await startCrawl(env.client, 'add-seeds-budget', { seeds: [`${held.origin}/budget`], maxPages: 3, concurrency: 1, perHostConcurrency: 1 }, taskQueue);
+      await waitFor(() => held.pages().some((request) => request.path === '/budget-hold'), 20_000, 'the crawl to reach /budget-hold');
+      const stderr = 'crawlflow: crawl add-seeds-budget has spent its page budget (maxPages 3) on pages done or being fetched: seeds added now would never be fetched\n';
+      await refusesSeeds(handle, stderr, releaseBudget, 'max-pages-reached');
+      assert.deepEqual(
+        held.pages().map((request) => request.path).filter((path) => path.startsWith('/budget')).sort(),
+        ['/budget', '/budget-hold', '/budget-more'],
+        'the budget went to the pages it was reserved for, and /budget-over, found last, was left',
+      );
     });
   });
 });

@@ -83,6 +83,27 @@ describe('CrawlScheduler rules', () => {
     assert.equal(scheduler.outcome(), 'max-pages-reached');
   });
 
+  it('the budget is spent for new URLs once pages done and running shares reach it; a filling batch leaves it open', () => {
+    const shares = plan({ maxPages: 2, batchSize: 5, concurrency: 1 });
+    const held = new CrawlScheduler(shares, initialSchedulerState(shares, view(1, { 'a.test': 10 })));
+    assert.equal(held.budgetSpent(), false, 'nothing launched yet');
+    const [share] = held.launches(0);
+    assert.deepEqual([limitOf(share), share.fill], [2, 0]);
+    assert.equal(held.budgetSpent(), true, 'its one batch takes the whole budget from the backlog the view named');
+    held.batchEnded(share.seq, done(share, view(2, { 'a.test': 8 }, 2)), 1);
+    assert.deepEqual([held.budgetSpent(), held.outcome()], [true, 'max-pages-reached']);
+
+    const fills = plan({ maxPages: 4, batchSize: 5, concurrency: 2 });
+    const filling = new CrawlScheduler(fills, initialSchedulerState(fills, view(1, { 'a.test': 1 })));
+    const [first, waiting] = filling.launches(0);
+    assert.deepEqual([limitOf(first), waiting.fill, waiting.waits, filling.budgetLeft()], [1, 3, true, 0], 'the whole budget reserved, 3 of it by a fill');
+    assert.equal(filling.budgetSpent(), false, 'the waiting batch may take a URL queued now');
+    filling.batchEnded(first.seq, done(first, view(2, {}, 1)), 1);
+    assert.equal(filling.budgetSpent(), false);
+    filling.batchEnded(waiting.seq, done(waiting, view(3, { 'a.test': 5 }, 4), null, 3), 2);
+    assert.equal(filling.budgetSpent(), true, 'pages done reach the budget');
+  });
+
   it('holds a host that asked to wait, wakes for it, and launches it again once the time has come', () => {
     const p = plan({ concurrency: 2, perHostConcurrency: 1 });
     const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 10 })));

@@ -12,9 +12,14 @@ import { crawlFileName, invalidCrawlId, SCHEDULED_RUN_SUFFIX } from '../shared/c
 import { UsageError } from './crawl-options';
 import { DirectoryError, makeDirectory } from '../shared/make-directory';
 
-export interface CommonFlags {
-  taskQueue: string;
+/** Flags of every command that talks to Temporal. */
+export interface DataDirFlags {
   dataDir: string;
+}
+
+/** Flags of the commands that start crawls or run workers on a task queue (`commonOptions`). */
+export interface CommonFlags extends DataDirFlags {
+  taskQueue: string;
 }
 
 export function dataDirOption(): Option {
@@ -149,7 +154,7 @@ export interface WebUi {
  * `connectTimeoutMs` bounds the wait for a server that does not answer (see `connectClient`).
  */
 export async function withClient<T>(
-  flags: CommonFlags,
+  flags: DataDirFlags,
   action: (client: Client, web: WebUi) => Promise<T>,
   { startEmbedded = false, connectTimeoutMs }: { startEmbedded?: boolean; connectTimeoutMs?: number } = {},
 ): Promise<T> {

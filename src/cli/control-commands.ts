@@ -7,12 +7,13 @@ import { WorkflowUpdateStage } from '@temporalio/client';
 import { EXPORT_FORMATS } from '../results/export-results';
 import { CRAWL_LIMITS, MAX_ADDED_SEEDS, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
-import { commonOptions, crawlIdArgument, print, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
+import type { CrawlStatus } from '../shared/crawl-types';
+import { commonOptions, crawlIdArgument, dataDirOption, print, storeConfigOf, storeOption, withClient, type DataDirFlags, type StoreFlags } from './command-kit';
 import { seedOfField, UsageError, validating } from './crawl-options';
 import { changeOption, fieldsFromFlags, flagOfField } from './setting-flags';
-import { counted, statusLines } from './crawl-report';
+import { counted, limitsLine, statusLines } from './crawl-report';
 import { statusReport } from './stored-status';
-import { sendToRunning, update, type RunningCrawl } from './crawl-control';
+import { crawlStatusOf, sendToRunning, update, type RunningCrawl } from './crawl-control';
 
 /** Updates are sent and waited for until a worker has taken them (crawl-control.ts). */
 const TAKEN = { waitForStage: WorkflowUpdateStage.ACCEPTED } as const;
@@ -22,9 +23,62 @@ export function formatOption(): Option {
   return new Option('--format <format>', 'output format').choices(EXPORT_FORMATS).default('jsonl');
 }
 
+/** `<name> <crawl-id>`: a command that names a crawl by its ID. */
+function crawlCommand(program: Command, name: string, description: string): Command {
+  return program.command(name).description(description).argument('<crawl-id>', 'the crawl (workflow) ID', crawlIdArgument);
+}
+
 /** A command that names a crawl by its ID, with the options every command has. */
 export function idCommand(program: Command, name: string, description: string): Command {
-  return commonOptions(program.command(name).description(description).argument('<crawl-id>', 'the crawl (workflow) ID', crawlIdArgument));
+  return commonOptions(crawlCommand(program, name, description));
+}
+
+/**
+ * A command that acts on a running crawl. It has no `--task-queue`: the crawl is reached by its
+ * workflow ID, and the server knows the queue it runs on (it is named when no worker answers).
+ */
+function controlCommand(program: Command, name: string, description: string): Command {
+  return crawlCommand(program, name, description).addOption(dataDirOption());
+}
+
+/** A command that is one signal, update or cancel request. */
+interface SimpleCommand {
+  name: string;
+  description: string;
+  send: (crawl: RunningCrawl) => Promise<unknown>;
+  /** The crawl status in which the command changes nothing, and what it then adds to its line. */
+  unchangedIn?: { status: CrawlStatus; note: string };
+}
+
+const SIMPLE_COMMANDS: readonly SimpleCommand[] = [
+  {
+    name: 'pause',
+    description: 'stop scheduling new batches (running ones finish)',
+    send: ({ handle }) => handle.signal(pauseSignal),
+    unchangedIn: { status: 'paused', note: 'already paused' },
+  },
+  {
+    name: 'resume',
+    description: 'resume a paused crawl',
+    send: ({ handle }) => handle.signal(resumeSignal),
+    unchangedIn: { status: 'running', note: 'already running' },
+  },
+  {
+    name: 'stop',
+    description: 'stop gracefully: running batches finish, the crawl ends as "stopped"',
+    send: (crawl) => update(crawl, 'stop', (handle) => handle.startUpdate(stopUpdate, TAKEN)),
+  },
+  { name: 'cancel', description: 'cancel: in-flight requests are aborted, results so far are kept', send: ({ handle }) => handle.cancel() },
+];
+
+/**
+ * A signal changes nothing when the crawl already stands as it asks: the command still sends it
+ * and exits 0 (scripts may repeat it), but says so. The status is read just before.
+ */
+async function sendSimple(crawl: RunningCrawl, { send, unchangedIn }: SimpleCommand): Promise<string> {
+  const unchanged = unchangedIn !== undefined && (await crawlStatusOf(crawl)) === unchangedIn.status;
+  await send(crawl);
+  return unchanged ? ` (${unchangedIn.note})` : '';
 }
 
 export function addControlCommands(program: Command): void {
@@ -43,24 +97,18 @@ export function addControlCommands(program: Command): void {
       );
     });
 
-  const simple: Array<[string, string, (crawl: RunningCrawl) => Promise<unknown>]> = [
-    ['pause', 'stop scheduling new batches (running ones finish)', ({ handle }) => handle.signal(pauseSignal)],
-    ['resume', 'resume a paused crawl', ({ handle }) => handle.signal(resumeSignal)],
-    ['stop', 'stop gracefully: running batches finish, the crawl ends as "stopped"', (crawl) => update(crawl, 'stop', (handle) => handle.startUpdate(stopUpdate, TAKEN))],
-    ['cancel', 'cancel: in-flight requests are aborted, results so far are kept', ({ handle }) => handle.cancel()],
-  ];
-  for (const [name, description, send] of simple) {
-    idCommand(program, name, description).action(async (crawlId: string, flags: CommonFlags) => {
+  for (const command of SIMPLE_COMMANDS) {
+    controlCommand(program, command.name, command.description).action(async (crawlId: string, flags: DataDirFlags) => {
       await withClient(flags, async (client) => {
-        await sendToRunning(client, crawlId, name, send);
-        print(`${name}: ${crawlId}`);
+        const note = await sendToRunning(client, crawlId, command.name, (crawl) => sendSimple(crawl, command));
+        print(`${command.name}: ${crawlId}${note}`);
       });
     });
   }
 
-  idCommand(program, 'add-seeds', 'add seed URLs to a running crawl (they join its scope)')
+  controlCommand(program, 'add-seeds', 'add seed URLs to a running crawl (they join its scope)')
     .argument('<url...>', `absolute http(s) URLs, at most ${MAX_ADDED_SEEDS} at once`)
-    .action(async (crawlId: string, urls: string[], flags: CommonFlags) => {
+    .action(async (crawlId: string, urls: string[], flags: DataDirFlags) => {
       const seeds = validating(() => parseSeeds(urls), (field) => seedOfField(field, urls) ?? '<url...>');
       await withClient(flags, async (client) => {
         const added = await sendToRunning(client, crawlId, 'add-seeds', (crawl) =>
@@ -72,9 +120,15 @@ export function addControlCommands(program: Command): void {
       });
     });
 
-  const setLimits = idCommand(program, 'set-limits', 'change concurrency and politeness of a running crawl');
+  addSetLimitsCommand(program);
+}
+
+/** `set-limits`: the limits now in force as a line, or with `--json` as the update returned them. */
+function addSetLimitsCommand(program: Command): void {
+  const setLimits = controlCommand(program, 'set-limits', 'change concurrency and politeness of a running crawl; prints the limits now in force');
   for (const field of CRAWL_LIMITS) setLimits.addOption(changeOption(field));
-  setLimits.action(async (crawlId: string, flags: CommonFlags & Record<string, unknown>) => {
+  setLimits.option('--json', 'the limits now in force as a JSON object');
+  setLimits.action(async (crawlId: string, { json, ...flags }: DataDirFlags & { json?: boolean } & Record<string, unknown>) => {
     const change = fieldsFromFlags(flags);
     if (Object.keys(change).length === 0) throw new UsageError(`set-limits: give at least one of ${CRAWL_LIMITS.map(flagOfField).join(', ')}`);
     validating(() => parseLimitsChange(change), (field) => flagOfField(field) ?? field);
@@ -82,7 +136,7 @@ export function addControlCommands(program: Command): void {
       const limits = await sendToRunning(client, crawlId, 'set-limits', (crawl) =>
         update(crawl, 'new limits', (handle) => handle.startUpdate(setLimitsUpdate, { args: [change], ...TAKEN })),
       );
-      print(JSON.stringify(limits));
+      print(json === true ? JSON.stringify(limits) : limitsLine(crawlId, limits));
     });
   });
 }

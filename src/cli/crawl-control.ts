@@ -16,7 +16,9 @@ import {
 } from '@temporalio/client';
 import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { INVALID_CONFIG_FAILURE } from '../shared/crawl-config';
-import { workflowOutcome, type WorkflowOutcome } from './crawl-report';
+import type { CrawlStatus } from '../shared/crawl-types';
+import { progressQuery } from '../shared/messages';
+import { askWorkers, NoWorkerAnsweredError, workflowOutcome, type WorkflowOutcome } from './crawl-report';
 import { UsageError } from './crawl-options';
 import { CrawlNotFoundError } from './stored-status';
 
@@ -75,6 +77,20 @@ async function runningCrawl(client: Client, crawlId: string, command: string): P
   if (standing === undefined) throw new CrawlNotFoundError(`no crawl "${crawlId}" on the Temporal server`);
   if (standing.outcome !== 'running') throw new CrawlEndedError(crawlId, standing.outcome, `${command} applies only to a running crawl`);
   return { client, crawlId, handle: crawlHandle(client, crawlId), taskQueue: standing.taskQueue };
+}
+
+/**
+ * The running crawl's own status (`running`, `paused`, `stopping`, ...), from its progress
+ * query; undefined when no worker answers in time. A signal is recorded all the same and taken
+ * when a worker runs the crawl: the status only tells the user what a signal would change.
+ */
+export async function crawlStatusOf({ client, handle, taskQueue }: RunningCrawl): Promise<CrawlStatus | undefined> {
+  try {
+    return (await askWorkers(client, handle, taskQueue, () => handle.query(progressQuery))).status;
+  } catch (err) {
+    if (err instanceof NoWorkerAnsweredError) return undefined;
+    throw err;
+  }
 }
 
 /**

@@ -16,6 +16,7 @@ import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { describeChanges, hasChanges } from '../results/change-summary';
 import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FailureTally, FrontierStats } from '../shared/crawl-types';
 import { frontierQuery, progressQuery } from '../shared/messages';
+import type { CrawlLimits } from '../shared/crawl-config';
 
 /** How a crawl's workflow ended when it returned no summary (it failed, was terminated, ...). */
 type WorkflowEnd = 'failed' | 'terminated' | 'timed-out' | 'cancelled';
@@ -89,6 +90,19 @@ function failedBatchLines(failures: readonly FailureTally[]): string[] {
   return failures.map(({ batches, code, message }) => `  ${counted(batches, 'batch', 'batches')} failed with ${code}: ${message}`);
 }
 
+/** Each limit as `set-limits` shows it: typed by the limits, so a new one cannot go unshown. */
+const LIMIT_TEXT: { readonly [K in keyof CrawlLimits]: (value: CrawlLimits[K]) => string } = {
+  concurrency: (n) => `concurrency ${n}`,
+  perHostConcurrency: (n) => `per-host concurrency ${n}`,
+  delayMs: (ms) => `delay ${ms} ms`,
+};
+
+/** The limits a crawl runs under, as `set-limits` prints them after a change. */
+export function limitsLine(crawlId: string, limits: CrawlLimits): string {
+  const parts = (Object.keys(LIMIT_TEXT) as Array<keyof CrawlLimits>).map((field) => LIMIT_TEXT[field](limits[field]));
+  return `set-limits: ${crawlId}: ${parts.join(', ')}`;
+}
+
 /** A finished crawl's counts and duration (when known), frontier, failed batches, and the changes of a recrawl. */
 function finishedLines(totals: CrawlTotals, startedAt: number | null, finishedAt: number | null, failures: readonly FailureTally[]): string[] {
   return [
@@ -153,12 +167,15 @@ export async function workflowOutcome(client: Client, crawlId: string): Promise<
   return 'summary' in ending ? { outcome: ending.summary.status, reason: null } : { outcome: ending.end, reason: ending.reason };
 }
 
-/** A running crawl's progress and frontier, asked of the workers that run it. */
-async function liveState(client: Client, handle: CrawlHandle, taskQueue: string): Promise<[CrawlProgress, FrontierStats]> {
+/**
+ * What `ask` gets of the workers that run a crawl by its queries, within a bounded time: the
+ * server holds a query until a worker takes it, so with none polling `taskQueue` it would wait
+ * without end (NoWorkerAnsweredError instead).
+ */
+export async function askWorkers<T>(client: Client, handle: CrawlHandle, taskQueue: string, ask: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + QUERY_DEADLINE_MS;
   try {
-    // One after the other: a query still retrying when the first one gave up would outlive the connection.
-    return await client.connection.withDeadline(deadline, async () => [await handle.query(progressQuery), await handle.query(frontierQuery)]);
+    return await client.connection.withDeadline(deadline, ask);
   } catch (err) {
     // The server holds a query until a worker takes it: past the deadline, none is polling. The
     // call then ends as DEADLINE_EXCEEDED or, when the client's timer wins, as CANCELLED.
@@ -166,6 +183,12 @@ async function liveState(client: Client, handle: CrawlHandle, taskQueue: string)
     if (timedOut) throw new NoWorkerAnsweredError(handle.workflowId, taskQueue);
     throw err;
   }
+}
+
+/** A running crawl's progress and frontier, asked of the workers that run it. */
+function liveState(client: Client, handle: CrawlHandle, taskQueue: string): Promise<[CrawlProgress, FrontierStats]> {
+  // One after the other: a query still retrying when the first one gave up would outlive the connection.
+  return askWorkers(client, handle, taskQueue, async () => [await handle.query(progressQuery), await handle.query(frontierQuery)]);
 }
 
 /** Everything `status` reports, from one describe and, by the crawl's state, its result or its queries. */

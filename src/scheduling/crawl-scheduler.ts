@@ -152,6 +152,22 @@ export class CrawlScheduler {
     return this.plan.maxPages - this.state.view.totals.processed - reserved;
   }
 
+  /**
+   * Whether the page budget is spent for any URL queued from now on (an added seed): the pages
+   * done and the shares of running batches reach `maxPages`. A share is backlog the view named
+   * for its host, which the batch claims whole as it starts it. A batch's fill is left out,
+   * unlike in `budgetLeft`: a filling batch claims what the store has ready as it goes, so it
+   * may take a URL queued now. What this cannot foresee, rare and never beyond the budget: a
+   * share the view overstated (others took the key's URLs meanwhile) leaves room its batch
+   * fills from the store, and a batch that hands unfetched URLs back (a host's long wait, a
+   * hand-over) frees their budget for later batches.
+   */
+  budgetSpent(): boolean {
+    let shares = 0;
+    for (const batch of this.running.values()) shares += batch.limit - batch.fill;
+    return this.plan.maxPages - this.state.view.totals.processed - shares <= 0;
+  }
+
   private hostBatches(host: string): number {
     let n = 0;
     for (const batch of this.running.values()) if (batch.hosts.includes(host)) n += 1;

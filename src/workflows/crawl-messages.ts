@@ -18,7 +18,7 @@ export interface CrawlMessages {
   stop(): void;
   setLimits(change: Partial<CrawlLimits>): CrawlLimits;
   addSeeds(urls: string[]): Promise<number>;
-  /** Why seeds added now would never be fetched (the crawl is stopping), or null when they would be. */
+  /** Why seeds added now would never be fetched (the crawl is stopping or finishing, its page budget spent), or null when they may be. */
   seedsRefusal(): string | null;
 }
 

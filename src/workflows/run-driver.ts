@@ -299,8 +299,14 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
     return added;
   }
 
+  /** Called by the addSeeds validator only: it reads state and commands nothing, so histories need no patch. */
   seedsRefusal(): string | null {
-    return this.scheduler.status() === 'stopping' ? `crawl ${this.crawlId} is stopping: seeds added now would never be fetched` : null;
+    const never = 'seeds added now would never be fetched';
+    if (this.scheduler.status() === 'stopping') return `crawl ${this.crawlId} is stopping: ${never}`;
+    // The run has its outcome and is closing: nothing launches again.
+    if (this.ended !== undefined) return `crawl ${this.crawlId} is finishing (${this.ended}): ${never}`;
+    if (this.scheduler.budgetSpent()) return `crawl ${this.crawlId} has spent its page budget (maxPages ${this.plan.maxPages}) on pages done or being fetched: ${never}`;
+    return null;
   }
 
   /** A change of status: the schedule looks again, and the crawl's search attributes follow. */
