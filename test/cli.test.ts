@@ -27,7 +27,8 @@ import { crawlResult } from '../src/client/crawl-result';
 import { connectClient } from '../src/temporal/target';
 import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
-import { embeddedServerEnv, runCli, spawnCli, spawnWorker, type WorkerProcess } from './helpers/processes';
+import { CLI, embeddedServerEnv, runCli, spawnCli, spawnWorker, type WorkerProcess } from './helpers/processes';
+import { checkTerminalOut } from '../src/cli/crawl-options';
 import { failureCause, forgetWorkflow, runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
 import { withCrawlStore } from '../src/results/export-jsonl';
 import { FIXTURE_DIR } from './tools/make-release-stores';
@@ -188,6 +189,53 @@ describe('invalid input', { concurrency: 4 }, () => {
       const result = await runCli([flag], env);
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout, `${version}\n`);
+    }
+  });
+});
+
+/** `crawlflow <args>` with a pseudo-terminal as its standard output (util-linux `script`), so `isatty(1)` is true as at a shell prompt. */
+async function runCliOnTerminal(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const quote = (arg: string): string => `'${arg.replace(/'/g, "'\\''")}'`;
+  // script writes a transcript besides its output: to a file of this test's own, never /dev/null.
+  const transcript = join(configDir, `terminal-${process.hrtime.bigint()}.log`);
+  const child = spawn('script', ['-qec', [process.execPath, CLI, ...args].map(quote).join(' '), transcript], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('latin1')));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, output };
+}
+
+describe('a WARC export to a terminal', () => {
+  const env = { TEMPORAL_ADDRESS: '127.0.0.1:1', CRAWLFLOW_DATA_DIR: configDir };
+  const refusal = 'crawlflow: --format warc: refusing to write compressed data to a terminal; redirect standard output to a file or a pipe, or give --out <file>\r\n';
+
+  it('is refused with one line and exit code 2, before anything starts, by `results` and `crawl`', { skip: !existsSync('/usr/bin/script') && 'util-linux script is not installed' }, async () => {
+    for (const args of [
+      ['results', 'no-such-crawl', '--format', 'warc', '--out', '-'],
+      ['results', 'no-such-crawl', '--format', 'warc', '--out', '/dev/stdout'],
+      ['crawl', 'http://127.0.0.1:9/', '--store-bodies', '--format', 'warc', '--out', '-'],
+    ]) {
+      assert.deepEqual(await runCliOnTerminal(args, env), { code: 2, output: refusal }, args.join(' '));
+    }
+    // Text formats may go to a terminal: the same command gets past the check, to the unknown crawl (exit 1).
+    const jsonl = await runCliOnTerminal(['results', 'no-such-crawl', '--format', 'jsonl', '--out', '-'], env);
+    assert.equal(jsonl.code, 1, jsonl.output);
+    assert.doesNotMatch(jsonl.output, /terminal/);
+  });
+
+  it('goes ahead when standard output is a pipe', async () => {
+    const piped = await runCli(['results', 'no-such-crawl', '--format', 'warc', '--out', '-'], env);
+    assert.equal(piped.code, 1, piped.stderr);
+    assert.doesNotMatch(piped.stderr, /terminal/);
+  });
+
+  it('is decided by format, target and terminal alike', () => {
+    assert.throws(() => checkTerminalOut('-', 'warc', true), { code: 'usage' });
+    for (const [out, format, terminal] of [['-', 'warc', false], ['-', 'jsonl', true], ['-', 'csv', true], [join(configDir, 'x.warc.gz'), 'warc', true]] as const) {
+      assert.doesNotThrow(() => checkTerminalOut(out, format, terminal), `${out} ${format} ${terminal}`);
     }
   });
 });

@@ -4,11 +4,12 @@
  * for, validated once by the schema with errors that name what the user typed.
  */
 import { accessSync, constants, readFileSync, realpathSync, statSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
 import { fieldsFromFlags, flagOfField, settingOptions } from './setting-flags';
-import { existingTarget, STDOUT_OUT } from '../results/out-target';
+import { existingTarget, STDOUT_OUT, writesToStdout } from '../results/out-target';
 import { embeddedHistoryFile } from '../temporal/target';
 
 /** Commander's values of the crawl flags, by attribute name (`--max-pages` is `maxPages`). */
@@ -116,6 +117,21 @@ export function checkOutFile(out: string, given: boolean, dataDir: string): void
   if (file !== undefined && isCrawlflowData(file, dataDir)) {
     throw new UsageError(`${what} ${out}: lies among crawlflow's own files in ${resolve(dataDir)} (crawl stores and their bodies, the embedded server's history); choose a file outside them`);
   }
+}
+
+/** The export formats that are binary: a WARC file is gzip members. */
+const BINARY_FORMATS: ReadonlySet<string> = new Set(['warc']);
+
+/**
+ * Fails with the command's usage error when a binary export would go to standard output and
+ * standard output is a terminal, as gzip refuses to: the bytes would garble the terminal (any
+ * of them may be an escape sequence), and nobody meant to read them there. Checked before
+ * anything starts, so a crawl of hours does not end by spraying its archive onto the screen.
+ * `stdoutIsTerminal` is a parameter so the rule can be tested without a terminal.
+ */
+export function checkTerminalOut(out: string, format: string, stdoutIsTerminal: boolean = isatty(1)): void {
+  if (!BINARY_FORMATS.has(format) || !stdoutIsTerminal || !writesToStdout(out)) return;
+  throw new UsageError(`--format ${format}: refusing to write compressed data to a terminal; redirect standard output to a file or a pipe, or give --out <file>`);
 }
 
 /** `--out` of `crawl`, `demo` and `results`. */

@@ -40,7 +40,7 @@ import { addControlCommands, formatOption } from './control-commands';
 import { crawlStanding, CrawlEndedError, UpdateNotDoneError, UpdateNotTakenError } from './crawl-control';
 import { counted, NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
 import { checkContentOptions } from './content-options';
-import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, crawlRequestFrom, EXIT_USAGE, OUT_HELP, UsageError, type CrawlFlags } from './crawl-options';
+import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, checkTerminalOut, crawlRequestFrom, EXIT_USAGE, OUT_HELP, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
 import { addScheduleCommands } from './schedule-commands';
 import { addResultsCommand, CrawlNotFinishedError } from './results-command';
@@ -88,6 +88,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
   if (!usesExternalCluster()) checkLocalSeedsFile(request.input, flags);
   const out = resolveOut(flags.out ?? defaultOutFile(crawlId, flags.format));
   checkOutFile(out, flags.out !== undefined, flags.dataDir);
+  checkTerminalOut(out, flags.format);
   const input = await withStdinSeeds(request.input, flags.dataDir, crawlId);
   await traced('crawlflow crawl', () =>
     runCrawl({

@@ -16,7 +16,7 @@ import { isFinished, readStoredProgress, type StoredProgress } from '../results/
 import type { CrawlEnd } from '../store/frontier-store';
 import { describeOut, resolveOut, writesToStdout } from '../results/out-target';
 import { printer, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
-import { checkOutFile, OUT_HELP } from './crawl-options';
+import { checkOutFile, checkTerminalOut, OUT_HELP } from './crawl-options';
 import { formatOption, idCommand } from './control-commands';
 import { counted, workflowOutcome, type WorkflowOutcome } from './crawl-report';
 
@@ -94,6 +94,7 @@ async function writeResults(crawlId: string, flags: ResultsFlags): Promise<void>
   const store = storeConfigOf(flags);
   const out = resolveOut(flags.out ?? defaultOutFile(crawlId, flags.format));
   checkOutFile(out, flags.out !== undefined, flags.dataDir);
+  checkTerminalOut(out, flags.format);
   const print = printer(writesToStdout(out));
   const progress = await readStoredProgress(store, crawlId);
   const standing = await unfinishedStanding(flags, crawlId, progress);
