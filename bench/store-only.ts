@@ -41,7 +41,7 @@ function recordOf(url: string, depth: number, links: string[]): PageRecord {
   return {
     url, depth, status: 200, error: null, skipped: null, title: 'A page of the synthetic site', links, fetchedAt: new Date().toISOString(),
     finalUrl: null, contentType: 'text/html; charset=utf-8', bytes: 8_192, canonical: null, noindex: false, fields: {},
-    etag: null, lastModified: null, contentHash: '0'.repeat(64), change: null, bodyRef: null,
+    etag: null, lastModified: null, contentHash: '0'.repeat(64), change: null, bodyRef: null, payloadRecord: null,
   };
 }
 

@@ -368,6 +368,47 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
     assert.deepEqual(new Set(site.requests.map((request) => request.path)), new Set(['/robots.txt']), 'no page fetched');
   });
 
+  it('a recrawl of a recrawl refers its revisits to the original capture, the response record that holds the payload, not to the revisit between', async () => {
+    site.pages = {
+      '/chain/': { html: html('Chain', '', ['/chain/plain']), etag: '"chain"' },
+      '/chain/plain': { html: html('Plain link', '', []) },
+    };
+    const seeds = [site.url('/chain/')];
+    const exported = async (crawlId: string) => {
+      const file = join(env.dataDir, `${crawlId}.warc.gz`);
+      const result = await cli(['results', crawlId, '--format', 'warc', '--out', file]);
+      assert.equal(result.code, 0, result.stderr);
+      const check = await warcioCheck(file);
+      assert.doesNotMatch(check, /fail/i, check);
+      return new Map((await warcioRecords(file)).filter((record) => record.type === 'response' || record.type === 'revisit').map((record) => [pathOf(record.uri ?? ''), record]));
+    };
+    await runCrawlToEnd(env, taskQueue, 'chain-1', { seeds, storeBodies: true });
+    const originals = await exported('chain-1');
+    let recrawlOf = 'chain-1';
+    for (const crawlId of ['chain-2', 'chain-3', 'chain-4']) {
+      const { summary, records } = await runCrawlToEnd(env, taskQueue, crawlId, { seeds, storeBodies: true, recrawlOf });
+      assert.deepEqual(summary.totals.changes, { new: 0, changed: 0, unchanged: 2, gone: 0 }, crawlId);
+      const revisits = await exported(crawlId);
+      for (const [path, profile] of [['/chain/', 'server-not-modified'], ['/chain/plain', 'identical-payload-digest']]) {
+        const original = originals.get(path)!;
+        assert.equal(original.type, 'response');
+        const revisit = revisits.get(path)!;
+        assert.deepEqual(
+          [revisit.type, revisit.profile, revisit.refersTo, revisit.refersToUri, revisit.refersToDate],
+          ['revisit', `http://netpreserve.org/warc/1.1/revisit/${profile}`, original.id, original.uri, original.date],
+          `${crawlId} ${path}: refers to chain-1's response`,
+        );
+        assert.deepEqual(byPath(records).get(path)?.payloadRecord, { id: original.id, uri: original.uri, date: original.date }, `${crawlId} ${path}: its record names the original capture`);
+      }
+      recrawlOf = crawlId;
+    }
+    assert.deepEqual(
+      byPath(await readRecords(env.dataDir, 'chain-1')).get('/chain/')?.payloadRecord,
+      { id: originals.get('/chain/')!.id, uri: site.url('/chain/'), date: originals.get('/chain/')!.date },
+      'a response record names itself',
+    );
+  });
+
   it('an extract selector that does not compile fails the workflow at once, naming the field', async () => {
     await startWithTemporalCli(env, taskQueue, 'content-bad', { seeds: [site.url('/')], extract: { price: 'span.price:nosuch' } });
     await assert.rejects(env.client.workflow.getHandle('content-bad').result(), (err: unknown) => {

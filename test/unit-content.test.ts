@@ -248,7 +248,7 @@ describe('WARC records', () => {
   it('Python warcio reads and checks every record of a file of them', async () => {
     const file = join(tempDir(), 'unit.warc.gz');
     const pages = [exchange(), exchange({ url: 'http://site.test/b', status: 404, headers: {}, body: Buffer.from('gone') }), exchange({ url: 'http://site.test/empty', body: Buffer.alloc(0) })];
-    const earlier = { uri: 'http://site.test/page?q=1', date: new Date('2026-01-01T00:00:00Z') };
+    const earlier = { id: '<urn:uuid:00000000-0000-4000-8000-000000000001>', uri: 'http://site.test/page?q=1', date: '2026-01-01T00:00:00Z' };
     writeFileSync(
       file,
       Buffer.concat([
@@ -316,7 +316,8 @@ describe('CSV export', () => {
     const base: Omit<PageRecord, 'url'> = {
       depth: 0, status: 200, error: null, skipped: null, title: hostile, links: ['http://site.test/a,b'], fetchedAt: '2026-01-01T00:00:00.000Z',
       finalUrl: null, contentType: 'text/html', bytes: 10, canonical: null, noindex: true, fields: { heading: hostile, tags: ['x', 'y"z'], empty: '' },
-      etag: '"e,1"', lastModified: null, contentHash: 'ab', change: 'changed', bodyRef: null,
+      etag: '"e,1"', lastModified: null, contentHash: 'ab', change: 'changed', bodyRef: 'f#0+1',
+      payloadRecord: { id: '<urn:uuid:00000000-0000-4000-8000-000000000002>', uri: 'http://site.test/', date: '2026-01-01T00:00:00Z' },
     };
     const records: PageRecord[] = [
       { ...base, url: 'http://site.test/' },
@@ -350,7 +351,7 @@ describe('CSV export', () => {
 /** A record of a page fetched with nothing in it. */
 const PLAIN_RECORD: PageRecord = {
   url: SEED, depth: 0, status: 200, error: null, skipped: null, title: 'T', links: [], fetchedAt: '2026-01-01T00:00:00.000Z', finalUrl: null, contentType: 'text/html',
-  bytes: 1, canonical: null, noindex: false, fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null,
+  bytes: 1, canonical: null, noindex: false, fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null, payloadRecord: null,
 };
 
 describe('export files', () => {
@@ -383,7 +384,14 @@ describe('recrawl outcomes', () => {
     assert.equal(outcome.record.status, 304);
     assert.equal(outcome.record.title, 'T');
     assert.equal(outcome.record.etag, '"v1"');
-    assert.deepEqual(outcome.capture?.earlier, { uri: SEED, date: new Date(previous.fetchedAt) }, 'stored as a revisit of the earlier capture');
+    assert.deepEqual(
+      outcome.capture?.earlier,
+      { id: null, uri: SEED, date: previous.fetchedAt.replace(/\.\d{3}Z$/, 'Z') },
+      'stored as a revisit of the earlier capture: a record that names no payload record (stored before they did) was its own',
+    );
+    const original = { id: '<urn:uuid:00000000-0000-4000-8000-000000000003>', uri: 'http://site.test/first', date: '2026-01-01T00:00:00Z' };
+    const chained = fetchedOutcome({ url: SEED, depth: 1 }, page(304, null), config, policy, { recrawl: { previous: { ...previous, payloadRecord: original } } });
+    assert.deepEqual(chained.capture?.earlier, original, 'a record that names the payload record (a revisit names the original capture) is referred to that');
     assert.equal(outcome.capture?.exchange.body.length, 0);
     assert.deepEqual(outcome.discovered, [{ url: 'http://site.test/a', host: 'site.test', depth: 2 }]);
     assert.deepEqual(fetchedOutcome({ url: SEED, depth: 2 }, page(304, null), config, policy, { recrawl: { previous } }).discovered, []);

@@ -222,7 +222,11 @@ export class BatchRunner {
   private async complete(run: BatchRun, item: ClaimedUrl, { record, discovered, dropped, capture }: PageOutcome): Promise<void> {
     const { work, store, policy, bodyWriter } = run;
     const { metrics } = this.deps;
-    if (bodyWriter && capture) record.bodyRef = await bodyWriter.append(captureRecords(capture, new Date(record.fetchedAt)));
+    if (bodyWriter && capture) {
+      const stored = captureRecords(capture, new Date(record.fetchedAt));
+      record.bodyRef = await bodyWriter.append(stored.bytes);
+      record.payloadRecord = stored.payload;
+    }
     const found = sharePriority(discovered, item.priority, work.config.frontierOrder);
     const keyed = await policy.keys(found);
     const added = await store.complete(work.batchId, record, markRendered(keyed, policy.renders));

@@ -15,7 +15,7 @@ import { buildContentTypeFilter, type ContentTypeFilter } from '../policy/conten
 import { HtmlTooDeepError, parseHtmlPage, type ParsedPage } from '../parse/html-page';
 import type { Extractor } from '../parse/extract-fields';
 import { changeOf } from '../recrawl/change';
-import type { Capture } from '../warc/warc-record';
+import { warcDate, type Capture, type EarlierCapture } from '../warc/warc-record';
 
 /** Why a link found on a page was not followed (bounded set: a metric label). */
 export type DropReason = 'nofollow' | 'max-depth' | AdmitRefusal;
@@ -80,14 +80,24 @@ function emptyRecord(item: Claimed): PageRecord {
     contentHash: null,
     change: null,
     bodyRef: null,
+    payloadRecord: null,
   };
 }
 
 const NO_BODY = Buffer.alloc(0);
 
+/**
+ * The capture a revisit of `previous` refers to: the record holding the payload, which the
+ * earlier record names (the original capture, if that record was a revisit itself). A record
+ * stored before records named it was a response whenever it was not a revisit: its own.
+ */
+function earlierCapture(previous: PageRecord): EarlierCapture {
+  return previous.payloadRecord ?? { id: null, uri: previous.finalUrl ?? previous.url, date: warcDate(new Date(previous.fetchedAt)) };
+}
+
 function capture(page: FetchedPage, previous?: PageRecord): Capture {
   const exchange = { url: page.finalUrl, status: page.status, headers: page.headers, requestHeaders: page.requestHeaders, body: page.body ?? NO_BODY };
-  return previous === undefined ? { exchange } : { exchange, earlier: { uri: previous.finalUrl ?? previous.url, date: new Date(previous.fetchedAt) } };
+  return previous === undefined ? { exchange } : { exchange, earlier: earlierCapture(previous) };
 }
 
 function singleHeader(page: FetchedPage, name: string): string | null {
@@ -122,6 +132,7 @@ function revalidatedOutcome(item: Claimed, page: FetchedPage, previous: PageReco
     lastModified: singleHeader(page, 'last-modified') ?? previous.lastModified,
     change: 'unchanged',
     bodyRef: null,
+    payloadRecord: null,
   };
   return withEarlierLinks({ record, discovered: [], capture: capture(page, previous) }, previous.links, config, urls);
 }

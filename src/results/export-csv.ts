@@ -14,7 +14,7 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import type { PageRecord } from '../store/frontier-store';
-import { RECORD_FIELDS } from '../store/record-fields';
+import { RECORD_FIELDS, type Storage } from '../store/record-fields';
 import { ChunkedWriter } from './atomic-file';
 import { writeExport } from './out-target';
 import type { StoreConfig } from '../store/store-url';
@@ -25,12 +25,14 @@ type Cell = string | null;
 
 /** Every record field but `fields` (which has a column per field), as a function of the record. */
 const RECORD_COLUMNS: Array<[string, (record: PageRecord) => Cell]> = RECORD_FIELDS.filter((field) => field.storage !== 'json-object').map(
-  ({ name, storage }) => [name, (record) => cellOf(record[name], storage === 'json-list')],
+  ({ name, storage }) => [name, (record) => cellOf(record[name], storage)],
 );
 
-function cellOf(value: unknown, json: boolean): Cell {
-  if (json) return JSON.stringify(value);
-  return value === null ? null : String(value);
+/** A list is a JSON array even when empty; a JSON value is JSON, and null an empty cell. */
+function cellOf(value: unknown, storage: Storage): Cell {
+  if (storage === 'json-list') return JSON.stringify(value);
+  if (value === null) return null;
+  return storage === 'json' ? JSON.stringify(value) : String(value);
 }
 
 export const FIELD_COLUMN_PREFIX = 'fields.';

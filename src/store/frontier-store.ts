@@ -136,6 +136,24 @@ export interface PageRecord {
   change: ChangeKind | null;
   /** Where the body was stored (`storeBodies`): an opaque reference for the body store. */
   bodyRef: string | null;
+  /**
+   * The WARC record holding the page's payload: the response stored with `bodyRef`, or for a
+   * revisit the original capture it refers to, so a recrawl of a recrawl refers there too.
+   */
+  payloadRecord: PayloadRecordRef | null;
+}
+
+/** A WARC record as a revisit refers to it: WARC-Refers-To, WARC-Refers-To-Target-URI and WARC-Refers-To-Date. */
+export interface PayloadRecordRef {
+  /**
+   * Its WARC-Record-ID (`<urn:uuid:...>`); null only when it was taken from a record stored
+   * before records named their payload's record (its URI and date still name it).
+   */
+  id: string | null;
+  /** Its WARC-Target-URI. */
+  uri: string;
+  /** Its WARC-Date, as written there. */
+  date: string;
 }
 
 export const CHANGE_KINDS = ['new', 'changed', 'unchanged', 'gone'] as const;

@@ -156,6 +156,8 @@ const MIGRATIONS: readonly string[] = [
      ADD COLUMN failure_code text,
      ADD COLUMN failure_message text,
      ADD COLUMN ended_at text;`,
+  // The WARC record that holds a record's payload (record-fields.ts); NULL in rows written before.
+  'ALTER TABLE crawlflow.urls ADD COLUMN payload_record text;',
 ];
 
 /** The schema version a migrated database is at. */

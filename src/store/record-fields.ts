@@ -10,9 +10,10 @@ import type { PageRecord } from './frontier-store';
 
 /**
  * How a value is kept: text or an integer, as is; a flag (SQLite 1/0, PostgreSQL boolean, read
- * back as 0/1 by both); a JSON list or object in a text column (an empty object kept as NULL).
+ * back as 0/1 by both); a JSON list or object in a text column (an empty object kept as NULL);
+ * `json`, a JSON value or null in a text column (NULL is null).
  */
-export type Storage = 'text' | 'integer' | 'flag' | 'json-list' | 'json-object';
+export type Storage = 'text' | 'integer' | 'flag' | 'json-list' | 'json-object' | 'json';
 
 interface RecordField {
   name: keyof PageRecord;
@@ -50,6 +51,12 @@ export const RECORD_FIELDS: readonly RecordField[] = [
   { name: 'lastModified', column: 'last_modified', storage: 'text', doc: 'the response\'s `Last-Modified`; a recrawl sends it back as `If-Modified-Since`' },
   { name: 'contentHash', column: 'content_hash', storage: 'text', doc: 'sha256 (hex) of the decoded body of an HTML page, which a recrawl compares with the earlier crawl\'s' },
   { name: 'bodyRef', column: 'body_ref', storage: 'text', doc: 'where the page\'s WARC records were stored (`<file>#<offset>+<length>` in the crawl\'s body directory, or `db:<id>` with PostgreSQL), or `null`; for an unchanged page in a recrawl, a revisit record with no body' },
+  {
+    name: 'payloadRecord',
+    column: 'payload_record',
+    storage: 'json',
+    doc: 'the WARC `response` record that holds the page\'s payload, `{ "id": "<urn:uuid:...>", "uri": ..., "date": ... }` (its `WARC-Record-ID`, `WARC-Target-URI` and `WARC-Date`): the one this crawl stored, or for a revisit the original capture it refers to, however many recrawls back; `null` when the crawl stored no body of the page',
+  },
   { name: 'links', column: 'links', storage: 'json-list', doc: 'the page\'s links (absolute, normalized)' },
   { name: 'fields', column: 'fields', storage: 'json-object', doc: '`{ "<name>": string | string[] | null }`, one entry per `extract` field (`{}` when the crawl extracts nothing)' },
 ];
@@ -71,6 +78,7 @@ function storedValue(field: RecordField, record: PageRecord, flag: (value: boole
   if (field.storage === 'flag') return flag(value as boolean);
   if (field.storage === 'json-list') return JSON.stringify(value);
   if (field.storage === 'json-object') return Object.keys(value as object).length > 0 ? JSON.stringify(value) : null;
+  if (field.storage === 'json') return value === null ? null : JSON.stringify(value);
   return value;
 }
 
@@ -83,6 +91,7 @@ function readValue(field: RecordField, raw: string | number | null): unknown {
   if (field.storage === 'flag') return raw === 1;
   if (field.storage === 'json-list') return raw === null ? [] : (JSON.parse(raw as string) as unknown);
   if (field.storage === 'json-object') return raw === null ? {} : (JSON.parse(raw as string) as unknown);
+  if (field.storage === 'json') return raw === null ? null : (JSON.parse(raw as string) as unknown);
   return raw ?? field.nullAs ?? null;
 }
 

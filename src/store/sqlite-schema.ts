@@ -26,7 +26,7 @@ const CRAWL_END_TABLE = `CREATE TABLE IF NOT EXISTS crawl_end (id INTEGER PRIMAR
 export const sqliteFlag = (value: boolean): number => (value ? 1 : 0);
 
 /** The SQLite type a storage kind keeps its values in. */
-const SQLITE_TYPES: Readonly<Record<Storage, string>> = { text: 'TEXT', integer: 'INTEGER', flag: 'INTEGER', 'json-list': 'TEXT', 'json-object': 'TEXT' };
+const SQLITE_TYPES: Readonly<Record<Storage, string>> = { text: 'TEXT', integer: 'INTEGER', flag: 'INTEGER', 'json-list': 'TEXT', 'json-object': 'TEXT', json: 'TEXT' };
 
 /**
  * The definitions of the record's columns of `urls`, as record-fields.ts declares them: a field
@@ -163,12 +163,17 @@ function crawlEnd(db: Database.Database): void {
   db.exec(CRAWL_END_TABLE);
 }
 
+/** Version 4: records name the WARC record that holds their payload (`payloadRecord`); NULL in rows written before. */
+function payloadRecord(db: Database.Database): void {
+  addMissingColumn(db, 'urls', 'payload_record', 'ALTER TABLE urls ADD COLUMN payload_record TEXT');
+}
+
 /**
  * Schema versions of a store file, applied in order to a file made by an older version;
  * `PRAGMA user_version` counts those the file has, so each runs once per file. Never edit an
  * applied one: add the next, and its change to SCHEMA for new files.
  */
-const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [catchUp, claimIndexesWithKey, crawlEnd];
+const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [catchUp, claimIndexesWithKey, crawlEnd, payloadRecord];
 
 /** The schema version a migrated file is at. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

@@ -12,6 +12,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { gzipSync } from 'node:zlib';
+import type { PayloadRecordRef } from '../store/frontier-store';
 
 const CRLF = '\r\n';
 /** Headers that described the body as it was on the wire, not as it is stored. */
@@ -51,7 +52,7 @@ export function base32(bytes: Buffer): string {
 export const sha1Digest = (bytes: Buffer): string => `sha1:${base32(createHash('sha1').update(bytes).digest())}`;
 
 /** WARC-Date: UTC, second precision (what most readers expect even of WARC/1.1). */
-const warcDate = (date: Date): string => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+export const warcDate = (date: Date): string => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 const recordId = (): string => `<urn:uuid:${randomUUID()}>`;
 
@@ -110,8 +111,7 @@ function requestBlock(exchange: HttpExchange): Buffer {
 }
 
 /** The `request` record, then the record of the response, each as its own gzip member. */
-function withRequest(exchange: HttpExchange, date: Date, response: Omit<RecordSpec, 'id' | 'date' | 'contentType'>): Buffer {
-  const responseId = recordId();
+function withRequest(exchange: HttpExchange, date: Date, response: Omit<RecordSpec, 'id' | 'date' | 'contentType'>, responseId = recordId()): Buffer {
   const request = record({
     type: 'request',
     id: recordId(),
@@ -124,20 +124,28 @@ function withRequest(exchange: HttpExchange, date: Date, response: Omit<RecordSp
   return Buffer.concat([gzipSync(request), gzipSync(main)]);
 }
 
-/** A page as two gzip members: its `request` record, then its `response` record. */
-export function exchangeRecords(exchange: HttpExchange, date: Date): Buffer {
-  return withRequest(exchange, date, {
-    type: 'response',
-    block: Buffer.concat([responseHead(exchange), exchange.body]),
-    extra: { 'WARC-Target-URI': exchange.url, 'WARC-Payload-Digest': sha1Digest(exchange.body) },
-  });
+/** What a page's stored records are, and which record holds its payload (what a later revisit refers to). */
+export interface StoredCapture {
+  bytes: Buffer;
+  payload: PayloadRecordRef;
 }
 
-/** The earlier capture a revisit record points to. */
-export interface EarlierCapture {
-  uri: string;
-  date: Date;
+/** A page as two gzip members: its `request` record, then its `response` record (WARC-Record-ID `responseId`). */
+export function exchangeRecords(exchange: HttpExchange, date: Date, responseId = recordId()): Buffer {
+  return withRequest(
+    exchange,
+    date,
+    {
+      type: 'response',
+      block: Buffer.concat([responseHead(exchange), exchange.body]),
+      extra: { 'WARC-Target-URI': exchange.url, 'WARC-Payload-Digest': sha1Digest(exchange.body) },
+    },
+    responseId,
+  );
 }
+
+/** The capture a revisit record points to: the response record that holds the payload. */
+export type EarlierCapture = PayloadRecordRef;
 
 export const REVISIT_PROFILES = {
   notModified: 'http://netpreserve.org/warc/1.1/revisit/server-not-modified',
@@ -148,7 +156,8 @@ export const REVISIT_PROFILES = {
  * An unchanged page in a recrawl, the way archiving crawlers deduplicate: a `request` and a
  * `revisit` record holding the response's status line and headers but no body, pointing to
  * the earlier capture. A 304 is `server-not-modified`; a 200 whose body is the same is
- * `identical-payload-digest`, with the digest of that body.
+ * `identical-payload-digest`, with the digest of that body. `earlier` is the original capture,
+ * never an earlier revisit (WARC 1.1, section 6.7): a replay tool follows one reference.
  */
 export function revisitRecords(exchange: HttpExchange, earlier: EarlierCapture, date: Date): Buffer {
   const notModified = exchange.status === 304;
@@ -158,8 +167,9 @@ export function revisitRecords(exchange: HttpExchange, earlier: EarlierCapture, 
     extra: {
       'WARC-Target-URI': exchange.url,
       'WARC-Profile': notModified ? REVISIT_PROFILES.notModified : REVISIT_PROFILES.identicalPayload,
+      'WARC-Refers-To': earlier.id ?? undefined,
       'WARC-Refers-To-Target-URI': earlier.uri,
-      'WARC-Refers-To-Date': warcDate(earlier.date),
+      'WARC-Refers-To-Date': earlier.date,
       'WARC-Payload-Digest': notModified ? undefined : sha1Digest(exchange.body),
     },
   });
@@ -171,9 +181,15 @@ export interface Capture {
   earlier?: EarlierCapture;
 }
 
-/** The records of a capture: a response, or a revisit of the earlier capture. */
-export function captureRecords({ exchange, earlier }: Capture, date: Date): Buffer {
-  return earlier === undefined ? exchangeRecords(exchange, date) : revisitRecords(exchange, earlier, date);
+/**
+ * The records of a capture: a response, or a revisit of the earlier capture. Either way the
+ * record holding the payload comes back with them, for the page record to carry on to the next
+ * recrawl: a revisit's is the capture it refers to, so a chain of recrawls never refers to a revisit.
+ */
+export function captureRecords({ exchange, earlier }: Capture, date: Date): StoredCapture {
+  if (earlier !== undefined) return { bytes: revisitRecords(exchange, earlier, date), payload: earlier };
+  const payload = { id: recordId(), uri: exchange.url, date: warcDate(date) };
+  return { bytes: exchangeRecords(exchange, date, payload.id), payload };
 }
 
 /** The `warcinfo` record that opens an exported file, as one gzip member; a file written to standard output has no name to give. */

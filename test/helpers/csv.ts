@@ -5,6 +5,8 @@ type Parse = (input: string, options: { cast: (value: string, context: { quoting
 
 const NUMBERS = new Set(['depth', 'status', 'bytes']);
 const JSON_COLUMNS = new Set(['links']);
+/** JSON values whose empty cell is null. */
+const NULLABLE_JSON_COLUMNS = new Set(['payloadRecord']);
 
 /** An unquoted empty cell is null; a quoted one an empty string. Lists are JSON arrays (so a text field must not start with `[`). */
 export function csvRecords(text: string, parse: Parse): { header: string[]; rows: PageRecord[] } {
@@ -19,6 +21,7 @@ export function csvRecords(text: string, parse: Parse): { header: string[]; rows
         fields[column.slice(7)] = value !== null && value.startsWith('[') ? JSON.parse(value) : value;
       } else if (NUMBERS.has(column)) record[column] = value === null ? null : Number(value);
       else if (JSON_COLUMNS.has(column)) record[column] = JSON.parse(value ?? '[]');
+      else if (NULLABLE_JSON_COLUMNS.has(column)) record[column] = value === null ? null : JSON.parse(value);
       else if (column === 'noindex') record[column] = value === 'true';
       else record[column] = value;
     });

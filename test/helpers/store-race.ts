@@ -32,7 +32,7 @@ export async function drainHost(
       await store.complete(
         batchId,
         { url: item.url, depth: item.depth, status: item.skipped ? null : 200, error: null, skipped: item.skipped ?? null, title: name, links: [], fetchedAt: '', finalUrl: null, contentType: null, bytes: 1, canonical: null, noindex: false,
-          fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null },
+          fields: {}, etag: null, lastModified: null, contentHash: null, change: null, bodyRef: null, payloadRecord: null },
         [],
       );
     }

@@ -41,6 +41,10 @@ export interface WarcioRecord {
   payloadDigest: string | null;
   profile: string | null;
   refersToUri: string | null;
+  /** WARC-Refers-To and WARC-Refers-To-Date of a revisit; WARC-Date of any record. */
+  refersTo: string | null;
+  refersToDate: string | null;
+  date: string | null;
   status: string | null;
   headers: Array<[string, string]>;
   /** sha256 (hex) of the payload as warcio decodes it. */
@@ -63,6 +67,9 @@ with open(sys.argv[1], 'rb') as f:
             'payloadDigest': r.rec_headers.get_header('WARC-Payload-Digest'),
             'profile': r.rec_headers.get_header('WARC-Profile'),
             'refersToUri': r.rec_headers.get_header('WARC-Refers-To-Target-URI'),
+            'refersTo': r.rec_headers.get_header('WARC-Refers-To'),
+            'refersToDate': r.rec_headers.get_header('WARC-Refers-To-Date'),
+            'date': r.rec_headers.get_header('WARC-Date'),
             'status': h.get_statuscode() if h is not None and r.rec_type in ('response', 'revisit') else None,
             'headers': h.headers if h is not None else [],
             'payloadSha256': hashlib.sha256(payload).hexdigest(),
