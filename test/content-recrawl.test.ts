@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { crawlStorePath } from '../src/store/sqlite-store';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
@@ -407,6 +408,49 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
       { id: originals.get('/chain/')!.id, uri: site.url('/chain/'), date: originals.get('/chain/')!.date },
       'a response record names itself',
     );
+  });
+
+  it("a page's WARC request record holds the headers and cookies that went on the wire, the host's too, with every secret value redacted", async () => {
+    site.pages = { '/wire/': { html: html('Wire', '', []) } };
+    const host = new URL(site.url('/')).host;
+    const secrets = { CRAWLFLOW_TEST_WIRE_TOKEN: 'Bearer s3cret-wire-token', CRAWLFLOW_TEST_WIRE_SID: 's3cret-wire-sid' };
+    Object.assign(process.env, secrets);
+    try {
+      site.requests.length = 0;
+      await runCrawlToEnd(env, taskQueue, 'wire-1', {
+        seeds: [site.url('/wire/')],
+        storeBodies: true,
+        userAgent: 'wirebot/1',
+        headers: { 'X-Team': 'crawl' },
+        cookies: { lang: 'en' },
+        hosts: { [host]: { headers: { 'X-Host': 'override' }, headersFromEnv: { Authorization: 'CRAWLFLOW_TEST_WIRE_TOKEN' }, cookiesFromEnv: { sid: 'CRAWLFLOW_TEST_WIRE_SID' } } },
+      });
+    } finally {
+      for (const name of Object.keys(secrets)) delete process.env[name];
+    }
+    const sent = site.requestsFor('/wire/')[0].headers;
+    assert.deepEqual([sent['x-team'], sent['x-host'], sent.authorization, sent.cookie], ['crawl', 'override', 'Bearer s3cret-wire-token', 'lang=en; sid=s3cret-wire-sid'], 'what went on the wire');
+
+    const file = join(env.dataDir, 'wire-1.warc.gz');
+    const result = await cli(['results', 'wire-1', '--format', 'warc', '--out', file]);
+    assert.equal(result.code, 0, result.stderr);
+    const check = await warcioCheck(file);
+    assert.doesNotMatch(check, /fail/i, check);
+    const request = (await warcioRecords(file)).find((record) => record.type === 'request');
+    assert.deepEqual(request?.headers, [
+      ['host', host],
+      ['user-agent', 'wirebot/1'],
+      ['accept', 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5'],
+      ['accept-encoding', 'gzip, deflate, br'],
+      ['x-team', 'crawl'],
+      ['x-host', 'override'],
+      ['authorization', '[redacted]'],
+      ['cookie', 'lang=en; sid=[redacted]'],
+    ]);
+    // Every header the site received is in the record, under its name, and no secret is anywhere in the file.
+    assert.deepEqual(request?.headers.map(([name]) => name).sort(), Object.keys(sent).filter((name) => name !== 'connection').sort());
+    const bytes = gunzipSync(readFileSync(file)).toString('latin1');
+    for (const secret of Object.values(secrets)) assert.ok(!bytes.includes(secret), `${secret} is not in the WARC file`);
   });
 
   it('an extract selector that does not compile fails the workflow at once, naming the field', async () => {

@@ -125,14 +125,22 @@ describe('requestProfile', () => {
   const env = { SHOP_TOKEN: 'Bearer s3cret-token', SHOP_SID: 's3cret-sid' };
 
   it('merges the crawl\'s headers and cookies with the host\'s (host wins, names case-insensitive)', () => {
-    assert.deepEqual(requestProfile(crawl, undefined, env), {
-      userAgent: 'crawler/1',
-      headers: { 'user-agent': 'crawler/1', 'x-team': 'search', accept: 'text/html', cookie: 'lang=en' },
-    });
+    const plain = { 'user-agent': 'crawler/1', 'x-team': 'search', accept: 'text/html', cookie: 'lang=en' };
+    assert.deepEqual(requestProfile(crawl, undefined, env), { userAgent: 'crawler/1', headers: plain, recordedHeaders: plain });
     assert.deepEqual(requestProfile(crawl, 'shop.example', env), {
       userAgent: 'shop-bot/2',
       headers: { 'user-agent': 'shop-bot/2', 'x-team': 'shop', accept: 'text/html', authorization: 'Bearer s3cret-token', cookie: 'lang=en; sid=s3cret-sid' },
+      recordedHeaders: { 'user-agent': 'shop-bot/2', 'x-team': 'shop', accept: 'text/html', authorization: '[redacted]', cookie: 'lang=en; sid=[redacted]' },
     });
+  });
+
+  it('records a credential header redacted whatever its origin, and a value from the environment redacted whatever its name', () => {
+    const inline = config({ headers: { Authorization: 'Basic aW5saW5l', 'X-Api-Key': 'visible' }, headersFromEnv: { 'X-Session': 'SESSION' }, cookies: { a: '1' } });
+    const profile = requestProfile(inline, undefined, { SESSION: 'from-env' });
+    assert.deepEqual(profile.headers, { 'user-agent': inline.userAgent, authorization: 'Basic aW5saW5l', 'x-api-key': 'visible', 'x-session': 'from-env', cookie: 'a=1' });
+    assert.deepEqual(profile.recordedHeaders, { 'user-agent': inline.userAgent, authorization: '[redacted]', 'x-api-key': 'visible', 'x-session': '[redacted]', cookie: 'a=1' });
+    const overridden = config({ headersFromEnv: { 'X-Session': 'SESSION' }, hosts: { 'site.test': { headers: { 'x-session': 'public' } } } });
+    assert.deepEqual(requestProfile(overridden, 'site.test', { SESSION: 'from-env' }).recordedHeaders['x-session'], 'public', "a host's inline value over the crawl's secret is recorded as sent");
   });
 
   it('a missing or unusable variable is an error naming the field and variable, never a value', () => {

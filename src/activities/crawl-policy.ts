@@ -10,7 +10,7 @@ import { AddressGuard } from '../fetch/address-guard';
 import type { Transport } from '../fetch/transport';
 import type { StoreRegistry } from '../store/store-registry';
 import { revalidatesEarlierRecords } from '../recrawl/revalidation';
-import { proxyRoute, requestProfile, type ProxyRoute, type RequestProfile } from '../fetch/request-profile';
+import { proxyRoute, requestProfile, type HopHeaders, type ProxyRoute, type RequestProfile } from '../fetch/request-profile';
 import { renderMatcher, type UrlMatcher } from '../policy/render-routing';
 import { hostOverride, hostOverrideKey } from '../policy/host-overrides';
 import { politenessKeys, type PolitenessKeys } from '../policy/politeness-key';
@@ -66,7 +66,7 @@ export interface CrawlPolicy {
   /** The override whose delay and concurrency apply to a politeness key. */
   pacingOverride(key: string): HostOverride | undefined;
   /** Asked on every redirect hop: each host gets its own headers and cookies. */
-  headersFor(url: URL): Readonly<Record<string, string>>;
+  headersFor(url: URL): HopHeaders;
 }
 
 /** One policy per crawl, rebuilt when seeds are added (they join the scope and the trusted seed addresses). */
@@ -93,7 +93,7 @@ export class CrawlPolicies {
       keys: politenessKeys(config, (hostname) => this.transport.resolve(hostname)),
       hostRequests,
       pacingOverride: (key: string) => hostOverride(config.hosts, key),
-      headersFor: (url: URL) => hostRequests(url.host).profile.headers,
+      headersFor: (url: URL) => hostRequests(url.host).profile,
       seeds: config.seeds.length,
     };
     this.policies.set(crawlId, policy);

@@ -10,7 +10,7 @@ import { onAbort } from './abort-fan-out';
 import { FetchError, toFetchError } from './errors';
 import type { RequestStop, TransportResponse } from './response';
 import type { OnSent, Transport } from './transport';
-import type { ProxyRoute } from './request-profile';
+import type { HopHeaders, ProxyRoute } from './request-profile';
 
 export interface FetchPolicy {
   userAgent: string;
@@ -30,7 +30,7 @@ export interface FetchPolicy {
    * Asked again on every redirect hop, so one host's cookies and credentials never follow a
    * redirect to another host.
    */
-  headersFor?: (url: URL) => Readonly<Record<string, string>>;
+  headersFor?: (url: URL) => HopHeaders;
   /** The proxy every hop goes through. */
   proxy?: ProxyRoute;
   /** Told when each hop's request goes out (politeness counts the gap from then). */
@@ -51,7 +51,10 @@ export interface FetchedResource {
   robotsHeader: string | null;
   /** The final response's headers as undici gives them (names lowercased), for WARC records. */
   headers: TransportResponse['headers'];
-  /** The headers sent with the final request. */
+  /**
+   * The headers sent with the final request, the host's included, as its WARC request record
+   * keeps them: secret values `[redacted]` (request-profile.ts).
+   */
   requestHeaders: Record<string, string>;
   /** From sending the request to the final response's headers (redirect hops included). */
   latencyMs: number;
@@ -157,13 +160,16 @@ async function followRedirects(
     'accept-encoding': 'gzip, deflate, br',
     ...extraHeaders,
   };
+  // The final hop's headers as its request record keeps them: the host's too, their secrets redacted.
+  const recorded = (host: HopHeaders | undefined) => (host ? { ...headers, ...host.recordedHeaders } : headers);
   const visited = new Set<string>([start.href]);
   let url = start;
   for (let hop = 0; ; hop++) {
-    const hopHeaders = policy.headersFor ? { ...headers, ...policy.headersFor(url) } : headers;
+    const host = policy.headersFor?.(url);
+    const hopHeaders = host ? { ...headers, ...host.headers } : headers;
     const response = await transport.get(url, hopHeaders, stop, policy.guard, policy.proxy, policy.onSent);
     const location = header(response, 'location');
-    if (!REDIRECT_STATUSES.has(response.status) || location === null) return { url, response, blocked: null, headers };
+    if (!REDIRECT_STATUSES.has(response.status) || location === null) return { url, response, blocked: null, headers: recorded(host) };
     response.body.discard();
     let target: URL;
     try {
@@ -177,7 +183,7 @@ async function followRedirects(
     }
     if (visited.has(target.href)) throw new FetchError('redirect-loop', `redirect loop at ${target.href}`);
     if (hop >= policy.maxRedirects) throw new FetchError('too-many-redirects', `more than ${policy.maxRedirects} redirects`);
-    if (!policy.allowRedirect(target)) return { url, response, blocked: target.href, headers };
+    if (!policy.allowRedirect(target)) return { url, response, blocked: target.href, headers: recorded(host) };
     visited.add(target.href);
     url = target;
   }
