@@ -200,6 +200,18 @@ describe('extraction, stored bodies and incremental recrawl through Temporal', (
     const fieldNames = ['heading', 'hero', 'tags', 'summary'];
     assert.deepEqual(rows, records.map((record) => ({ ...record, fields: Object.fromEntries(fieldNames.map((name) => [name, record.fields[name] ?? null])) })));
 
+    // A URL never reached is recorded gone when the crawl ends: its fetchedAt is that moment, in
+    // ISO 8601 like every other record's, after every page the crawl fetched; in JSON Lines as in CSV.
+    const jsonlFile = join(env.dataDir, 'content-2.jsonl');
+    assert.equal((await cli(['results', 'content-2', '--out', jsonlFile])).code, 0);
+    const lines = readFileSync(jsonlFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as PageRecord);
+    const unreached = lines.find((record) => pathOf(record.url) === '/unlinked')!;
+    assert.deepEqual([unreached.change, unreached.status], ['gone', null]);
+    assert.equal(new Date(unreached.fetchedAt).toISOString(), unreached.fetchedAt, 'ISO 8601, UTC, milliseconds');
+    const lastFetched = lines.filter((record) => record !== unreached).map((record) => record.fetchedAt).sort().at(-1)!;
+    assert.ok(unreached.fetchedAt >= lastFetched, `${unreached.fetchedAt} is at the end of the crawl, after ${lastFetched}`);
+    assert.equal(rows.find((row) => row.url === unreached.url)?.fetchedAt, unreached.fetchedAt, 'the CSV cell is the same');
+
     for (const [crawlId, served, expected, revisited] of [
       ['content-1', servedV1, Object.keys(V1), []],
       ['content-2', site.served, ['/', '/edited', '/added'], ['/etag', '/plain', '/etag/child']],

@@ -41,7 +41,7 @@ export const RECORD_FIELDS: readonly RecordField[] = [
   { name: 'skipped', column: 'skipped', storage: 'text', doc: '`null`, or why the page was not fetched or kept: `robots`, `host-page-cap`, `content-type`, `canonical` (a duplicate of its canonical URL), `redirect-out-of-scope`, `redirect-excluded`, `redirect-not-included`' },
   { name: 'change', column: 'change', storage: 'text', doc: '`new`, `changed`, `unchanged` or `gone` in a recrawl, and `null` otherwise' },
   { name: 'title', column: 'title', storage: 'text', doc: 'the page title' },
-  { name: 'fetchedAt', column: 'fetched_at', storage: 'text', nullAs: '', doc: 'when it was fetched (ISO 8601)' },
+  { name: 'fetchedAt', column: 'fetched_at', storage: 'text', nullAs: '', doc: 'when the crawl decided about the URL, in ISO 8601, UTC with milliseconds (`2026-06-01T12:00:00.000Z`), never empty: when it was fetched, or skipped or given up; for a `gone` record added at the end of a recrawl (`status` null), when the crawl recorded it gone' },
   { name: 'finalUrl', column: 'final_url', storage: 'text', doc: 'the URL after redirects' },
   { name: 'contentType', column: 'content_type', storage: 'text', doc: 'the response\'s media type' },
   { name: 'bytes', column: 'bytes', storage: 'integer', default: 0, doc: 'the body\'s size' },
