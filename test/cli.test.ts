@@ -182,6 +182,27 @@ describe('invalid input', { concurrency: 4 }, () => {
   ];
   itRejectsEach(cases, env);
 
+  /** The commands that reach a crawl or a schedule by its ID, or list schedules: none has a use for a task queue. */
+  const withoutTaskQueue: ReadonlyArray<[string, string[]]> = [
+    ['status', ['status', 'some-crawl']],
+    ['results', ['results', 'some-crawl']],
+    ['schedule list', ['schedule', 'list']],
+    ...['describe', 'pause', 'unpause', 'trigger', 'delete'].map((command): [string, string[]] => [`schedule ${command}`, ['schedule', command, 'nightly']]),
+  ];
+  // The server knows a crawl's queue, and a schedule's crawls run on the queue `create` gave it: the flag would do nothing.
+  itRejectsEach(
+    withoutTaskQueue.map(([name, args]): UsageCase => [`--task-queue on ${name}`, [...args, '--task-queue', 'elsewhere'], /^error: unknown option '--task-queue'\n$/]),
+    env,
+  );
+
+  it('lists --data-dir and no --task-queue in the --help of the commands that take none; schedule create keeps it', async () => {
+    for (const [name, args] of [...withoutTaskQueue, ['schedule create', ['schedule', 'create']] as [string, string[]]]) {
+      const { code, stdout, stderr } = await runCli([...args.slice(0, name.split(' ').length), '--help'], env);
+      const taskQueue = name === 'schedule create';
+      assert.deepEqual({ code, stderr, dataDir: stdout.includes('--data-dir <dir>'), taskQueue: stdout.includes('--task-queue <name>') }, { code: 0, stderr: '', dataDir: true, taskQueue }, name);
+    }
+  });
+
   /** The line of a results file refused because its partial file is there. */
   const partialTaken = (what: string, partial: string): string =>
     `crawlflow: ${what}: ${partial} exists (another export is writing it, or one was killed: remove it if none is running)\n`;

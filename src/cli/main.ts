@@ -31,7 +31,7 @@ import { startSyntheticSite } from '../sites/synthetic-site';
 import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, TemporalUnreachableError, usesExternalCluster } from '../temporal/target';
 import { PortInUseError, TemporalCliMissingError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
-import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, printer, storeConfigOf, nonEmpty, crawlIdArgument, storeOption, withClient, type StoreFlags } from './command-kit';
+import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, printer, storeConfigOf, nonEmpty, crawlIdArgument, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { MetricsListenError } from '../observability/metrics-server';
 import { DamagedStoreError, StoreUnavailableError } from '../store/store-errors';
@@ -59,7 +59,7 @@ const PORT_IN_USE_HINT =
   `crawlflow: another process holds the embedded Temporal server's port or its Web UI's (7233, 8233 by default); ` +
   `stop it, or set ${ENV.devServerPort} and ${ENV.devServerUiPort} to free ports (see docs/troubleshooting.md)`;
 
-interface CrawlCommandFlags extends CrawlFlags, StoreFlags {
+interface CrawlCommandFlags extends CrawlFlags, StoreFlags, CommonFlags {
   id?: string;
   out?: string;
   format: ExportFormat;
@@ -108,7 +108,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
   );
 }
 
-interface WorkerFlags extends StoreFlags {
+interface WorkerFlags extends StoreFlags, CommonFlags {
   metricsAddress: string;
 }
 
