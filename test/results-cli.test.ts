@@ -10,7 +10,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -175,7 +175,7 @@ describe('results that cannot be written or read', () => {
     return readFileSync(file, 'utf8');
   }
 
-  it('results --out - (or a path that leads to stdout) writes only the export on stdout and its line on stderr; a full stdout exits 1 with one line', async () => {
+  it('results --out - (or a path that leads to stdout) writes only the export on stdout and its line on stderr; a full stdout exits 1 with one line; a reader that went away ends it quietly', async () => {
     const expected = await targetsCrawl('results-stdout');
     const work = mkdtempSync(join(dir, 'stdout-'));
     for (const out of ['-', '/proc/self/fd/1']) {
@@ -190,6 +190,23 @@ describe('results that cannot be written or read', () => {
       closeSync(full);
     }
     assert.deepEqual(readdirSync(work), [], 'no file named "-"');
+
+    // The reader of stdout went away (`| head -1`): a pipe whose only reader has closed, so every write fails with EPIPE.
+    // The command stops quietly, with the status a shell shows for cat ended by SIGPIPE; `crawl` too, its crawl done.
+    const fifo = join(dir, 'reader-gone.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const readerGone = openSync(fifo, constants.O_WRONLY);
+    closeSync(reader);
+    try {
+      const result = await runCli(['results', 'results-stdout', '--out', '-'], cliEnv, 120_000, work, readerGone);
+      assert.deepEqual({ code: result.code, stderr: result.stderr }, { code: 141, stderr: '' });
+      const crawledGone = await runCli(['crawl', site.urlOf(0), '--id', 'results-stdout-gone', '--max-pages', '5', '--out', '-'], cliEnv, 120_000, work, readerGone);
+      assert.deepEqual({ code: crawledGone.code, stderr: crawledGone.stderr }, { code: 141, stderr: '' });
+    } finally {
+      closeSync(readerGone);
+    }
+    assert.equal((await readRecords(env.dataDir, 'results-stdout-gone')).length, 5, 'the crawl ran to its end');
 
     // `crawl` writes its summary, --json too, on stderr then, as its help says.
     const help = (await runCli(['crawl', '--help'])).stdout.replace(/\s+/g, ' ');
