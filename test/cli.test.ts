@@ -8,11 +8,11 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { ApplicationFailure, WorkflowFailedError, type Client } from '@temporalio/client';
@@ -182,6 +182,71 @@ describe('invalid input', { concurrency: 4 }, () => {
     ['a zero AutoThrottle target', ['crawl', 'http://127.0.0.1:9/', '--auto-throttle', '--auto-throttle-target', '0'], /--auto-throttle-target: /],
   ];
   itRejectsEach(cases, env);
+
+  /** The commands that reach a crawl or a schedule by its ID, or list schedules: none has a use for a task queue. */
+  const withoutTaskQueue: ReadonlyArray<[string, string[]]> = [
+    ['status', ['status', 'some-crawl']],
+    ['results', ['results', 'some-crawl']],
+    ['schedule list', ['schedule', 'list']],
+    ...['describe', 'pause', 'unpause', 'trigger', 'delete'].map((command): [string, string[]] => [`schedule ${command}`, ['schedule', command, 'nightly']]),
+  ];
+  // The server knows a crawl's queue, and a schedule's crawls run on the queue `create` gave it: the flag would do nothing.
+  itRejectsEach(
+    withoutTaskQueue.map(([name, args]): UsageCase => [`--task-queue on ${name}`, [...args, '--task-queue', 'elsewhere'], /^error: unknown option '--task-queue'\n$/]),
+    env,
+  );
+
+  it('lists --data-dir and no --task-queue in the --help of the commands that take none; schedule create keeps it', async () => {
+    for (const [name, args] of [...withoutTaskQueue, ['schedule create', ['schedule', 'create']] as [string, string[]]]) {
+      const { code, stdout, stderr } = await runCli([...args.slice(0, name.split(' ').length), '--help'], env);
+      const taskQueue = name === 'schedule create';
+      assert.deepEqual({ code, stderr, dataDir: stdout.includes('--data-dir <dir>'), taskQueue: stdout.includes('--task-queue <name>') }, { code: 0, stderr: '', dataDir: true, taskQueue }, name);
+    }
+  });
+
+  /** The line of a results file refused because its partial file is there. */
+  const partialTaken = (what: string, partial: string): string =>
+    `crawlflow: ${what}: ${partial} exists (another export is writing it, or one was killed: remove it if none is running)\n`;
+
+  it('refuses a results file whose partial file exists (an export writing it, or one killed), naming it, with exit 2 before anything starts', async () => {
+    const work = mkdtempSync(join(configDir, 'partial-'));
+    const out = join(work, 'out.jsonl');
+    writeFileSync(`${out}.partial`, 'another export, mid-way\n');
+    // Through a link the export writes the file it points to, by way of that file's partial file: here a dangling link, which takes the name all the same.
+    const real = join(work, 'real.jsonl');
+    const link = join(work, 'link.jsonl');
+    writeFileSync(real, 'an earlier export\n');
+    symlinkSync(real, link);
+    symlinkSync(join(work, 'nowhere'), `${real}.partial`);
+    writeFileSync(join(work, 'default-id.jsonl.partial'), '');
+    const expected: Array<[string[], string]> = [
+      [['crawl', 'http://127.0.0.1:9/', '--out', out], partialTaken(`--out ${out}`, `${out}.partial`)],
+      [['demo', '--out', out], partialTaken(`--out ${out}`, `${out}.partial`)],
+      [['results', 'some-crawl', '--out', out], partialTaken(`--out ${out}`, `${out}.partial`)],
+      [['crawl', 'http://127.0.0.1:9/', '--out', link], partialTaken(`--out ${link}`, `${real}.partial`)],
+      [['crawl', 'http://127.0.0.1:9/', '--id', 'default-id'], partialTaken(`results file (choose another with --out) ${join(work, 'default-id.jsonl')}`, join(work, 'default-id.jsonl.partial'))],
+    ];
+    for (const [args, stderr] of expected) {
+      const result = await runCli(args, env, 120_000, work);
+      assert.deepEqual(result, { code: 2, stdout: '', stderr }, args.join(' '));
+    }
+    assert.equal(readFileSync(`${out}.partial`, 'utf8'), 'another export, mid-way\n', 'the partial file is left alone');
+    assert.equal(readFileSync(real, 'utf8'), 'an earlier export\n');
+  });
+
+  it('takes a FIFO or standard output as --out beside a file named as their partial file would be: they are written through, with none', async () => {
+    const work = mkdtempSync(join(configDir, 'no-partial-'));
+    const fifo = join(work, 'out.fifo');
+    execFileSync('mkfifo', [fifo]);
+    writeFileSync(`${fifo}.partial`, '');
+    writeFileSync(join(work, '-.partial'), '');
+    for (const out of [fifo, '-']) {
+      // Past the check, the crawl cannot start: nothing listens on port 1.
+      const { code, stderr } = await runCli(['crawl', 'http://127.0.0.1:9/', '--out', out], env, 120_000, work);
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, /^crawlflow: cannot connect to the Temporal server at 127\.0\.0\.1:1 \(TEMPORAL_ADDRESS\): [^\n]+\n$/, out);
+    }
+  });
 
   it('prints the version of package.json with --version, and exits 0', async () => {
     const { version } = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };

@@ -10,7 +10,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -63,11 +63,6 @@ const exportedUrls = (file: string): string[] =>
 
 /** One batch of one URL at a time: a held page holds the whole crawl, and a stop leaves the rest queued. */
 const ONE_AT_A_TIME = { concurrency: 1, perHostConcurrency: 1, batchSize: 1 };
-
-/** No stack trace, one line. */
-function assertOneLine(stderr: string): void {
-  assert.equal(stderr.trim().split('\n').length, 1, `one line: ${stderr}`);
-}
 
 describe('results that cannot be written or read', () => {
   let env: TestTemporal;
@@ -132,9 +127,28 @@ describe('results that cannot be written or read', () => {
     assert.equal(warcinfo.split('\r\n').find((line) => line.startsWith('isPartOf:')), 'isPartOf: ../escape');
   });
 
-  it('results that cannot write its file exits 1 with one line, and the earlier file is kept as it was', async () => {
-    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-kept', '--out', join(dir, 'first.jsonl')], cliEnv);
-    assert.equal(crawled.code, 0, crawled.stderr);
+  it('results refuses a results file whose partial name is taken (exit 2, one line), and a crawl whose partial file appears while it runs exits 1 saying its results are kept; earlier files are kept as they were', async () => {
+    const first = join(dir, 'first.jsonl');
+    const held = await startHeldSite(1);
+    let crawled;
+    try {
+      const crawling = runCli(['crawl', `${held.site.origin}/`, '--id', 'results-kept', '--out', first], cliEnv);
+      // Its --out was checked before the crawl started; while a page is held, another export starts writing to it.
+      await waitFor(() => held.held() > 0, 60_000, 'the crawl to reach the held page');
+      writeFileSync(`${first}.partial`, 'another export, mid-way\n');
+      held.release();
+      crawled = await crawling;
+    } finally {
+      held.release();
+      await held.site.close();
+    }
+    assert.equal(crawled.code, 1, crawled.stderr);
+    assert.equal(
+      crawled.stderr.trimEnd().split('\n').at(-1),
+      `crawlflow: crawl results-kept completed, but cannot write ${first}: ${first}.partial exists (another export is writing it, or one was killed: remove it if none is running); its results are kept: write them with \`crawlflow results results-kept --format jsonl --out <file>\``,
+    );
+    assert.equal(readFileSync(`${first}.partial`, 'utf8'), 'another export, mid-way\n');
+
     const out = join(dir, 'earlier.jsonl');
     writeFileSync(out, 'an earlier export\n');
     // Something else holds the name the export writes to first: a directory, or another export's partial file, which is left alone.
@@ -143,12 +157,11 @@ describe('results that cannot be written or read', () => {
       rmSync(partial, { recursive: true, force: true });
       holder();
       const result = await runCli(['results', 'results-kept', '--out', out], cliEnv);
-      assert.equal(result.code, 1, result.stderr);
-      assert.equal(
-        result.stderr,
-        `crawlflow: cannot write ${out}: ${partial} exists (another export is writing it, or one was killed: remove it if none is running); a file already there is left as it was\n`,
-      );
-      assertOneLine(result.stderr);
+      assert.deepEqual(result, {
+        code: 2,
+        stdout: '',
+        stderr: `crawlflow: --out ${out}: ${partial} exists (another export is writing it, or one was killed: remove it if none is running)\n`,
+      });
       assert.equal(readFileSync(out, 'utf8'), 'an earlier export\n');
     }
     assert.equal(readFileSync(partial, 'utf8'), 'another export, mid-way\n');
@@ -162,7 +175,7 @@ describe('results that cannot be written or read', () => {
     return readFileSync(file, 'utf8');
   }
 
-  it('results --out - (or a path that leads to stdout) writes only the export on stdout and its line on stderr; a full stdout exits 1 with one line', async () => {
+  it('results --out - (or a path that leads to stdout) writes only the export on stdout and its line on stderr; a full stdout exits 1 with one line; a reader that went away ends it quietly', async () => {
     const expected = await targetsCrawl('results-stdout');
     const work = mkdtempSync(join(dir, 'stdout-'));
     for (const out of ['-', '/proc/self/fd/1']) {
@@ -177,6 +190,23 @@ describe('results that cannot be written or read', () => {
       closeSync(full);
     }
     assert.deepEqual(readdirSync(work), [], 'no file named "-"');
+
+    // The reader of stdout went away (`| head -1`): a pipe whose only reader has closed, so every write fails with EPIPE.
+    // The command stops quietly, with the status a shell shows for cat ended by SIGPIPE; `crawl` too, its crawl done.
+    const fifo = join(dir, 'reader-gone.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const readerGone = openSync(fifo, constants.O_WRONLY);
+    closeSync(reader);
+    try {
+      const result = await runCli(['results', 'results-stdout', '--out', '-'], cliEnv, 120_000, work, readerGone);
+      assert.deepEqual({ code: result.code, stderr: result.stderr }, { code: 141, stderr: '' });
+      const crawledGone = await runCli(['crawl', site.urlOf(0), '--id', 'results-stdout-gone', '--max-pages', '5', '--out', '-'], cliEnv, 120_000, work, readerGone);
+      assert.deepEqual({ code: crawledGone.code, stderr: crawledGone.stderr }, { code: 141, stderr: '' });
+    } finally {
+      closeSync(readerGone);
+    }
+    assert.equal((await readRecords(env.dataDir, 'results-stdout-gone')).length, 5, 'the crawl ran to its end');
 
     // `crawl` writes its summary, --json too, on stderr then, as its help says.
     const help = (await runCli(['crawl', '--help'])).stdout.replace(/\s+/g, ' ');

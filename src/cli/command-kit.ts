@@ -76,7 +76,7 @@ export function commonOptions(command: Command): Command {
 }
 
 /** Flags of commands that open crawl stores (worker, crawl, demo, results, status). */
-export interface StoreFlags extends CommonFlags {
+export interface StoreFlags extends DataDirFlags {
   store?: string;
 }
 

@@ -8,7 +8,7 @@ import { EXPORT_FORMATS } from '../results/export-results';
 import { CRAWL_LIMITS, MAX_ADDED_SEEDS, parseLimitsChange, parseSeeds } from '../shared/crawl-config';
 import { addSeedsUpdate, pauseSignal, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
 import type { CrawlStatus } from '../shared/crawl-types';
-import { commonOptions, crawlIdArgument, dataDirOption, print, storeConfigOf, storeOption, withClient, type DataDirFlags, type StoreFlags } from './command-kit';
+import { crawlIdArgument, dataDirOption, print, storeConfigOf, storeOption, withClient, type DataDirFlags, type StoreFlags } from './command-kit';
 import { seedOfField, UsageError, validating } from './crawl-options';
 import { changeOption, fieldsFromFlags, flagOfField } from './setting-flags';
 import { counted, limitsLine, statusLines } from './crawl-report';
@@ -23,22 +23,13 @@ export function formatOption(): Option {
   return new Option('--format <format>', 'output format').choices(EXPORT_FORMATS).default('jsonl');
 }
 
-/** `<name> <crawl-id>`: a command that names a crawl by its ID. */
-function crawlCommand(program: Command, name: string, description: string): Command {
-  return program.command(name).description(description).argument('<crawl-id>', 'the crawl (workflow) ID', crawlIdArgument);
-}
-
-/** A command that names a crawl by its ID, with the options every command has. */
-export function idCommand(program: Command, name: string, description: string): Command {
-  return commonOptions(crawlCommand(program, name, description));
-}
-
 /**
- * A command that acts on a running crawl. It has no `--task-queue`: the crawl is reached by its
- * workflow ID, and the server knows the queue it runs on (it is named when no worker answers).
+ * `<name> <crawl-id>`: a command that names a crawl by its ID (one that acts on it, `status`,
+ * `results`). It has no `--task-queue`: the crawl is reached by its workflow ID, and the server
+ * knows the queue it runs on (it is named when no worker answers); its store by its ID too.
  */
-function controlCommand(program: Command, name: string, description: string): Command {
-  return crawlCommand(program, name, description).addOption(dataDirOption());
+export function idCommand(program: Command, name: string, description: string): Command {
+  return program.command(name).description(description).argument('<crawl-id>', 'the crawl (workflow) ID', crawlIdArgument).addOption(dataDirOption());
 }
 
 /** A command that is one signal, update or cancel request. */
@@ -98,7 +89,7 @@ export function addControlCommands(program: Command): void {
     });
 
   for (const command of SIMPLE_COMMANDS) {
-    controlCommand(program, command.name, command.description).action(async (crawlId: string, flags: DataDirFlags) => {
+    idCommand(program, command.name, command.description).action(async (crawlId: string, flags: DataDirFlags) => {
       await withClient(flags, async (client) => {
         const note = await sendToRunning(client, crawlId, command.name, (crawl) => sendSimple(crawl, command));
         print(`${command.name}: ${crawlId}${note}`);
@@ -106,7 +97,7 @@ export function addControlCommands(program: Command): void {
     });
   }
 
-  controlCommand(program, 'add-seeds', 'add seed URLs to a running crawl (they join its scope)')
+  idCommand(program, 'add-seeds', 'add seed URLs to a running crawl (they join its scope)')
     .argument('<url...>', `absolute http(s) URLs, at most ${MAX_ADDED_SEEDS} at once`)
     .action(async (crawlId: string, urls: string[], flags: DataDirFlags) => {
       const seeds = validating(() => parseSeeds(urls), (field) => seedOfField(field, urls) ?? '<url...>');
@@ -125,7 +116,7 @@ export function addControlCommands(program: Command): void {
 
 /** `set-limits`: the limits now in force as a line, or with `--json` as the update returned them. */
 function addSetLimitsCommand(program: Command): void {
-  const setLimits = controlCommand(program, 'set-limits', 'change concurrency and politeness of a running crawl; prints the limits now in force');
+  const setLimits = idCommand(program, 'set-limits', 'change concurrency and politeness of a running crawl; prints the limits now in force');
   for (const field of CRAWL_LIMITS) setLimits.addOption(changeOption(field));
   setLimits.option('--json', 'the limits now in force as a JSON object');
   setLimits.action(async (crawlId: string, { json, ...flags }: DataDirFlags & { json?: boolean } & Record<string, unknown>) => {

@@ -3,13 +3,14 @@
  * schema's settings: setting-flags.ts), a `--config` file under them, and the crawl they ask
  * for, validated once by the schema with errors that name what the user typed.
  */
-import { accessSync, constants, readFileSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig, type CrawlInput } from '../shared/crawl-config';
 import { fieldsFromFlags, flagOfField, settingOptions } from './setting-flags';
 import { existingTarget, STDOUT_OUT, writesToStdout } from '../results/out-target';
+import { partialFileOf, partialFileTaken } from '../results/atomic-file';
 import { embeddedHistoryFile } from '../temporal/target';
 
 /** Commander's values of the crawl flags, by attribute name (`--max-pages` is `maxPages`). */
@@ -96,14 +97,15 @@ function isCrawlflowData(file: string, dataDir: string): boolean {
  * Fails with the command's usage error unless the results file (`--out`, or the default in the
  * working directory when not `given`) can be written: standard output, a device or FIFO this
  * process may write, or a file (through its links) whose directory exists and this process may
- * write in, and which is none of crawlflow's own files in `dataDir`. The file is written when
- * the crawl has ended, and a crawl of hours should not learn only then that there is no place
- * to put it.
+ * write in, which is none of crawlflow's own files in `dataDir`, and whose partial file
+ * (atomic-file.ts) nothing holds. The file is written when the crawl has ended, and a crawl of
+ * hours should not learn only then that there is no place to put it.
  */
 export function checkOutFile(out: string, given: boolean, dataDir: string): void {
   if (out === STDOUT_OUT) return;
   const what = given ? '--out' : 'results file (choose another with --out)';
   let file: string | undefined;
+  let partial: string | undefined;
   const code = accessFailure(() => {
     const target = existingTarget(out);
     if (target?.kind === 'directory') refuse('EISDIR');
@@ -112,11 +114,16 @@ export function checkOutFile(out: string, given: boolean, dataDir: string): void
     if (!statSync(dir).isDirectory()) refuse('ENOTDIR');
     accessSync(dir, constants.W_OK);
     file = join(dir, basename(target?.path ?? out));
+    // Named as the export opens it (out-target.ts); anything there, even a dangling link, makes that open fail.
+    const named = partialFileOf(target?.path ?? out);
+    if (lstatSync(named, { throwIfNoEntry: false }) !== undefined) partial = named;
   });
   if (code !== null) throw new UsageError(`${what} ${out}: cannot write it (${code})`);
   if (file !== undefined && isCrawlflowData(file, dataDir)) {
     throw new UsageError(`${what} ${out}: lies among crawlflow's own files in ${resolve(dataDir)} (crawl stores and their bodies, the embedded server's history); choose a file outside them`);
   }
+  // A path that leads to standard output (/dev/stdout redirected to a file) is written through, with no partial file.
+  if (partial !== undefined && !writesToStdout(out)) throw new UsageError(`${what} ${out}: ${partialFileTaken(partial)}`);
 }
 
 /** The export formats that are binary: a WARC file is gzip members. */

@@ -22,7 +22,7 @@ import { newCrawlId, startCrawl } from '../client/crawl-client';
 import { UnknownCrawlError } from '../results/export-jsonl';
 import { NoStoredBodiesError } from '../results/export-warc';
 import { ExportInterruptedError, ExportWriteError } from '../results/atomic-file';
-import { describeOut, resolveOut, writesToStdout } from '../results/out-target';
+import { describeOut, resolveOut, StdoutClosedError, writesToStdout } from '../results/out-target';
 import { BadBodyRefError } from '../bodies/body-store';
 import { defaultOutFile, EXPORT_UNITS, type ExportFormat } from '../results/export-results';
 import { CRAWLFLOW_VERSION, DEFAULT_RENDER_TASK_QUEUE, ENV, InvalidEnvError } from '../shared/names';
@@ -31,7 +31,7 @@ import { startSyntheticSite } from '../sites/synthetic-site';
 import { embeddedHistoryFile, embeddedServerLog, NoTemporalServerError, resolveTemporalTarget, TemporalUnreachableError, usesExternalCluster } from '../temporal/target';
 import { PortInUseError, TemporalCliMissingError } from '../temporal/dev-server';
 import { startWorkerHost, type WorkerHostOptions } from '../workers/worker-host';
-import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, printer, storeConfigOf, nonEmpty, crawlIdArgument, storeOption, withClient, type StoreFlags } from './command-kit';
+import { atLeastOne, commonOptions, integerBetween, dataDirOption, metricsAddressOption, metricsServedAt, print, printer, storeConfigOf, nonEmpty, crawlIdArgument, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
 import { StoreUrlError } from '../store/store-url';
 import { MetricsListenError } from '../observability/metrics-server';
 import { DamagedStoreError, StoreUnavailableError } from '../store/store-errors';
@@ -51,6 +51,12 @@ import { DirectoryError } from '../shared/make-directory';
 
 const EXIT_FAILURE = 1;
 const EXIT_INTERRUPTED = 130;
+/**
+ * The reader of standard output went away: 128 + SIGPIPE, the status a shell shows for cat, grep
+ * or jq ended by SIGPIPE there, so that `set -o pipefail` tells an export cut short from a whole
+ * one as it does theirs. Node ignores SIGPIPE, so the code is set rather than the signal taken.
+ */
+const EXIT_STDOUT_CLOSED = 141;
 /** The synthetic site's link graph is built in memory at start (about 50 MB per million pages). */
 const DEMO_MAX_PAGES = 1_000_000;
 
@@ -59,7 +65,7 @@ const PORT_IN_USE_HINT =
   `crawlflow: another process holds the embedded Temporal server's port or its Web UI's (7233, 8233 by default); ` +
   `stop it, or set ${ENV.devServerPort} and ${ENV.devServerUiPort} to free ports (see docs/troubleshooting.md)`;
 
-interface CrawlCommandFlags extends CrawlFlags, StoreFlags {
+interface CrawlCommandFlags extends CrawlFlags, StoreFlags, CommonFlags {
   id?: string;
   out?: string;
   format: ExportFormat;
@@ -109,7 +115,7 @@ async function crawlCommand(seeds: string[], flags: CrawlCommandFlags): Promise<
   );
 }
 
-interface WorkerFlags extends StoreFlags {
+interface WorkerFlags extends StoreFlags, CommonFlags {
   metricsAddress: string;
 }
 
@@ -288,6 +294,8 @@ async function main(argv: string[]): Promise<number> {
       // Help and version requests end here too, with exit code 0.
       return err.exitCode === 0 ? 0 : EXIT_USAGE;
     }
+    // No message: the reader left on purpose (`| head -1`), as it may with any command's output.
+    if (err instanceof StdoutClosedError) return EXIT_STDOUT_CLOSED;
     if (err instanceof UsageError || err instanceof StoreUrlError || err instanceof InvalidEnvError) {
       process.stderr.write(`crawlflow: ${err.message}\n`);
       return EXIT_USAGE;

@@ -15,7 +15,7 @@ import { defaultOutFile, EXPORT_UNITS, exportResults, type ExportFormat } from '
 import { isFinished, readStoredProgress, type StoredProgress } from '../results/stored-progress';
 import type { CrawlEnd } from '../store/frontier-store';
 import { describeOut, resolveOut, writesToStdout } from '../results/out-target';
-import { printer, storeConfigOf, storeOption, withClient, type CommonFlags, type StoreFlags } from './command-kit';
+import { printer, storeConfigOf, storeOption, withClient, type DataDirFlags, type StoreFlags } from './command-kit';
 import { checkOutFile, checkTerminalOut, OUT_HELP } from './crawl-options';
 import { formatOption, idCommand } from './control-commands';
 import { counted, workflowOutcome, type WorkflowOutcome } from './crawl-report';
@@ -53,7 +53,7 @@ const failureText = ({ failure }: CrawlEnd): string | null => (failure === null 
  * Temporal's word on the crawl, or undefined when there is none to be had in time: no server,
  * none that answers, no such workflow on it. The store's word stands then.
  */
-async function askTemporal(flags: CommonFlags, crawlId: string): Promise<WorkflowOutcome | undefined> {
+async function askTemporal(flags: DataDirFlags, crawlId: string): Promise<WorkflowOutcome | undefined> {
   try {
     const ask = (client: Client) => client.connection.withDeadline(Date.now() + ASK_TEMPORAL_MS, () => workflowOutcome(client, crawlId));
     return await withClient(flags, ask, { connectTimeoutMs: ASK_TEMPORAL_MS });
@@ -63,7 +63,7 @@ async function askTemporal(flags: CommonFlags, crawlId: string): Promise<Workflo
 }
 
 /** How the crawl stands when its export is not its whole result; undefined when it is. */
-async function unfinishedStanding(flags: CommonFlags, crawlId: string, { end }: StoredProgress): Promise<Unfinished | undefined> {
+async function unfinishedStanding(flags: DataDirFlags, crawlId: string, { end }: StoredProgress): Promise<Unfinished | undefined> {
   if (end !== undefined) return endedEarly(end.status, failureText(end), true);
   const workflow = await askTemporal(flags, crawlId);
   if (workflow === undefined) return { kind: 'unknown' };

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Client, ScheduleHandle } from '@temporalio/client';
 import { createCrawlSchedule, describeCrawlSchedule, InvalidScheduleSpecError, listCrawlSchedules, onSchedule, OVERLAP_POLICIES, triggerCrawlSchedule, type CrawlScheduleOptions, type OverlapPolicy } from '../client/schedules';
 import { toMilliseconds } from '../shared/duration';
-import { commonOptions, scheduleIdArgument, print, withClient, type CommonFlags } from './command-kit';
+import { commonOptions, dataDirOption, scheduleIdArgument, print, withClient, type CommonFlags, type DataDirFlags } from './command-kit';
 import { addCrawlOptions, checkLocalSeedsFile, crawlRequestFrom, STDIN_SEEDS, UsageError, type CrawlFlags } from './crawl-options';
 import { checkRecrawlOf } from './content-options';
 import { usesExternalCluster } from '../temporal/target';
@@ -62,6 +62,19 @@ async function createSchedule(client: Client, flags: CreateFlags, options: Crawl
   }
 }
 
+/**
+ * A schedule command other than `create`. It has no `--task-queue`: it reaches the schedule by
+ * its ID, and the crawls it starts run on the queue `create` gave it.
+ */
+function scheduleCommand(schedule: Command, name: string, description: string): Command {
+  return schedule.command(name).description(description).addOption(dataDirOption());
+}
+
+/** A schedule command that names a schedule by its ID. */
+function scheduleIdCommand(schedule: Command, name: string, description: string): Command {
+  return scheduleCommand(schedule, name, description).argument('<schedule-id>', 'the schedule ID', scheduleIdArgument);
+}
+
 export function addScheduleCommands(program: Command): void {
   const schedule = program.command('schedule').description('recurring crawls on Temporal Schedules');
   addCreateCommand(schedule);
@@ -75,7 +88,7 @@ export function addScheduleCommands(program: Command): void {
     ['delete', 'delete a schedule (crawls it started are kept)', (handle) => handle.delete()],
   ];
   for (const [name, description, act] of actions) {
-    commonOptions(schedule.command(name).description(description).argument('<schedule-id>', 'the schedule ID', scheduleIdArgument)).action(async (scheduleId: string, flags: CommonFlags) => {
+    scheduleIdCommand(schedule, name, description).action(async (scheduleId: string, flags: DataDirFlags) => {
       await withClient(flags, async (client) => {
         await onSchedule(client, scheduleId, act);
         print(`schedule ${name}: ${scheduleId}`);
@@ -117,9 +130,9 @@ function addCreateCommand(schedule: Command): void {
 }
 
 function addListCommand(schedule: Command): void {
-  commonOptions(schedule.command('list').description('list crawl schedules'))
+  scheduleCommand(schedule, 'list', 'list crawl schedules')
     .option('--json', 'machine-readable output')
-    .action(async (flags: CommonFlags & { json?: boolean }) => {
+    .action(async (flags: DataDirFlags & { json?: boolean }) => {
       await withClient(flags, async (client) => {
         const schedules = (await listCrawlSchedules(client)).map((entry) => ({
           scheduleId: entry.scheduleId,
@@ -135,8 +148,8 @@ function addListCommand(schedule: Command): void {
 }
 
 function addDescribeCommand(schedule: Command): void {
-  commonOptions(schedule.command('describe').description('show a schedule and its recent crawls').argument('<schedule-id>', 'the schedule ID', scheduleIdArgument)).action(
-    async (scheduleId: string, flags: CommonFlags) => {
+  scheduleIdCommand(schedule, 'describe', 'show a schedule and its recent crawls').action(
+    async (scheduleId: string, flags: DataDirFlags) => {
       await withClient(flags, async (client) => {
         const description = await describeCrawlSchedule(client, scheduleId);
         print(
@@ -162,12 +175,8 @@ function addDescribeCommand(schedule: Command): void {
 }
 
 function addTriggerCommand(schedule: Command): void {
-  commonOptions(
-    schedule
-      .command('trigger')
-      .description("start a crawl now, outside the cadence, under the schedule's --overlap policy (skip: none while its last crawl runs)")
-      .argument('<schedule-id>', 'the schedule ID', scheduleIdArgument),
-  ).action(async (scheduleId: string, flags: CommonFlags) => {
+  const description = "start a crawl now, outside the cadence, under the schedule's --overlap policy (skip: none while its last crawl runs)";
+  scheduleIdCommand(schedule, 'trigger', description).action(async (scheduleId: string, flags: DataDirFlags) => {
     await withClient(flags, async (client) => {
       const outcome = await triggerCrawlSchedule(client, scheduleId);
       if ('started' in outcome) print(`schedule trigger: ${scheduleId}: started crawl ${outcome.started}`);

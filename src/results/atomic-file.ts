@@ -7,6 +7,15 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 
+/** The name an export to `file` is written under until it is complete. */
+export const partialFileOf = (file: string): string => `${file}.partial`;
+
+/**
+ * Why an export cannot make its partial file when something has its name, and what to do: an
+ * export still writing it, or one that was killed with no chance to remove it, look the same.
+ */
+export const partialFileTaken = (partial: string): string => `${partial} exists (another export is writing it, or one was killed: remove it if none is running)`;
+
 /**
  * The export file could not be written: its directory went away, the disk is full, ... The
  * partial file is removed, and a complete file already at `outFile` is left as it was; `kept`
@@ -19,7 +28,7 @@ export class ExportWriteError extends Error {
   constructor(outFile: string, cause: NodeJS.ErrnoException, kept = true) {
     const failure =
       cause.code === 'EEXIST'
-        ? `cannot write ${outFile}: ${cause.path ?? 'its partial file'} exists (another export is writing it, or one was killed: remove it if none is running)`
+        ? `cannot write ${outFile}: ${partialFileTaken(cause.path ?? 'its partial file')}`
         : `cannot write ${outFile} (${cause.code ?? cause.message})`;
     super(kept ? `${failure}; a file already there is left as it was` : failure, { cause });
     this.failure = failure;
@@ -134,7 +143,7 @@ export function onEndingSignal(interrupt: (signal: NodeJS.Signals) => void): () 
 
 /** Writes `file` by way of `<file>.partial`; errors name it as `named` (the `--out` given, when that is a link to it). */
 export async function writeAtomically<T>(file: string, write: (out: Writable) => Promise<T>, named = file): Promise<T> {
-  const partial = `${file}.partial`;
+  const partial = partialFileOf(file);
   const out = createWriteStream(partial, { fd: openPartial(file, partial, named) });
   // Removed first, or the partial file would stay behind, half written.
   const stopRemovingOnSignal = onEndingSignal((signal) => {

@@ -64,6 +64,24 @@ export function writesToStdout(out: string): boolean {
   }
 }
 
+/**
+ * The reader of standard output went away (EPIPE: `crawlflow results <id> --out - | head -1`).
+ * The command then ends quietly, as cat, grep or jq do when their reader leaves: what it wrote
+ * was read as far as the reader wanted, and a message would only be noise in a pipeline.
+ */
+export class StdoutClosedError extends Error {
+  readonly code = 'stdout-closed';
+  constructor(cause: NodeJS.ErrnoException) {
+    super('the reader of standard output went away', { cause });
+  }
+}
+
+/** The error an export's failed target ends it with: quiet for a reader of stdout that left, one line otherwise. */
+function targetFailure(outFile: string, target: Writable, failure: NodeJS.ErrnoException): Error {
+  if (target === process.stdout && failure.code === 'EPIPE') return new StdoutClosedError(failure);
+  return new ExportWriteError(describeOut(outFile), failure, false);
+}
+
 /** Resolves once what was written to `target` before has been handed on (stdout, which this export does not end). */
 function drained(target: Writable): Promise<void> {
   return new Promise((done, fail) => target.write('', (err) => (err ? fail(err) : done())));
@@ -96,7 +114,8 @@ async function openTarget(path: string, abort: AbortSignal): Promise<Writable> {
  * records its error nor can be destroyed by it, so its error (EPIPE: a reader such as `head`
  * went away; ENOSPC) is caught here and destroys `out`, whose next write then throws it.
  * `end`: the target is this export's own, to be closed once written. A failure of the target
- * is an ExportWriteError naming `outFile`, whatever else failed after it.
+ * is an ExportWriteError naming `outFile` (a StdoutClosedError for stdout's EPIPE), whatever
+ * else failed after it.
  */
 async function pipeInto<T>(outFile: string, out: PassThrough, target: Writable, end: boolean, write: (out: Writable) => Promise<T>): Promise<T> {
   let failure: NodeJS.ErrnoException | undefined;
@@ -110,11 +129,14 @@ async function pipeInto<T>(outFile: string, out: PassThrough, target: Writable, 
     const result = await write(out);
     out.end();
     await finished(out);
-    await (end ? finished(target) : drained(target));
+    // The target's own failure, even when it settles this wait before its 'error' event has come.
+    await (end ? finished(target) : drained(target)).catch((err: NodeJS.ErrnoException) => {
+      failure ??= err;
+    });
     if (failure !== undefined) throw failure;
     return result;
   } catch (err) {
-    if (failure !== undefined) throw new ExportWriteError(describeOut(outFile), failure, false);
+    if (failure !== undefined) throw targetFailure(outFile, target, failure);
     out.destroy();
     if (end) target.destroy();
     // The store's errors (an unknown body, a WARC with no bodies) go up as they are.
