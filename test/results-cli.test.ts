@@ -263,6 +263,18 @@ describe('results that cannot be written or read', () => {
     assert.ok(!existsSync(join(dir, 'zero.jsonl')) && !existsSync(join(dir, 'never-ran.jsonl')), 'no results file');
   });
 
+  it('results of a crawl whose input was refused before it made a store says, in its one line, how the crawl ended', async () => {
+    // `temporal workflow start` skips the client's check: the crawl fails in its first activity, with no store.
+    await startWithTemporalCli(env, queue, 'refused-input', { seeds: [site.urlOf(0)], maxPages: 0 });
+    const failure = await failureCause(env.client.workflow.getHandle<typeof crawlSession>('refused-input'));
+    assert.ok(!existsSync(join(env.dataDir, 'crawls', 'refused-input.sqlite')), 'the crawl made no store');
+    const result = await runCli(['results', 'refused-input', '--out', join(dir, 'refused-input.jsonl')], cliEnv);
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(result.stderr, `crawlflow: no results for crawl "refused-input" in ${env.dataDir}; the Temporal server has the crawl as failed (${failure})\n`);
+    assert.match(failure, /maxPages/);
+    assert.ok(!existsSync(join(dir, 'refused-input.jsonl')), 'no results file');
+  });
+
   it("results of a store an earlier release wrote exports the release's records, the file brought to today's schema as a worker would", async () => {
     const file = join(env.dataDir, 'crawls', 'release-0.1.0.sqlite');
     mkdirSync(dirname(file), { recursive: true });

@@ -14,6 +14,7 @@ import { storedChangeSummary } from '../results/change-summary';
 import { defaultOutFile, EXPORT_UNITS, exportResults, type ExportFormat } from '../results/export-results';
 import { isFinished, readStoredProgress, type StoredProgress } from '../results/stored-progress';
 import type { CrawlEnd } from '../store/frontier-store';
+import { UnknownCrawlError } from '../store/store-backend';
 import { describeOut, resolveOut, writesToStdout } from '../results/out-target';
 import { printer, storeConfigOf, storeOption, withClient, type DataDirFlags, type StoreFlags } from './command-kit';
 import { checkOutFile, checkTerminalOut, OUT_HELP } from './crawl-options';
@@ -62,6 +63,24 @@ async function askTemporal(flags: DataDirFlags, crawlId: string): Promise<Workfl
   }
 }
 
+/**
+ * The crawl's progress as its store records it. A store with no such crawl may still have a
+ * crawl on the Temporal server: one whose input was refused ended before it opened a store, and
+ * one still opening has none yet. Its end is then added to the one line, so a user does not
+ * take the crawl for never started.
+ */
+async function progressOrWhyNone(flags: ResultsFlags, crawlId: string): Promise<StoredProgress> {
+  try {
+    return await readStoredProgress(storeConfigOf(flags), crawlId);
+  } catch (err) {
+    if (!(err instanceof UnknownCrawlError)) throw err;
+    const workflow = await askTemporal(flags, crawlId);
+    if (workflow === undefined) throw err;
+    const reason = 'reason' in workflow && workflow.reason !== null ? ` (${workflow.reason})` : '';
+    throw new UnknownCrawlError(`${err.message}; the Temporal server has the crawl as ${workflow.outcome}${reason}`);
+  }
+}
+
 /** How the crawl stands when its export is not its whole result; undefined when it is. */
 async function unfinishedStanding(flags: DataDirFlags, crawlId: string, { end }: StoredProgress): Promise<Unfinished | undefined> {
   if (end !== undefined) return endedEarly(end.status, failureText(end), true);
@@ -96,7 +115,7 @@ async function writeResults(crawlId: string, flags: ResultsFlags): Promise<void>
   checkOutFile(out, flags.out !== undefined, flags.dataDir);
   checkTerminalOut(out, flags.format);
   const print = printer(writesToStdout(out));
-  const progress = await readStoredProgress(store, crawlId);
+  const progress = await progressOrWhyNone(flags, crawlId);
   const standing = await unfinishedStanding(flags, crawlId, progress);
   const account = standing && standingText(crawlId, standing, progress);
   if (account !== undefined && flags.requireFinished) throw new CrawlNotFinishedError(`${account}; nothing written (--require-finished)`);
