@@ -46,9 +46,14 @@ function recoveryBoundMs(kill: Kill): number {
   return ACTIVITY_HEARTBEAT_TIMEOUT_MS + BATCH_RETRY_INITIAL_INTERVAL_MS + kill.replacementStartMs + WATCH_INTERVAL_MS + SERVER_TIMER_SLACK_MS;
 }
 
-/** The live worker running the most batches right now (with 6 batches on 3 workers there is always one). */
+/**
+ * The live worker running the most batches right now. With 6 batches on 3 workers there is
+ * one, except while the crawl's next workflow task waits on a worker that was just killed (its
+ * sticky queue, 5 s, or the task timeout, 4 s): the batches that end meanwhile get no successor.
+ * So it waits longer than those.
+ */
 async function busiestWorker(handle: CrawlHandle, live: WorkerProcess[]): Promise<WorkerProcess> {
-  for (let tries = 0; tries < 40; tries += 1) {
+  for (let tries = 0; tries < 200; tries += 1) {
     const running = (await pendingBatches(handle)).filter((batch) => batch.state.endsWith('STARTED'));
     const load = live.map((worker) => running.filter((batch) => batch.identity.startsWith(`${worker.child.pid}@`)).length);
     const best = load.indexOf(Math.max(...load));
