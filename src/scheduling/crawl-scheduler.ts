@@ -147,9 +147,7 @@ export class CrawlScheduler {
   }
 
   budgetLeft(): number {
-    let reserved = 0;
-    for (const batch of this.running.values()) reserved += batch.limit;
-    return this.plan.maxPages - this.state.view.totals.processed - reserved;
+    return this.budgetBeyond((batch) => batch.limit);
   }
 
   /**
@@ -163,9 +161,14 @@ export class CrawlScheduler {
    * hand-over) frees their budget for later batches.
    */
   budgetSpent(): boolean {
-    let shares = 0;
-    for (const batch of this.running.values()) shares += batch.limit - batch.fill;
-    return this.plan.maxPages - this.state.view.totals.processed - shares <= 0;
+    return this.budgetBeyond((batch) => batch.limit - batch.fill) <= 0;
+  }
+
+  /** The page budget left beyond the pages done and what each running batch holds of it by `reservation`. */
+  private budgetBeyond(reservation: (batch: Running) => number): number {
+    let reserved = 0;
+    for (const batch of this.running.values()) reserved += reservation(batch);
+    return this.plan.maxPages - this.state.view.totals.processed - reserved;
   }
 
   private hostBatches(host: string): number {
