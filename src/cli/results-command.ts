@@ -15,6 +15,7 @@ import { defaultOutFile, EXPORT_UNITS, exportResults, type ExportFormat } from '
 import { isFinished, readStoredProgress, type StoredProgress } from '../results/stored-progress';
 import type { CrawlEnd } from '../store/frontier-store';
 import { UnknownCrawlError } from '../store/store-backend';
+import type { StoreConfig } from '../store/store-url';
 import { describeOut, resolveOut, writesToStdout } from '../results/out-target';
 import { printer, storeConfigOf, storeOption, withClient, type DataDirFlags, type StoreFlags } from './command-kit';
 import { checkOutFile, checkTerminalOut, OUT_HELP } from './crawl-options';
@@ -69,9 +70,9 @@ async function askTemporal(flags: DataDirFlags, crawlId: string): Promise<Workfl
  * one still opening has none yet. Its end is then added to the one line, so a user does not
  * take the crawl for never started.
  */
-async function progressOrWhyNone(flags: ResultsFlags, crawlId: string): Promise<StoredProgress> {
+async function progressOrWhyNone(flags: ResultsFlags, store: StoreConfig, crawlId: string): Promise<StoredProgress> {
   try {
-    return await readStoredProgress(storeConfigOf(flags), crawlId);
+    return await readStoredProgress(store, crawlId);
   } catch (err) {
     if (!(err instanceof UnknownCrawlError)) throw err;
     const workflow = await askTemporal(flags, crawlId);
@@ -115,7 +116,7 @@ async function writeResults(crawlId: string, flags: ResultsFlags): Promise<void>
   checkOutFile(out, flags.out !== undefined, flags.dataDir);
   checkTerminalOut(out, flags.format);
   const print = printer(writesToStdout(out));
-  const progress = await progressOrWhyNone(flags, crawlId);
+  const progress = await progressOrWhyNone(flags, store, crawlId);
   const standing = await unfinishedStanding(flags, crawlId, progress);
   const account = standing && standingText(crawlId, standing, progress);
   if (account !== undefined && flags.requireFinished) throw new CrawlNotFinishedError(`${account}; nothing written (--require-finished)`);
