@@ -9,6 +9,7 @@
 import { extractSchema } from '../shared/content-config';
 import type { CrawlConfig } from '../shared/crawl-config';
 import type { StoreRegistry } from '../store/store-registry';
+import { recordedConfig } from '../results/recorded-settings';
 
 /**
  * The extraction settings in one comparable form: each field resolved (compact strings
@@ -35,7 +36,7 @@ export function sameExtraction(earlier: unknown, current: unknown): boolean {
 export async function revalidatesEarlierRecords(stores: StoreRegistry, config: Pick<CrawlConfig, 'recrawlOf' | 'extract'>): Promise<boolean> {
   const { recrawlOf } = config;
   if (recrawlOf === undefined) return false;
-  const recorded = await stores.use(recrawlOf, (earlier) => earlier.latestConfig());
+  const recorded = await stores.use(recrawlOf, recordedConfig);
   if (recorded === undefined) return false;
-  return sameExtraction((JSON.parse(recorded.config) as Partial<CrawlConfig>).extract, config.extract);
+  return sameExtraction(recorded.extract, config.extract);
 }

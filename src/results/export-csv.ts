@@ -45,7 +45,7 @@ const row = (cells: Cell[]): string => stringify([cells], { quoted: true, quoted
 export function exportCsv(config: StoreConfig, crawlId: string, outFile: string): Promise<number> {
   return withCrawlStore(config, crawlId, async (store) => {
     // The crawl's fields first, so a crawl whose records show none (no HTML page yet) has their columns all the same.
-    const fieldNames = new Set<string>(Object.keys((await recordedConfig(store)).extract ?? {}));
+    const fieldNames = new Set<string>(Object.keys((await recordedConfig(store))?.extract ?? {}));
     for await (const record of store.records()) for (const name of Object.keys(record.fields)) fieldNames.add(name);
     return writeExport(outFile, async (out) => {
       const writer = new ChunkedWriter(out);

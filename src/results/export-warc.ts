@@ -26,7 +26,7 @@ export class NoStoredBodiesError extends Error {
  * 2xx), has its export all the same: a file with no page in it.
  */
 async function storesBodies(store: FrontierStore): Promise<boolean> {
-  return (await recordedConfig(store)).storeBodies === true;
+  return (await recordedConfig(store))?.storeBodies === true;
 }
 
 /** Bodies read ahead of the one being written: a database answers several at once. */
