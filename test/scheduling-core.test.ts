@@ -41,7 +41,18 @@ async function addedSeedSites() {
   const held = await startRecordingSite({ '/': (_req, res) => page(res, ['/a/0', '/a/1']), ...heldRoutes(['/a/0', '/a/1'], released) });
   const bPaths = Array.from({ length: 10 }, (_, i) => `/b/${i}`);
   const added = await startRecordingSite({ '/': (_req, res) => page(res, bPaths), ...Object.fromEntries(bPaths.map((path): [string, Handler] => [path, (_req, res) => page(res)])) });
-  return { held, added, bPaths, release: () => release() };
+  return {
+    held,
+    added,
+    bPaths,
+    release: () => release(),
+    /** Lets A's pages go, and stops both sites. */
+    async close() {
+      release();
+      await held.close();
+      await added.close();
+    },
+  };
 }
 
 const MISSING_MESSAGE = new RegExp(`headersFromEnv\\.X-Token: environment variable ${MISSING} is not set on this worker`);
@@ -237,7 +248,8 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
   });
 
   it("seeds added while batches hang on slow pages are fetched at once, with their page's links, and progress counts them", async () => {
-    const { held, added, bPaths, release } = await addedSeedSites();
+    const sites = await addedSeedSites();
+    const { held, added, bPaths, release } = sites;
     try {
       const handle = await startCrawl(env.client, 'core-added-seeds', { seeds: [`${held.origin}/`], concurrency: 8, perHostConcurrency: 2, batchSize: 10 }, queue);
       await waitFor(() => held.pages().filter((request) => request.path.startsWith('/a/')).length === 2, 20_000, "A's two pages to hang");
@@ -268,14 +280,13 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
       const records = await readRecords(env.store, 'core-added-seeds');
       assert.equal(records.filter((record) => record.url.startsWith(added.origin) && record.status === 200).length, 11);
     } finally {
-      release();
-      await held.close();
-      await added.close();
+      await sites.close();
     }
   });
 
   it("a seed added while the crawl is paused is taken by a batch ordered before it, which crawls it under the config that has the seed: its links are followed", async () => {
-    const { held, added, bPaths, release } = await addedSeedSites();
+    const sites = await addedSeedSites();
+    const { held, added, bPaths, release } = sites;
     try {
       // Four slots: the seed's batch and three waiting for its links. Two take A's links and hang
       // (two holders per host); the third waits on for up to 10 s, claiming whatever is queued.
@@ -307,9 +318,7 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
         [['/', 200, 0], ...bPaths.map((path) => [path, 200, 1])].sort(),
       );
     } finally {
-      release();
-      await held.close();
-      await added.close();
+      await sites.close();
     }
   });
 
