@@ -2,7 +2,7 @@
  * Writes an export to `<file>.partial` and renames it into place once complete, so an
  * interrupted export never leaves a half-written file where a complete one is expected.
  */
-import { closeSync, createWriteStream, fchmodSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, createWriteStream, fchmodSync, openSync, renameSync, rmSync, statSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -144,12 +144,30 @@ export function onEndingSignal(interrupt: (signal: NodeJS.Signals) => void): () 
 /** Writes `file` by way of `<file>.partial`; errors name it as `named` (the `--out` given, when that is a link to it). */
 export async function writeAtomically<T>(file: string, write: (out: Writable) => Promise<T>, named = file): Promise<T> {
   const partial = partialFileOf(file);
-  const out = createWriteStream(partial, { fd: openPartial(file, partial, named) });
-  // Removed first, or the partial file would stay behind, half written.
+  // Listened for before the partial file is made: until a listener is added, a signal ends the
+  // process at once, so one sent right after the file appears would leave it behind. A signal is
+  // taken on a later tick than this one, when `out` is set, or gone with a failed open.
+  let out: WriteStream | undefined;
   const stopRemovingOnSignal = onEndingSignal((signal) => {
-    out.destroy(new ExportInterruptedError(named, signal));
+    out?.destroy(new ExportInterruptedError(named, signal));
     rmSync(partial, { force: true });
   });
+  try {
+    out = createWriteStream(partial, { fd: openPartial(file, partial, named) });
+  } catch (err) {
+    stopRemovingOnSignal();
+    throw err;
+  }
+  try {
+    return await writeThrough(out, file, write, named);
+  } finally {
+    stopRemovingOnSignal();
+  }
+}
+
+/** Writes the export into `out`, its partial file, and renames that to `file` once complete. */
+async function writeThrough<T>(out: WriteStream, file: string, write: (out: Writable) => Promise<T>, named: string): Promise<T> {
+  const partial = partialFileOf(file);
   // The stream's error (a write failed: the disk is full, ...) may come while `write`
   // reads the store rather than waits on the stream: the next writeChunk throws it from
   // `out.errored`, and an 'error' event with no listener would end the process instead.
@@ -166,7 +184,5 @@ export async function writeAtomically<T>(file: string, write: (out: Writable) =>
     rmSync(partial, { force: true });
     // The store's errors (an unknown body, a WARC with no bodies) go up as they are.
     throw fileError ? new ExportWriteError(named, err as NodeJS.ErrnoException) : err;
-  } finally {
-    stopRemovingOnSignal();
   }
 }
