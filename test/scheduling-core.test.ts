@@ -322,6 +322,39 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
     }
   });
 
+  it('a page claimed before seeds were added and fetched more than a second after follows its links into the added site', async () => {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const added = await startRecordingSite({ '/': (_req, res) => page(res), '/deep': (_req, res) => page(res) });
+    // One batch claims /hold and /next together; /next, fetched once /hold is let go, links to a
+    // page of B that B's own seed does not link to.
+    const held = await startRecordingSite({
+      '/': (_req, res) => page(res, ['/hold', '/next']),
+      ...heldRoutes(['/hold'], released),
+      '/next': (_req, res) => page(res, [`${added.origin}/deep`]),
+    });
+    try {
+      const handle = await startCrawl(env.client, 'core-added-during-claim', { seeds: [`${held.origin}/`], concurrency: 1, perHostConcurrency: 1, batchSize: 10 }, queue);
+      await waitFor(() => held.pages().some((request) => request.path === '/hold'), 10_000, '/hold to hang');
+      assert.equal(await handle.executeUpdate(addSeedsUpdate, { args: [[`${added.origin}/`]] }), 1);
+      await sleep(1_200);
+      release();
+      const summary = await handle.result();
+      assert.equal(summary.status, 'completed');
+      assert.deepEqual(held.pages().map((request) => request.path), ['/', '/hold', '/next'], 'A fetched in claim order, each page once');
+      assert.deepEqual(added.pages().map((request) => request.path).sort(), ['/', '/deep'], "B's seed and the page only A links to, each once");
+      const records = await readRecords(env.store, 'core-added-during-claim');
+      assert.deepEqual(
+        records.filter((record) => record.url.startsWith(added.origin)).map((record) => [new URL(record.url).pathname, record.status, record.depth]).sort(),
+        [['/', 200, 0], ['/deep', 200, 2]],
+      );
+    } finally {
+      release();
+      await held.close();
+      await added.close();
+    }
+  });
+
   it('batch IDs stay unique after `temporal workflow reset`, and every page is still recorded once', async () => {
     const slow = await startSyntheticSite({ pages: 600, latencyMs: 30 });
     try {

@@ -44,6 +44,12 @@ export const BATCH_STORE_PATIENCE_MS = 5_000;
 const WORK_WAIT_MS = 10_000;
 /** A waiting batch asks the store again at least this often: other workers' batches send no notice. */
 const WORK_POLL_MS = 250;
+/**
+ * A batch crawling what it claimed looks for a newer config (seeds added) at most this often:
+ * a page fetched later than that after the add follows its links into the added seeds' sites,
+ * for one indexed read a second per batch rather than one per page.
+ */
+const CONFIG_CHECK_MS = 1_000;
 
 /** How long a batch's store calls and body writes wait out an outage, with the wait on the metrics. */
 export const batchPatience = (metrics: CrawlMetrics, signal: AbortSignal): Patience => ({
@@ -74,6 +80,8 @@ interface BatchRun {
   progress: BatchProgress;
   stop: BatchStop;
   bodyWriter: ReturnType<BodyStore['writer']> | undefined;
+  /** When the store's config version was last read (`followConfig`). */
+  configCheckedAt: number;
 }
 
 /** Whether a host is one of the claimed URLs': the hosts under a politeness key that this batch meets. */
@@ -115,7 +123,7 @@ export class BatchRunner {
     const bodyWriter = work.config.storeBodies
       ? patientBodyWriter(this.deps.bodies.writer(work.crawlId, work.batchId, context.info.attempt), batchPatience(metrics, stop.signal))
       : undefined;
-    const run: BatchRun = { work, store, policy: await this.policies.forCrawl(work.crawlId, work.config, store), progress, stop, bodyWriter };
+    const run: BatchRun = { work, store, policy: await this.policies.forCrawl(work.crawlId, work.config, store), progress, stop, bodyWriter, configCheckedAt: Date.now() };
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
     const stopTicker = startTicker(work.run, work.shard, store, progress, stop);
     this.gauges.trackBatch(work.crawlId, 1);
@@ -171,9 +179,12 @@ export class BatchRunner {
    * Seeds added to a running crawl are recorded as a new config version before they are queued,
    * so a claim may hand the batch URLs that only a later version's scope takes in: the store's
    * version, read after each claim, says when. A batch that crawled them with the config it was
-   * ordered with would drop every link they have as out of scope.
+   * ordered with would drop every link they have as out of scope. Pages claimed before the add
+   * have links into the added sites too: the version is read again while they are crawled
+   * (`CONFIG_CHECK_MS`).
    */
   private async followConfig(run: BatchRun): Promise<void> {
+    run.configCheckedAt = Date.now();
     const { recorded } = run.work;
     if (recorded === undefined) return;
     const latest = await run.store.configVersion();
@@ -185,13 +196,13 @@ export class BatchRunner {
 
   /** Fetches the claimed URLs of one key in order (see `crawlShare`). */
   private async crawlClaimed(run: BatchRun, host: string, claimed: readonly ClaimedUrl[]): Promise<{ deferUntil?: number }> {
-    const { work, store, policy, stop } = run;
+    const { work, store, stop } = run;
     const { signal } = stop;
     const key = {
       pacing: { current: await store.hostPacing(host) },
       starts: new RequestStarts(store, host, signal, work.config.politenessKey === 'host' ? undefined : hostsOf(claimed)),
     };
-    const urlWork = { crawlId: work.crawlId, config: work.config, host };
+    let urlWork = { crawlId: work.crawlId, config: work.config, host };
     this.gauges.held.inc(claimed.length);
     let pending = claimed.length;
     try {
@@ -201,7 +212,11 @@ export class BatchRunner {
           await store.release(work.batchId);
           break;
         }
-        const result = await this.urls.process(urlWork, store, item, policy, key, signal);
+        if (Date.now() - run.configCheckedAt >= CONFIG_CHECK_MS) {
+          await this.followConfig(run);
+          urlWork = { ...urlWork, config: run.work.config };
+        }
+        const result = await this.urls.process(urlWork, store, item, run.policy, key, signal);
         if ('deferUntil' in result) {
           await store.release(work.batchId, { url: item.url, attempts: result.attempts });
           this.deps.metrics.hostDeferrals.inc();
