@@ -19,42 +19,14 @@ import { temporalBinaryPath } from '../src/temporal/project-paths';
 import type { BatchOrder } from '../src/scheduling/crawl-plan';
 import type { BatchReport } from '../src/shared/crawl-types';
 import { failureCause, readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
-import { page, startRecordingSite, type Handler } from './helpers/recording-site';
+import { page, startRecordingSite } from './helpers/recording-site';
 import { completedResults, historiesOf, scheduledInputs } from './helpers/histories';
 import { embeddedServerEnv, runCli } from './helpers/processes';
+import { withAddedSeedCrawl } from './helpers/added-seed-crawl';
 import { sleep, waitFor } from './helpers/fixtures';
 import { fetchCounts, reachablePaths } from './helpers/faults';
 
 const MISSING = 'CRAWLFLOW_TEST_VARIABLE_NOBODY_SET';
-/** Routes that answer only once `released` settles: a batch that fetches one hangs on it until then. */
-function heldRoutes(paths: readonly string[], released: Promise<void>): Record<string, Handler> {
-  return Object.fromEntries(paths.map((path): [string, Handler] => [path, (_req, res) => void released.then(() => page(res))]));
-}
-
-/**
- * Host A, whose seed links to two pages that answer only once `release` is called, and host B,
- * the seed a test adds, whose page links to ten pages (`bPaths`).
- */
-async function addedSeedSites() {
-  let release: () => void = () => {};
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const held = await startRecordingSite({ '/': (_req, res) => page(res, ['/a/0', '/a/1']), ...heldRoutes(['/a/0', '/a/1'], released) });
-  const bPaths = Array.from({ length: 10 }, (_, i) => `/b/${i}`);
-  const added = await startRecordingSite({ '/': (_req, res) => page(res, bPaths), ...Object.fromEntries(bPaths.map((path): [string, Handler] => [path, (_req, res) => page(res)])) });
-  return {
-    held,
-    added,
-    bPaths,
-    release: () => release(),
-    /** Lets A's pages go, and stops both sites. */
-    async close() {
-      release();
-      await held.close();
-      await added.close();
-    },
-  };
-}
-
 const MISSING_MESSAGE = new RegExp(`headersFromEnv\\.X-Token: environment variable ${MISSING} is not set on this worker`);
 
 describe('scheduling core: failed batches, fail-fast, one truth for totals, resets', () => {
@@ -248,11 +220,8 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
   });
 
   it("seeds added while batches hang on slow pages are fetched at once, with their page's links, and progress counts them", async () => {
-    const sites = await addedSeedSites();
-    const { held, added, bPaths, release } = sites;
-    try {
-      const handle = await startCrawl(env.client, 'core-added-seeds', { seeds: [`${held.origin}/`], concurrency: 8, perHostConcurrency: 2, batchSize: 10 }, queue);
-      await waitFor(() => held.pages().filter((request) => request.path.startsWith('/a/')).length === 2, 20_000, "A's two pages to hang");
+    const target = { env, taskQueue: queue, crawlId: 'core-added-seeds', limits: { concurrency: 8, perHostConcurrency: 2, batchSize: 10 }, hangWithinMs: 20_000 };
+    await withAddedSeedCrawl(target, async ({ handle, added, bPaths, release }) => {
       // The batches launched to wait for the seed's links give up after 10 s: two batches run,
       // six slots are free, and the waiting batches' fruitless end has stopped launches.
       await waitFor(async () => (await handle.query(progressQuery)).batchesInFlight === 2, 30_000, 'the waiting batches to end');
@@ -279,19 +248,14 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
       );
       const records = await readRecords(env.store, 'core-added-seeds');
       assert.equal(records.filter((record) => record.url.startsWith(added.origin) && record.status === 200).length, 11);
-    } finally {
-      await sites.close();
-    }
+    });
   });
 
   it("a seed added while the crawl is paused is taken by a batch ordered before it, which crawls it under the config that has the seed: its links are followed", async () => {
-    const sites = await addedSeedSites();
-    const { held, added, bPaths, release } = sites;
-    try {
-      // Four slots: the seed's batch and three waiting for its links. Two take A's links and hang
-      // (two holders per host); the third waits on for up to 10 s, claiming whatever is queued.
-      const handle = await startCrawl(env.client, 'core-added-while-paused', { seeds: [`${held.origin}/`], concurrency: 4, perHostConcurrency: 2, batchSize: 50 }, queue);
-      await waitFor(() => held.pages().filter((request) => request.path.startsWith('/a/')).length === 2, 5_000, "A's two pages to hang");
+    // Four slots: the seed's batch and three waiting for its links. Two take A's links and hang
+    // (two holders per host); the third waits on for up to 10 s, claiming whatever is queued.
+    const target = { env, taskQueue: queue, crawlId: 'core-added-while-paused', limits: { concurrency: 4, perHostConcurrency: 2, batchSize: 50 }, hangWithinMs: 5_000 };
+    await withAddedSeedCrawl(target, async ({ handle, added, bPaths, release }) => {
       // Paused, the crawl orders no batch: only a batch ordered before the seed was added can take it.
       await handle.signal(pauseSignal);
       // Once a query sees the pause, every workflow task before it has written its orders to history.
@@ -317,9 +281,7 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
         records.filter((record) => record.url.startsWith(added.origin)).map((record) => [new URL(record.url).pathname, record.status, record.depth]).sort(),
         [['/', 200, 0], ...bPaths.map((path) => [path, 200, 1])].sort(),
       );
-    } finally {
-      await sites.close();
-    }
+    });
   });
 
   it('a page claimed before seeds were added and fetched more than a second after follows its links into the added site', async () => {
