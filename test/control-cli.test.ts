@@ -15,7 +15,8 @@ import { waitFor } from './helpers/fixtures';
 import { runCli, type CliResult } from './helpers/processes';
 import { page, startRecordingSite, type RecordingSite } from './helpers/recording-site';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
-import { startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { uniqueQueue } from './helpers/temporal';
+import { cliTemporal } from './helpers/cli-temporal';
 
 /** The control commands, each with what it needs after the crawl ID. */
 const CONTROL_COMMANDS: ReadonlyArray<[string, ...string[]]> = [['pause'], ['resume'], ['stop'], ['cancel'], ['add-seeds', 'http://127.0.0.1:9/'], ['set-limits', '--delay-ms', '5']];
@@ -45,27 +46,21 @@ describe('control commands given bad input', { concurrency: 4 }, () => {
 });
 
 describe('control commands against a dev server and a worker', () => {
-  let env: TestTemporal;
+  const temporal = cliTemporal('control');
   let site: SyntheticSite;
   let other: SyntheticSite;
-  let cliEnv: NodeJS.ProcessEnv;
-  const taskQueue = uniqueQueue('control');
   before(async () => {
-    env = await startTestTemporal();
-    await env.startWorker(taskQueue);
     site = await startSyntheticSite({ pages: 20 });
     other = await startSyntheticSite({ pages: 5 });
-    cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: taskQueue, CRAWLFLOW_DATA_DIR: env.dataDir };
   });
   after(async () => {
     await other?.close();
     await site?.close();
-    await env?.close();
   });
 
   it('each command on an ID the server does not know exits 1 with one line naming it', async () => {
     for (const [command, ...rest] of CONTROL_COMMANDS) {
-      const result = await runCli([command, 'no-such-crawl', ...rest], cliEnv);
+      const result = await runCli([command, 'no-such-crawl', ...rest], temporal.cliEnv);
       assert.deepEqual(outcome(result), { code: 1, stdout: '', stderr: 'crawlflow: no crawl "no-such-crawl" on the Temporal server\n' }, command);
     }
   });
@@ -78,15 +73,15 @@ describe('control commands against a dev server and a worker', () => {
       ['ended-terminated', 'terminated'],
       ['ended-failed', 'failed'],
     ];
-    await (await startCrawl(env.client, 'ended-completed', { seeds: [site.urlOf(0)] }, taskQueue)).result();
+    await (await startCrawl(temporal.env.client, 'ended-completed', { seeds: [site.urlOf(0)] }, temporal.taskQueue)).result();
     // A site slow enough that these crawls are still running when they are stopped and cancelled.
     const slow = await startSyntheticSite({ pages: 200, latencyMs: 100 });
     try {
-      const stopped = await startCrawl(env.client, 'ended-stopped', { seeds: [slow.urlOf(0)] }, taskQueue);
-      assert.equal((await runCli(['stop', 'ended-stopped'], cliEnv)).code, 0);
+      const stopped = await startCrawl(temporal.env.client, 'ended-stopped', { seeds: [slow.urlOf(0)] }, temporal.taskQueue);
+      assert.equal((await runCli(['stop', 'ended-stopped'], temporal.cliEnv)).code, 0);
       assert.equal((await stopped.result()).status, 'stopped');
       for (const [id, end] of [['ended-cancelled', 'cancel'], ['ended-terminated', 'terminate']] as const) {
-        const handle = await startCrawl(env.client, id, { seeds: [slow.urlOf(0)] }, taskQueue);
+        const handle = await startCrawl(temporal.env.client, id, { seeds: [slow.urlOf(0)] }, temporal.taskQueue);
         await (end === 'cancel' ? handle.cancel() : handle.terminate('by the test'));
         await waitFor(async () => (await handle.describe()).status.name !== 'RUNNING', 15_000, `${id} to close`);
       }
@@ -94,17 +89,17 @@ describe('control commands against a dev server and a worker', () => {
       await slow.close();
     }
     // An input the workflow refuses fails it at once.
-    await env.client.workflow.start(CRAWL_WORKFLOW_TYPE, { workflowId: 'ended-failed', taskQueue, args: [{ seeds: 5 }] });
-    await waitFor(async () => (await env.client.workflow.getHandle('ended-failed').describe()).status.name === 'FAILED', 15_000, 'ended-failed to fail');
+    await temporal.env.client.workflow.start(CRAWL_WORKFLOW_TYPE, { workflowId: 'ended-failed', taskQueue: temporal.taskQueue, args: [{ seeds: 5 }] });
+    await waitFor(async () => (await temporal.env.client.workflow.getHandle('ended-failed').describe()).status.name === 'FAILED', 15_000, 'ended-failed to fail');
 
     const requestsBefore = site.requests.length;
     for (const [id, end] of ends) {
-      const results = await Promise.all(CONTROL_COMMANDS.map(([command, ...rest]) => runCli([command, id, ...rest], cliEnv)));
+      const results = await Promise.all(CONTROL_COMMANDS.map(([command, ...rest]) => runCli([command, id, ...rest], temporal.cliEnv)));
       for (const [i, result] of results.entries()) {
         const command = CONTROL_COMMANDS[i][0];
         assert.deepEqual(outcome(result), { code: 1, stdout: '', stderr: `crawlflow: crawl ${id} has already ended (${end}): ${command} applies only to a running crawl\n` }, `${command} ${id}`);
       }
-      const { status } = await env.client.workflow.getHandle(id).describe();
+      const { status } = await temporal.env.client.workflow.getHandle(id).describe();
       assert.equal(status.name, { completed: 'COMPLETED', stopped: 'COMPLETED', cancelled: 'CANCELLED', terminated: 'TERMINATED', failed: 'FAILED' }[end], id);
     }
     assert.equal(site.requests.length, requestsBefore, 'no page fetched after the crawls ended');
@@ -112,7 +107,7 @@ describe('control commands against a dev server and a worker', () => {
 
   it('stop, set-limits and add-seeds of a crawl no worker runs end after 10 s with one line naming the task queue; pause is recorded for later', async () => {
     const idleQueue = uniqueQueue('nobody-polls');
-    const handle = await startCrawl(env.client, 'control-no-worker', { seeds: [site.urlOf(0)] }, idleQueue);
+    const handle = await startCrawl(temporal.env.client, 'control-no-worker', { seeds: [site.urlOf(0)] }, idleQueue);
     try {
       const started = Date.now();
       const commands: Array<[string[], string]> = [
@@ -120,7 +115,7 @@ describe('control commands against a dev server and a worker', () => {
         [['set-limits', '--concurrency', '2'], 'new limits'],
         [['add-seeds', other.urlOf(0)], 'seeds'],
       ];
-      const results = await Promise.all(commands.map(([[command, ...rest]]) => runCli([command, 'control-no-worker', ...rest], cliEnv, 60_000)));
+      const results = await Promise.all(commands.map(([[command, ...rest]]) => runCli([command, 'control-no-worker', ...rest], temporal.cliEnv, 60_000)));
       const took = Date.now() - started;
       for (const [i, result] of results.entries()) {
         const [[command], update] = commands[i];
@@ -130,7 +125,7 @@ describe('control commands against a dev server and a worker', () => {
         assert.deepEqual(outcome(result), { code: 1, stdout: '', stderr }, command);
       }
       assert.ok(took >= 10_000 && took < 30_000, `ended when the 10 s passed (${took} ms)`);
-      const paused = await runCli(['pause', 'control-no-worker'], cliEnv);
+      const paused = await runCli(['pause', 'control-no-worker'], temporal.cliEnv);
       assert.deepEqual(outcome(paused), { code: 0, stdout: 'pause: control-no-worker\n', stderr: '' });
       assert.equal((await handle.describe()).status.name, 'RUNNING');
     } finally {
@@ -140,9 +135,9 @@ describe('control commands against a dev server and a worker', () => {
 
   it('pause of a paused crawl and resume of a running one exit 0 and say they changed nothing; set-limits prints the limits in force, with --json as an object', async () => {
     const slow = await startSyntheticSite({ pages: 200, latencyMs: 100 });
-    const handle = await startCrawl(env.client, 'control-repeat', { seeds: [slow.urlOf(0)], concurrency: 2, perHostConcurrency: 1, delayMs: 0 }, taskQueue);
+    const handle = await startCrawl(temporal.env.client, 'control-repeat', { seeds: [slow.urlOf(0)], concurrency: 2, perHostConcurrency: 1, delayMs: 0 }, temporal.taskQueue);
     try {
-      const run = async (...args: string[]) => outcome(await runCli(args, cliEnv));
+      const run = async (...args: string[]) => outcome(await runCli(args, temporal.cliEnv));
       const statusIs = (status: string) => waitFor(async () => (await handle.query(progressQuery)).status === status, 15_000, `the crawl to be ${status}`);
       await waitFor(() => slow.requests.length > 1, 20_000, 'the crawl to start');
       assert.deepEqual(await run('resume', 'control-repeat'), { code: 0, stdout: 'resume: control-repeat (already running)\n', stderr: '' });
@@ -170,10 +165,10 @@ describe('control commands against a dev server and a worker', () => {
   });
 
   it('start with the ID of an ended crawl starts nothing and exits 1; with the ID of a running crawl it says the crawl goes on as it was started', async () => {
-    await (await startCrawl(env.client, 'start-ended', { seeds: [site.urlOf(0)], maxPages: 3 }, taskQueue)).result();
+    await (await startCrawl(temporal.env.client, 'start-ended', { seeds: [site.urlOf(0)], maxPages: 3 }, temporal.taskQueue)).result();
     const requestsBefore = other.requests.length;
     for (const json of [[], ['--json']]) {
-      const again = await runCli(['start', other.urlOf(0), '--id', 'start-ended', ...json], cliEnv);
+      const again = await runCli(['start', other.urlOf(0), '--id', 'start-ended', ...json], temporal.cliEnv);
       assert.deepEqual(
         outcome(again),
         { code: 1, stdout: '', stderr: 'crawlflow: crawl start-ended has already ended (max-pages-reached): a crawl ID is never run again; choose another --id\n' },
@@ -182,9 +177,9 @@ describe('control commands against a dev server and a worker', () => {
     }
 
     const idleQueue = uniqueQueue('start-running');
-    const running = await startCrawl(env.client, 'start-running', { seeds: [site.urlOf(0)] }, idleQueue);
+    const running = await startCrawl(temporal.env.client, 'start-running', { seeds: [site.urlOf(0)] }, idleQueue);
     try {
-      const attached = await runCli(['start', other.urlOf(0), '--id', 'start-running', '--json'], cliEnv);
+      const attached = await runCli(['start', other.urlOf(0), '--id', 'start-running', '--json'], temporal.cliEnv);
       assert.deepEqual(outcome(attached), {
         code: 0,
         stdout: `${JSON.stringify({ crawlId: 'start-running', started: false, uiUrl: null })}\n`,
@@ -192,9 +187,9 @@ describe('control commands against a dev server and a worker', () => {
       });
       const { taskQueue: queueOfCrawl } = await running.describe();
       assert.equal(queueOfCrawl, idleQueue, 'the same execution, on the queue it was started on');
-      const fresh = await runCli(['start', other.urlOf(0), '--id', 'start-fresh', '--json', '--max-pages', '1'], cliEnv);
+      const fresh = await runCli(['start', other.urlOf(0), '--id', 'start-fresh', '--json', '--max-pages', '1'], temporal.cliEnv);
       assert.deepEqual(outcome(fresh), { code: 0, stdout: `${JSON.stringify({ crawlId: 'start-fresh', started: true, uiUrl: null })}\n`, stderr: '' });
-      assert.equal((await env.client.workflow.getHandle('start-fresh').result()).status, 'max-pages-reached');
+      assert.equal((await temporal.env.client.workflow.getHandle('start-fresh').result()).status, 'max-pages-reached');
     } finally {
       await running.terminate('test over');
     }
@@ -231,7 +226,7 @@ describe('control commands against a dev server and a worker', () => {
      */
     async function refusesSeeds(handle: CrawlHandle, stderr: string, release: () => void, status: string): Promise<void> {
       const otherBefore = other.requests.length;
-      const refused = await runCli(['add-seeds', handle.workflowId, other.urlOf(1)], cliEnv);
+      const refused = await runCli(['add-seeds', handle.workflowId, other.urlOf(1)], temporal.cliEnv);
       assert.deepEqual(outcome(refused), { code: 1, stdout: '', stderr });
       release();
       assert.equal((await handle.result()).status, status);
@@ -241,19 +236,19 @@ describe('control commands against a dev server and a worker', () => {
     }
 
     it('says how many URLs were new and how many the crawl knew already, and the new one is fetched', async () => {
-      const handle = await startCrawl(env.client, 'add-seeds-known', { seeds: [`${held.origin}/`], perHostConcurrency: 1 }, taskQueue);
+      const handle = await startCrawl(temporal.env.client, 'add-seeds-known', { seeds: [`${held.origin}/`], perHostConcurrency: 1 }, temporal.taskQueue);
       await waitFor(() => held.pages().some((request) => request.path === '/hold'), 20_000, 'the crawl to reach /hold');
       const from = other.requests.length;
-      const added = await runCli(['add-seeds', 'add-seeds-known', `${held.origin}/`, other.urlOf(0), other.urlOf(0)], cliEnv);
+      const added = await runCli(['add-seeds', 'add-seeds-known', `${held.origin}/`, other.urlOf(0), other.urlOf(0)], temporal.cliEnv);
       assert.deepEqual(outcome(added), { code: 0, stdout: '1 new URL queued in add-seeds-known, 2 already known to it\n', stderr: '' });
       await waitFor(() => other.requests.slice(from).some((request) => request.path === '/page/0'), 20_000, 'the new seed to be fetched');
       await handle.cancel();
     });
 
     it('to a crawl that is stopping exits 1 with one line, and the URLs are never fetched', async () => {
-      const handle = await startCrawl(env.client, 'add-seeds-stopping', { seeds: [`${held.origin}/`], perHostConcurrency: 1 }, taskQueue);
+      const handle = await startCrawl(temporal.env.client, 'add-seeds-stopping', { seeds: [`${held.origin}/`], perHostConcurrency: 1 }, temporal.taskQueue);
       await waitFor(() => held.pages().filter((request) => request.path === '/hold').length >= 2, 20_000, 'the crawl to reach /hold');
-      const stop = await runCli(['stop', 'add-seeds-stopping'], cliEnv);
+      const stop = await runCli(['stop', 'add-seeds-stopping'], temporal.cliEnv);
       assert.deepEqual(outcome(stop), { code: 0, stdout: 'stop: add-seeds-stopping\n', stderr: '' });
       assert.equal((await handle.query(progressQuery)).status, 'stopping');
       await refusesSeeds(handle, 'crawlflow: crawl add-seeds-stopping is stopping: seeds added now would never be fetched\n', release, 'stopped');
@@ -261,7 +256,7 @@ describe('control commands against a dev server and a worker', () => {
 
     it('to a crawl whose running batch holds the rest of its page budget exits 1 with one line, and the URLs are never fetched', async () => {
       // One batch at a time: the second takes /budget-hold and /budget-more, the last 2 pages of the budget, and is held at the first.
-      const handle = await startCrawl(env.client, 'add-seeds-budget', { seeds: [`${held.origin}/budget`], maxPages: 3, concurrency: 1, perHostConcurrency: 1 }, taskQueue);
+      const handle = await startCrawl(temporal.env.client, 'add-seeds-budget', { seeds: [`${held.origin}/budget`], maxPages: 3, concurrency: 1, perHostConcurrency: 1 }, temporal.taskQueue);
       await waitFor(() => held.pages().some((request) => request.path === '/budget-hold'), 20_000, 'the crawl to reach /budget-hold');
       const stderr = 'crawlflow: crawl add-seeds-budget has spent its page budget (maxPages 3) on pages done or being fetched: seeds added now would never be fetched\n';
       await refusesSeeds(handle, stderr, releaseBudget, 'max-pages-reached');

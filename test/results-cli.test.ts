@@ -28,7 +28,8 @@ import { runCli, spawnCli } from './helpers/processes';
 import { warcioCheck, warcioRecords } from './helpers/warcio';
 import { FIXTURE_DIR } from './tools/make-release-stores';
 import { SQLITE_SCHEMA_VERSION } from '../src/store/sqlite-schema';
-import { failureCause, readCrawlEnd, readRecords, startTestTemporal, startWithTemporalCli, uniqueQueue, type TestTemporal } from './helpers/temporal';
+import { failureCause, readCrawlEnd, readRecords, startWithTemporalCli } from './helpers/temporal';
+import { cliTemporal } from './helpers/cli-temporal';
 
 const dir = mkdtempSync(join(tmpdir(), 'crawlflow-results-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -65,24 +66,18 @@ const exportedUrls = (file: string): string[] =>
 const ONE_AT_A_TIME = { concurrency: 1, perHostConcurrency: 1, batchSize: 1 };
 
 describe('results that cannot be written or read', () => {
-  let env: TestTemporal;
+  const temporal = cliTemporal('results-cli');
   let site: SyntheticSite;
-  let cliEnv: NodeJS.ProcessEnv;
-  const queue = uniqueQueue('results-cli');
 
   before(async () => {
-    env = await startTestTemporal();
-    await env.startWorker(queue);
     site = await startSyntheticSite({ pages: 40, latencyMs: 20 });
-    cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_TASK_QUEUE: queue, CRAWLFLOW_DATA_DIR: env.dataDir };
   });
   after(async () => {
     await site?.close();
-    await env?.close();
   });
 
   /** Runs `crawlflow results <args>` and checks that it exported: exit 0, and exactly `stdout` and `stderr`. */
-  async function expectExport(args: readonly string[], expected: { stdout: string; stderr: string }, processEnv: NodeJS.ProcessEnv = cliEnv): Promise<void> {
+  async function expectExport(args: readonly string[], expected: { stdout: string; stderr: string }, processEnv: NodeJS.ProcessEnv = temporal.cliEnv): Promise<void> {
     const { code, stdout, stderr } = await runCli(['results', ...args], processEnv);
     assert.deepEqual({ code, stdout, stderr }, { code: 0, ...expected });
   }
@@ -91,7 +86,7 @@ describe('results that cannot be written or read', () => {
     const outDir = join(dir, 'gone');
     mkdirSync(outDir);
     const out = join(outDir, 'crawl.jsonl');
-    const crawling = runCli(['crawl', site.urlOf(0), '--id', 'results-unwritable', '--out', out], cliEnv);
+    const crawling = runCli(['crawl', site.urlOf(0), '--id', 'results-unwritable', '--out', out], temporal.cliEnv);
     // The command checked --out before starting; the directory goes away while the crawl runs.
     await waitFor(() => site.requests.length > 0, 60_000, 'the crawl to start');
     rmSync(outDir, { recursive: true });
@@ -104,9 +99,9 @@ describe('results that cannot be written or read', () => {
     assert.doesNotMatch(crawled.stderr, /^\s+at /m, 'no stack trace');
 
     const kept = join(dir, 'kept.jsonl');
-    const written = await runCli(['results', 'results-unwritable', '--format', 'jsonl', '--out', kept], cliEnv);
+    const written = await runCli(['results', 'results-unwritable', '--format', 'jsonl', '--out', kept], temporal.cliEnv);
     assert.equal(written.code, 0, written.stderr);
-    const records = await readRecords(env.dataDir, 'results-unwritable');
+    const records = await readRecords(temporal.env.dataDir, 'results-unwritable');
     assert.ok(records.length > 0);
     assert.equal(written.stdout, `${records.length} lines written to ${kept}\n`);
     assert.equal(readFileSync(kept, 'utf8').trim().split('\n').length, records.length);
@@ -115,11 +110,11 @@ describe('results that cannot be written or read', () => {
   it('a crawl ID with a path in it writes its default results files in the working directory, the ID encoded, and its WARC names the ID as it is', async () => {
     const work = join(dir, 'work');
     mkdirSync(work);
-    const crawled = await runCli(['crawl', site.urlOf(0), '--id', '../escape', '--store-bodies', '--max-pages', '5'], cliEnv, 120_000, work);
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', '../escape', '--store-bodies', '--max-pages', '5'], temporal.cliEnv, 120_000, work);
     assert.equal(crawled.code, 0, crawled.stderr);
     assert.ok(!existsSync(join(dir, 'escape.jsonl')), 'nothing written outside the working directory');
     assert.equal(readFileSync(join(work, '..%2Fescape.jsonl'), 'utf8').trim().split('\n').length, 5);
-    const exported = await runCli(['results', '../escape', '--format', 'warc'], cliEnv, 120_000, work);
+    const exported = await runCli(['results', '../escape', '--format', 'warc'], temporal.cliEnv, 120_000, work);
     assert.equal(exported.code, 0, exported.stderr);
     const warc = join(work, '..%2Fescape.warc.gz');
     assert.equal(exported.stdout, `5 pages written to ${warc}\n`);
@@ -132,7 +127,7 @@ describe('results that cannot be written or read', () => {
     const held = await startHeldSite(1);
     let crawled;
     try {
-      const crawling = runCli(['crawl', `${held.site.origin}/`, '--id', 'results-kept', '--out', first], cliEnv);
+      const crawling = runCli(['crawl', `${held.site.origin}/`, '--id', 'results-kept', '--out', first], temporal.cliEnv);
       // Its --out was checked before the crawl started; while a page is held, another export starts writing to it.
       await waitFor(() => held.held() > 0, 60_000, 'the crawl to reach the held page');
       writeFileSync(`${first}.partial`, 'another export, mid-way\n');
@@ -156,7 +151,7 @@ describe('results that cannot be written or read', () => {
     for (const holder of [() => mkdirSync(partial), () => writeFileSync(partial, 'another export, mid-way\n')]) {
       rmSync(partial, { recursive: true, force: true });
       holder();
-      const result = await runCli(['results', 'results-kept', '--out', out], cliEnv);
+      const result = await runCli(['results', 'results-kept', '--out', out], temporal.cliEnv);
       assert.deepEqual(result, {
         code: 2,
         stdout: '',
@@ -169,7 +164,7 @@ describe('results that cannot be written or read', () => {
 
   /** A finished crawl of 5 pages and its JSON Lines export as a file, to compare other targets with. */
   async function targetsCrawl(crawlId: string): Promise<string> {
-    assert.equal((await (await startCrawl(env.client, crawlId, { seeds: [site.urlOf(0)], maxPages: 5 }, queue)).result()).status, 'max-pages-reached');
+    assert.equal((await (await startCrawl(temporal.env.client, crawlId, { seeds: [site.urlOf(0)], maxPages: 5 }, temporal.taskQueue)).result()).status, 'max-pages-reached');
     const file = join(dir, `${crawlId}.jsonl`);
     await expectExport([crawlId, '--out', file], { stdout: `5 lines written to ${file}\n`, stderr: '' });
     return readFileSync(file, 'utf8');
@@ -179,12 +174,12 @@ describe('results that cannot be written or read', () => {
     const expected = await targetsCrawl('results-stdout');
     const work = mkdtempSync(join(dir, 'stdout-'));
     for (const out of ['-', '/proc/self/fd/1']) {
-      const result = await runCli(['results', 'results-stdout', '--out', out], cliEnv, 120_000, work);
+      const result = await runCli(['results', 'results-stdout', '--out', out], temporal.cliEnv, 120_000, work);
       assert.deepEqual(result, { code: 0, stdout: expected, stderr: `5 lines written to ${out === '-' ? 'standard output' : out}\n` });
     }
     const full = openSync('/dev/full', 'w');
     try {
-      const result = await runCli(['results', 'results-stdout', '--out', '-'], cliEnv, 120_000, work, full);
+      const result = await runCli(['results', 'results-stdout', '--out', '-'], temporal.cliEnv, 120_000, work, full);
       assert.deepEqual({ code: result.code, stderr: result.stderr }, { code: 1, stderr: 'crawlflow: cannot write standard output (ENOSPC)\n' });
     } finally {
       closeSync(full);
@@ -199,20 +194,20 @@ describe('results that cannot be written or read', () => {
     const readerGone = openSync(fifo, constants.O_WRONLY);
     closeSync(reader);
     try {
-      const result = await runCli(['results', 'results-stdout', '--out', '-'], cliEnv, 120_000, work, readerGone);
+      const result = await runCli(['results', 'results-stdout', '--out', '-'], temporal.cliEnv, 120_000, work, readerGone);
       assert.deepEqual({ code: result.code, stderr: result.stderr }, { code: 141, stderr: '' });
-      const crawledGone = await runCli(['crawl', site.urlOf(0), '--id', 'results-stdout-gone', '--max-pages', '5', '--out', '-'], cliEnv, 120_000, work, readerGone);
+      const crawledGone = await runCli(['crawl', site.urlOf(0), '--id', 'results-stdout-gone', '--max-pages', '5', '--out', '-'], temporal.cliEnv, 120_000, work, readerGone);
       assert.deepEqual({ code: crawledGone.code, stderr: crawledGone.stderr }, { code: 141, stderr: '' });
     } finally {
       closeSync(readerGone);
     }
-    assert.equal((await readRecords(env.dataDir, 'results-stdout-gone')).length, 5, 'the crawl ran to its end');
+    assert.equal((await readRecords(temporal.env.dataDir, 'results-stdout-gone')).length, 5, 'the crawl ran to its end');
 
     // `crawl` writes its summary, --json too, on stderr then, as its help says.
     const help = (await runCli(['crawl', '--help'])).stdout.replace(/\s+/g, ' ');
     assert.match(help, / crawl to the end and write its results: JSON Lines, CSV or a WARC file \(--format\) /);
     assert.match(help, /--json print a machine-readable summary on stdout \(on stderr when --out - takes stdout\)/);
-    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-stdout-crawl', '--max-pages', '5', '--out', '-', '--json'], cliEnv, 120_000, work);
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-stdout-crawl', '--max-pages', '5', '--out', '-', '--json'], temporal.cliEnv, 120_000, work);
     assert.equal(crawled.code, 0, crawled.stderr);
     const file = join(dir, 'results-stdout-crawl.jsonl');
     await expectExport(['results-stdout-crawl', '--out', file], { stdout: `5 lines written to ${file}\n`, stderr: '' });
@@ -248,39 +243,39 @@ describe('results that cannot be written or read', () => {
   });
 
   it('results of an empty store file, or of a crawl with none, exits 1 with one line and creates nothing', async () => {
-    const stores = join(env.dataDir, 'crawls');
+    const stores = join(temporal.env.dataDir, 'crawls');
     mkdirSync(stores, { recursive: true });
     const empty = join(stores, 'zero.sqlite');
     writeFileSync(empty, '');
-    const zero = await runCli(['results', 'zero', '--out', join(dir, 'zero.jsonl')], cliEnv);
+    const zero = await runCli(['results', 'zero', '--out', join(dir, 'zero.jsonl')], temporal.cliEnv);
     assert.equal(zero.code, 1, zero.stderr);
-    assert.equal(zero.stderr, `crawlflow: no results for crawl "zero" in ${env.dataDir}: ${empty} is empty\n`);
+    assert.equal(zero.stderr, `crawlflow: no results for crawl "zero" in ${temporal.env.dataDir}: ${empty} is empty\n`);
     assert.equal(statSync(empty).size, 0, 'the file is not made a store');
-    const none = await runCli(['results', 'never-ran', '--out', join(dir, 'never-ran.jsonl')], cliEnv);
+    const none = await runCli(['results', 'never-ran', '--out', join(dir, 'never-ran.jsonl')], temporal.cliEnv);
     assert.equal(none.code, 1, none.stderr);
-    assert.equal(none.stderr, `crawlflow: no results for crawl "never-ran" in ${env.dataDir}\n`);
+    assert.equal(none.stderr, `crawlflow: no results for crawl "never-ran" in ${temporal.env.dataDir}\n`);
     assert.deepEqual(readdirSync(stores).filter((name) => /^(zero|never-ran)\./.test(name)), ['zero.sqlite'], 'no store made, no -wal or -shm');
     assert.ok(!existsSync(join(dir, 'zero.jsonl')) && !existsSync(join(dir, 'never-ran.jsonl')), 'no results file');
   });
 
   it('results of a crawl whose input was refused before it made a store says, in its one line, how the crawl ended', async () => {
     // `temporal workflow start` skips the client's check: the crawl fails in its first activity, with no store.
-    await startWithTemporalCli(env, queue, 'refused-input', { seeds: [site.urlOf(0)], maxPages: 0 });
-    const failure = await failureCause(env.client.workflow.getHandle<typeof crawlSession>('refused-input'));
-    assert.ok(!existsSync(join(env.dataDir, 'crawls', 'refused-input.sqlite')), 'the crawl made no store');
-    const result = await runCli(['results', 'refused-input', '--out', join(dir, 'refused-input.jsonl')], cliEnv);
+    await startWithTemporalCli(temporal.env, temporal.taskQueue, 'refused-input', { seeds: [site.urlOf(0)], maxPages: 0 });
+    const failure = await failureCause(temporal.env.client.workflow.getHandle<typeof crawlSession>('refused-input'));
+    assert.ok(!existsSync(join(temporal.env.dataDir, 'crawls', 'refused-input.sqlite')), 'the crawl made no store');
+    const result = await runCli(['results', 'refused-input', '--out', join(dir, 'refused-input.jsonl')], temporal.cliEnv);
     assert.equal(result.code, 1, result.stderr);
-    assert.equal(result.stderr, `crawlflow: no results for crawl "refused-input" in ${env.dataDir}; the Temporal server has the crawl as failed (${failure})\n`);
+    assert.equal(result.stderr, `crawlflow: no results for crawl "refused-input" in ${temporal.env.dataDir}; the Temporal server has the crawl as failed (${failure})\n`);
     assert.match(failure, /maxPages/);
     assert.ok(!existsSync(join(dir, 'refused-input.jsonl')), 'no results file');
   });
 
   it("results of a store an earlier release wrote exports the release's records, the file brought to today's schema as a worker would", async () => {
-    const file = join(env.dataDir, 'crawls', 'release-0.1.0.sqlite');
+    const file = join(temporal.env.dataDir, 'crawls', 'release-0.1.0.sqlite');
     mkdirSync(dirname(file), { recursive: true });
     copyFileSync(join(FIXTURE_DIR, 'v0.1.0.sqlite'), file);
     const out = join(dir, 'release-0.1.0.jsonl');
-    const result = await runCli(['results', 'release-0.1.0', '--out', out], cliEnv);
+    const result = await runCli(['results', 'release-0.1.0', '--out', out], temporal.cliEnv);
     assert.equal(result.code, 0, result.stderr);
     const released = exportedUrls(join(FIXTURE_DIR, 'v0.1.0.records.jsonl'));
     assert.deepEqual(exportedUrls(out), released);
@@ -298,9 +293,9 @@ describe('results that cannot be written or read', () => {
   });
 
   it('results of a crawl whose store is damaged exits 1 with one line naming the crawl and its store', async () => {
-    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-damaged', '--out', join(dir, 'damaged.jsonl')], cliEnv);
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-damaged', '--out', join(dir, 'damaged.jsonl')], temporal.cliEnv);
     assert.equal(crawled.code, 0, crawled.stderr);
-    const stores = join(env.dataDir, 'crawls');
+    const stores = join(temporal.env.dataDir, 'crawls');
     // A file that is no database, and a real store whose pages after the first are overwritten.
     writeFileSync(join(stores, 'not-a-store.sqlite'), 'not a database, but long enough to have a header of one\n'.repeat(4));
     const copy = join(stores, 'damaged-store.sqlite');
@@ -312,24 +307,24 @@ describe('results that cannot be written or read', () => {
     assert.ok(damaged.length > 4096 * 4, 'a store of more than a few pages');
     writeFileSync(copy, damaged.fill(0xff, 4096));
 
-    const where = `(sqlite files in ${env.dataDir})`;
-    const notAStore = await runCli(['results', 'not-a-store', '--out', join(dir, 'not-a-store.jsonl')], cliEnv);
+    const where = `(sqlite files in ${temporal.env.dataDir})`;
+    const notAStore = await runCli(['results', 'not-a-store', '--out', join(dir, 'not-a-store.jsonl')], temporal.cliEnv);
     assert.equal(notAStore.code, 1, notAStore.stderr);
     assert.equal(notAStore.stderr, `crawlflow: the store of crawl "not-a-store" ${where} cannot be read: file is not a database\n`);
-    const broken = await runCli(['results', 'damaged-store', '--format', 'csv', '--out', join(dir, 'damaged-store.csv')], cliEnv);
+    const broken = await runCli(['results', 'damaged-store', '--format', 'csv', '--out', join(dir, 'damaged-store.csv')], temporal.cliEnv);
     assert.equal(broken.code, 1, broken.stderr);
     assert.equal(broken.stderr, `crawlflow: the store of crawl "damaged-store" ${where} cannot be read: database disk image is malformed\n`);
     assert.ok(!existsSync(join(dir, 'damaged-store.csv')) && !existsSync(join(dir, 'damaged-store.csv.partial')), 'no file is left');
   });
 
   it('a WARC export whose body files are gone exits 1 with one line naming the missing file, and writes nothing', async () => {
-    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-no-bodies', '--store-bodies', '--out', join(dir, 'no-bodies.jsonl')], cliEnv);
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-no-bodies', '--store-bodies', '--out', join(dir, 'no-bodies.jsonl')], temporal.cliEnv);
     assert.equal(crawled.code, 0, crawled.stderr);
     // As on a machine other than the one whose worker stored them.
-    const bodies = join(env.dataDir, 'crawls', 'results-no-bodies', 'warc');
+    const bodies = join(temporal.env.dataDir, 'crawls', 'results-no-bodies', 'warc');
     rmSync(bodies, { recursive: true });
     const out = join(dir, 'no-bodies.warc.gz');
-    const result = await runCli(['results', 'results-no-bodies', '--format', 'warc', '--out', out], cliEnv);
+    const result = await runCli(['results', 'results-no-bodies', '--format', 'warc', '--out', out], temporal.cliEnv);
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, new RegExp(`^crawlflow: no body file ${bodies}/\\S+\\.warc\\.gz for \\S+: body files stay on the machine whose worker fetched the page\n$`));
     assert.ok(!existsSync(out) && !existsSync(`${out}.partial`), 'no file is left');
@@ -337,13 +332,13 @@ describe('results that cannot be written or read', () => {
 
   it("results --out a crawl's own store files is refused with exit 2 and one line, and the crawl's store stays readable", async () => {
     const expected = await targetsCrawl('results-own-files');
-    const crawls = join(env.dataDir, 'crawls');
+    const crawls = join(temporal.env.dataDir, 'crawls');
     for (const out of [join(crawls, 'results-own-files.sqlite'), join(crawls, 'results-own-files.sqlite-wal')]) {
-      const result = await runCli(['results', 'results-own-files', '--out', out], cliEnv);
+      const result = await runCli(['results', 'results-own-files', '--out', out], temporal.cliEnv);
       assert.deepEqual(result, {
         code: 2,
         stdout: '',
-        stderr: `crawlflow: --out ${out}: lies among crawlflow's own files in ${env.dataDir} (crawl stores and their bodies, the embedded server's history); choose a file outside them\n`,
+        stderr: `crawlflow: --out ${out}: lies among crawlflow's own files in ${temporal.env.dataDir} (crawl stores and their bodies, the embedded server's history); choose a file outside them\n`,
       });
     }
     const again = join(dir, 'own-files-again.jsonl');
@@ -352,17 +347,17 @@ describe('results that cannot be written or read', () => {
   });
 
   it('results interrupted by SIGINT or SIGTERM ends by the signal at once, its partial file removed and the earlier file kept', async () => {
-    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-interrupted', '--store-bodies', '--max-pages', '5', '--out', join(dir, 'interrupted.jsonl')], cliEnv);
+    const crawled = await runCli(['crawl', site.urlOf(0), '--id', 'results-interrupted', '--store-bodies', '--max-pages', '5', '--out', join(dir, 'interrupted.jsonl')], temporal.cliEnv);
     assert.equal(crawled.code, 0, crawled.stderr);
     // A body file the export waits on forever (a FIFO no one writes): it is certainly mid-way when the signal comes.
-    const bodies = join(env.dataDir, 'crawls', 'results-interrupted', 'warc');
+    const bodies = join(temporal.env.dataDir, 'crawls', 'results-interrupted', 'warc');
     const body = join(bodies, readdirSync(bodies)[0]);
     rmSync(body);
     execFileSync('mkfifo', [body]);
     const out = join(dir, 'interrupted.warc.gz');
     writeFileSync(out, 'an earlier export\n');
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-      const exporting = spawnCli(['results', 'results-interrupted', '--format', 'warc', '--out', out], cliEnv);
+      const exporting = spawnCli(['results', 'results-interrupted', '--format', 'warc', '--out', out], temporal.cliEnv);
       await waitFor(() => existsSync(`${out}.partial`), 60_000, 'the export to start');
       exporting.signal(signal);
       assert.deepEqual(await exporting.exited, [null, signal]);
@@ -374,18 +369,18 @@ describe('results that cannot be written or read', () => {
 
   it('a crawl run with --store-bodies that stored none (no page was HTML answered 2xx) exports a WARC file of its warcinfo record alone', async () => {
     const out = join(dir, 'stored-none.warc.gz');
-    const crawled = await runCli(['crawl', `${site.origin}/no-such-page`, '--id', 'results-stored-none', '--store-bodies', '--format', 'warc', '--out', out], cliEnv);
+    const crawled = await runCli(['crawl', `${site.origin}/no-such-page`, '--id', 'results-stored-none', '--store-bodies', '--format', 'warc', '--out', out], temporal.cliEnv);
     assert.equal(crawled.code, 0, crawled.stderr);
     assert.match(crawled.stdout, new RegExp(`^  0 pages written to ${out}$`, 'm'));
     assert.deepEqual((await warcioRecords(out)).map((record) => [record.type, record.uri]), [['warcinfo', null]]);
     await warcioCheck(out);
-    assert.deepEqual((await readRecords(env.dataDir, 'results-stored-none')).map((record) => record.status), [404]);
+    assert.deepEqual((await readRecords(temporal.env.dataDir, 'results-stored-none')).map((record) => record.status), [404]);
   });
 
   it('results of a running crawl writes its records so far with one line on stderr saying it is partial; --require-finished writes nothing; once stopped it says so', async () => {
     const held = await startHeldSite(10);
     try {
-      const handle = await startCrawl(env.client, 'results-running', { seeds: [`${held.site.origin}/`], ...ONE_AT_A_TIME }, queue);
+      const handle = await startCrawl(temporal.env.client, 'results-running', { seeds: [`${held.site.origin}/`], ...ONE_AT_A_TIME }, temporal.taskQueue);
       await waitFor(() => held.held() === 1, 60_000, 'a held page');
       const out = join(dir, 'running.jsonl');
       await expectExport(['results-running', '--out', out], {
@@ -395,7 +390,7 @@ describe('results that cannot be written or read', () => {
       assert.deepEqual(exportedUrls(out), [`${held.site.origin}/`]);
 
       const refusedOut = join(dir, 'refused.jsonl');
-      const refused = await runCli(['results', 'results-running', '--require-finished', '--out', refusedOut], cliEnv);
+      const refused = await runCli(['results', 'results-running', '--require-finished', '--out', refusedOut], temporal.cliEnv);
       assert.equal(refused.code, 1, refused.stderr);
       assert.equal(refused.stderr, 'crawlflow: crawl "results-running" is still running — 1 page so far; nothing written (--require-finished)\n');
       assert.equal(refused.stdout, '');
@@ -409,7 +404,7 @@ describe('results that cannot be written or read', () => {
           stderr:
             'crawlflow: crawl "results-running" has recorded no end: it is still running, or it ended without recording one (terminated, or crawled by an earlier release) — 1 page so far; this export may be partial\n',
         },
-        { ...cliEnv, TEMPORAL_ADDRESS: `127.0.0.1:${await freeServerPort()}` },
+        { ...temporal.cliEnv, TEMPORAL_ADDRESS: `127.0.0.1:${await freeServerPort()}` },
       );
 
       await handle.executeUpdate(stopUpdate);
@@ -433,7 +428,7 @@ describe('results that cannot be written or read', () => {
       ['results-capped', { maxPages: 5 }, 'max-pages-reached', 5, ['--require-finished']],
     ];
     for (const [crawlId, limits, status, pages, flags] of ends) {
-      const summary = await (await startCrawl(env.client, crawlId, { seeds: [site.urlOf(0)], ...limits }, queue)).result();
+      const summary = await (await startCrawl(temporal.env.client, crawlId, { seeds: [site.urlOf(0)], ...limits }, temporal.taskQueue)).result();
       assert.equal(summary.status, status);
       const out = join(dir, `${crawlId}.jsonl`);
       await expectExport([crawlId, ...flags, '--out', out], { stdout: `${pages} lines written to ${out}\n`, stderr: '' });
@@ -444,12 +439,12 @@ describe('results that cannot be written or read', () => {
     const held = await startHeldSite(2, 1);
     try {
       const crawlId = 'results-again';
-      const first = await startCrawl(env.client, crawlId, { seeds: [held.site.urlOf(0)], ...ONE_AT_A_TIME }, queue);
+      const first = await startCrawl(temporal.env.client, crawlId, { seeds: [held.site.urlOf(0)], ...ONE_AT_A_TIME }, temporal.taskQueue);
       assert.equal((await first.result()).status, 'completed');
-      assert.deepEqual(await readCrawlEnd(env.store, crawlId), { status: 'completed', failure: null });
+      assert.deepEqual(await readCrawlEnd(temporal.env.store, crawlId), { status: 'completed', failure: null });
       // As an operator may (its ID reuse policy allows it), or `crawlflow crawl --id` once the namespace's retention dropped the first workflow.
-      await startWithTemporalCli(env, queue, crawlId, { seeds: [`${held.site.origin}/`], ...ONE_AT_A_TIME });
-      const again = env.client.workflow.getHandle<typeof crawlSession>(crawlId);
+      await startWithTemporalCli(temporal.env, temporal.taskQueue, crawlId, { seeds: [`${held.site.origin}/`], ...ONE_AT_A_TIME });
+      const again = temporal.env.client.workflow.getHandle<typeof crawlSession>(crawlId);
       await waitFor(() => held.held() === 1, 60_000, 'a held page');
       const out = join(dir, 'again.jsonl');
       await expectExport([crawlId, '--out', out], {
@@ -470,7 +465,7 @@ describe('results that cannot be written or read', () => {
     const missing = 'CRAWLFLOW_RESULTS_TEST_NOBODY_SET';
     delete process.env[missing];
     const seeds = Array.from({ length: 10 }, (_, page) => site.urlOf(page));
-    const handle = await startCrawl(env.client, 'results-failed', { seeds, ...ONE_AT_A_TIME, batchSize: 2, headersFromEnv: { 'X-Token': missing } }, queue);
+    const handle = await startCrawl(temporal.env.client, 'results-failed', { seeds, ...ONE_AT_A_TIME, batchSize: 2, headersFromEnv: { 'X-Token': missing } }, temporal.taskQueue);
     const cause = await failureCause(handle);
     assert.match(cause, new RegExp(`^every batch failed the same way, so the crawl stopped: .*environment variable ${missing} is not set`));
     const out = join(dir, 'failed.jsonl');
@@ -481,16 +476,16 @@ describe('results that cannot be written or read', () => {
     });
 
     // A sharded crawl records the cause its failed shard gave it, as its workflow failed with it.
-    const sharded = await startCrawl(env.client, 'results-failed-sharded', { seeds, shards: 2, batchSize: 2, headersFromEnv: { 'X-Token': missing } }, queue);
+    const sharded = await startCrawl(temporal.env.client, 'results-failed-sharded', { seeds, shards: 2, batchSize: 2, headersFromEnv: { 'X-Token': missing } }, temporal.taskQueue);
     const shardedCause = await failureCause(sharded);
     assert.match(shardedCause, /^a shard of the crawl failed: every batch failed the same way, so the crawl stopped: /);
-    assert.deepEqual(await readCrawlEnd(env.store, 'results-failed-sharded'), { status: 'failed', failure: { code: 'request-secret', message: shardedCause } });
+    assert.deepEqual(await readCrawlEnd(temporal.env.store, 'results-failed-sharded'), { status: 'failed', failure: { code: 'request-secret', message: shardedCause } });
   });
 
   it('results of a crawl terminated mid-way, which recorded no end, takes how it ended from Temporal', async () => {
     const held = await startHeldSite(3);
     try {
-      const handle = await startCrawl(env.client, 'results-terminated', { seeds: [`${held.site.origin}/`], ...ONE_AT_A_TIME }, queue);
+      const handle = await startCrawl(temporal.env.client, 'results-terminated', { seeds: [`${held.site.origin}/`], ...ONE_AT_A_TIME }, temporal.taskQueue);
       await waitFor(() => held.held() === 1, 60_000, 'a held page');
       await handle.terminate('ended by the test');
       const out = join(dir, 'terminated.jsonl');
