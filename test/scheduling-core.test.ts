@@ -22,7 +22,7 @@ import { failureCause, readRecords, runCrawlToEnd, startTestTemporal, uniqueQueu
 import { page, startRecordingSite } from './helpers/recording-site';
 import { completedResults, historiesOf, scheduledInputs } from './helpers/histories';
 import { embeddedServerEnv, runCli } from './helpers/processes';
-import { withAddedSeedCrawl } from './helpers/added-seed-crawl';
+import { heldRoutes, withAddedSeedCrawl } from './helpers/added-seed-crawl';
 import { sleep, waitFor } from './helpers/fixtures';
 import { fetchCounts, reachablePaths } from './helpers/faults';
 

@@ -22,7 +22,7 @@ export interface AddedSeedCrawl {
 }
 
 /** Routes that answer only once `released` settles: a batch that fetches one hangs on it until then. */
-function heldRoutes(paths: readonly string[], released: Promise<void>): Record<string, Handler> {
+export function heldRoutes(paths: readonly string[], released: Promise<void>): Record<string, Handler> {
   return Object.fromEntries(paths.map((path): [string, Handler] => [path, (_req, res) => void released.then(() => page(res))]));
 }
 
