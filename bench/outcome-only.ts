@@ -30,7 +30,7 @@ function fetchedPages(): FetchedPage[] {
     const url = `${ORIGIN}${pagePath(page)}`;
     return {
       finalUrl: url, status: 200, contentType: 'text/html; charset=utf-8', body, html, bytes: body.length, retryAfterMs: null,
-      redirectBlocked: null, robotsHeader: null, headers: {}, requestHeaders: {}, latencyMs: 1,
+      redirectBlocked: null, robotsHeader: null, headers: {}, requestHeaders: {}, latencyMs: 1, redirects: [],
     };
   });
 }

@@ -8,9 +8,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { freeServerPort } from '../src/workers/runtime';
 import { ChangingSite } from './helpers/changing-site';
@@ -19,7 +21,8 @@ import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { runCli, spawnCli } from './helpers/processes';
 import { sleep, waitFor } from './helpers/fixtures';
 import { readCrawlEnd } from './helpers/temporal';
-import { warcioCheck, warcioRecords } from './helpers/warcio';
+import { warcioCheck, warcioRecords, type WarcioRecord } from './helpers/warcio';
+import type { PageRecord } from '../src/store/frontier-store';
 
 const dir = mkdtempSync(join(tmpdir(), 'crawlflow-content-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -109,5 +112,105 @@ describe('quick start with content options', () => {
       if (crawling.running()) crawling.signal('SIGTERM');
       await crawling.exited;
     }
+  });
+});
+
+describe('redirect hops in the WARC file', () => {
+  let site: ChangingSite;
+  let env: NodeJS.ProcessEnv;
+  const secrets = { CRAWLFLOW_TEST_HOP_TOKEN: 'Bearer s3cret-hop-token', CRAWLFLOW_TEST_HOP_SID: 's3cret-hop-sid' };
+  const foundBody = '<a href="/b">found elsewhere</a>';
+  const pathOf = (uri: string | null) => (uri === null ? null : new URL(uri).pathname);
+  /** Each record as type, target path and HTTP status, in file order. */
+  const listing = (records: WarcioRecord[]) => records.map((record) => [record.type, pathOf(record.uri), record.status]);
+  before(async () => {
+    site = await new ChangingSite().start();
+    site.pages = {
+      '/': { html: '<title>Home</title><a href="/old">old</a><a href="/a">a</a><a href="/out">out</a>' },
+      '/old': { status: 301, location: '/new', html: '' },
+      '/new': { html: '<title>New</title>' },
+      '/a': { status: 302, location: '/b', html: foundBody },
+      '/b': { status: 301, location: '/c', html: 'moved for good' },
+      '/c': { html: '<title>C</title>' },
+      '/out': { status: 301, location: 'http://elsewhere.invalid/out', html: '' },
+    };
+    env = {
+      TEMPORAL_ADDRESS: '',
+      CRAWLFLOW_DATA_DIR: dir,
+      CRAWLFLOW_DEV_SERVER_PORT: String(await freeServerPort()),
+      CRAWLFLOW_DEV_SERVER_UI_PORT: String(await freeServerPort()),
+      ...secrets,
+    };
+  });
+  after(async () => {
+    await site?.close();
+  });
+
+  it('every followed hop is a request and a 3xx response before the page\'s own pair, in a crawl and in its recrawl; a redirect out of scope stores nothing', async () => {
+    const config = configFile('hops.json', { headersFromEnv: { Authorization: 'CRAWLFLOW_TEST_HOP_TOKEN' }, cookiesFromEnv: { sid: 'CRAWLFLOW_TEST_HOP_SID' } });
+    const crawl = async (crawlId: string, extra: string[]): Promise<WarcioRecord[]> => {
+      const file = join(dir, `${crawlId}.warc.gz`);
+      const result = await runCli(['crawl', site.url('/'), '--id', crawlId, '--config', config, '--store-bodies', '--format', 'warc', '--out', file, ...extra], env);
+      assert.equal(result.code, 0, result.stderr);
+      const check = await warcioCheck(file);
+      assert.doesNotMatch(check, /fail/i, check);
+      const bytes = gunzipSync(readFileSync(file)).toString('latin1');
+      for (const secret of Object.values(secrets)) assert.ok(!bytes.includes(secret), `${secret} is not in ${file}`);
+      const records = await warcioRecords(file);
+      records.forEach((record, at) => {
+        if (record.type !== 'request') return;
+        assert.equal(record.concurrentTo, records[at + 1].id, `request ${record.uri} is tied to the response after it`);
+        const headers = new Map(record.headers);
+        assert.deepEqual([headers.get('authorization'), headers.get('cookie')], ['[redacted]', 'sid=[redacted]'], `request ${record.uri}`);
+      });
+      return records;
+    };
+
+    const first = await crawl('hops-1', []);
+    assert.deepEqual(listing(first), [
+      ['warcinfo', null, null],
+      ['request', '/', null],
+      ['response', '/', '200'],
+      ['request', '/old', null],
+      ['response', '/old', '301'],
+      ['request', '/new', null],
+      ['response', '/new', '200'],
+      ['request', '/a', null],
+      ['response', '/a', '302'],
+      ['request', '/b', null],
+      ['response', '/b', '301'],
+      ['request', '/c', null],
+      ['response', '/c', '200'],
+    ]);
+    const found = first[8];
+    assert.deepEqual(new Map(found.headers).get('location'), '/b');
+    assert.deepEqual([found.payloadSha256, found.payloadLength], [createHash('sha256').update(foundBody).digest('hex'), foundBody.length], 'the hop keeps its own body');
+
+    const jsonl = join(dir, 'hops-1.jsonl');
+    const results = await runCli(['results', 'hops-1', '--out', jsonl], env);
+    assert.equal(results.code, 0, results.stderr);
+    const records = readFileSync(jsonl, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as PageRecord);
+    assert.deepEqual(
+      records.map((record) => [pathOf(record.url), record.status, pathOf(record.finalUrl), record.skipped, record.bodyRef !== null]),
+      [['/', 200, null, null, true], ['/old', 200, '/new', null, true], ['/a', 200, '/c', null, true], ['/out', 301, null, 'redirect-out-of-scope', false]],
+    );
+
+    const second = await crawl('hops-2', ['--recrawl-of', 'hops-1']);
+    assert.deepEqual(listing(second), [
+      ['warcinfo', null, null],
+      ['request', '/', null],
+      ['revisit', '/', '200'],
+      ['request', '/old', null],
+      ['response', '/old', '301'],
+      ['request', '/new', null],
+      ['revisit', '/new', '200'],
+      ['request', '/a', null],
+      ['response', '/a', '302'],
+      ['request', '/b', null],
+      ['response', '/b', '301'],
+      ['request', '/c', null],
+      ['revisit', '/c', '200'],
+    ]);
+    for (const at of [2, 6, 12]) assert.equal(second[at].refersTo, first[at].id, `${second[at].uri}: refers to the first crawl's response`);
   });
 });

@@ -160,6 +160,7 @@ describe('render batch activity (headless Chromium)', () => {
       body: null,
       headers: {},
       requestHeaders: {},
+      redirects: [],
       latencyMs: 1,
       html: `<title>${title}</title><script>document.title += ' (ran)'</script>`,
     });

@@ -16,8 +16,8 @@ import { InvalidCrawlConfigError, parseCrawlConfig, type CrawlConfig } from '../
 import { compileExtractor, MAX_PAGE_FIELD_CHARS } from '../src/parse/extract-fields';
 import { loadExtractor } from '../src/parse/load-extractor';
 import { parseHtmlPage } from '../src/parse/html-page';
-import { base32, exchangeRecords, revisitRecords, REVISIT_PROFILES, sha1Digest, warcinfoRecord, type HttpExchange } from '../src/warc/warc-record';
-import { readStoredResponse, readWarcRecords } from '../src/warc/warc-reader';
+import { base32, captureRecords, exchangeRecords, revisitRecords, REVISIT_PROFILES, sha1Digest, warcinfoRecord, type HttpExchange } from '../src/warc/warc-record';
+import { BadWarcError, readStoredResponse, readWarcRecords } from '../src/warc/warc-reader';
 import { BadBodyRefError, FileBodyStore } from '../src/bodies/body-store';
 import { crawlStorePath, SqliteFrontierStore } from '../src/store/sqlite-store';
 import type { PageRecord } from '../src/store/frontier-store';
@@ -274,6 +274,48 @@ describe('WARC records', () => {
   });
 });
 
+describe('WARC records of a redirected page', () => {
+  const hops = [
+    exchange({ url: 'http://site.test/old', status: 301, headers: { location: '/moved' }, body: Buffer.from('moved') }),
+    exchange({ url: 'http://site.test/moved', status: 302, headers: { location: '/page?q=1' }, body: Buffer.alloc(0), truncated: 'unspecified' }),
+  ];
+
+  it('each hop is a request and its response before the page\'s own pair; the page\'s response is read back, and named as its payload', async () => {
+    const { bytes, payload } = captureRecords({ exchange: exchange(), redirects: hops }, new Date('2026-01-02T03:04:05Z'));
+    const records = readWarcRecords(bytes);
+    assert.deepEqual(
+      records.map((record) => [record.headers['warc-type'], record.headers['warc-target-uri'], record.headers['warc-truncated']]),
+      [
+        ['request', 'http://site.test/old', undefined],
+        ['response', 'http://site.test/old', undefined],
+        ['request', 'http://site.test/moved', undefined],
+        ['response', 'http://site.test/moved', 'unspecified'],
+        ['request', 'http://site.test/page?q=1', undefined],
+        ['response', 'http://site.test/page?q=1', undefined],
+      ],
+    );
+    for (const at of [0, 2, 4]) assert.equal(records[at].headers['warc-concurrent-to'], records[at + 1].headers['warc-record-id']);
+    assert.equal(records[1].headers['warc-payload-digest'], sha1Digest(Buffer.from('moved')));
+    assert.equal(payload.id, records[5].headers['warc-record-id']);
+    const stored = readStoredResponse(bytes);
+    assert.deepEqual([stored.url, stored.status, stored.body], ['http://site.test/page?q=1', 200, exchange().body]);
+
+    const file = join(tempDir(), 'hops.warc.gz');
+    writeFileSync(file, bytes);
+    const check = await warcioCheck(file);
+    assert.doesNotMatch(check, /fail/i, check);
+    assert.deepEqual((await warcioRecords(file)).map((record) => record.status), [null, '301', null, '302', null, '200']);
+  });
+
+  it('a revisit keeps its hops as responses; reading the page back refuses the revisit, not a hop', () => {
+    const earlier = { id: '<urn:uuid:00000000-0000-4000-8000-000000000002>', uri: 'http://site.test/page?q=1', date: '2026-01-01T00:00:00Z' };
+    const { bytes, payload } = captureRecords({ exchange: exchange(), redirects: hops, earlier }, new Date());
+    assert.deepEqual(readWarcRecords(bytes).map((record) => record.headers['warc-type']), ['request', 'response', 'request', 'response', 'request', 'revisit']);
+    assert.equal(payload, earlier);
+    assert.throws(() => readStoredResponse(bytes), BadWarcError);
+  });
+});
+
 describe('body store', () => {
   it('appends per batch attempt and reads back by reference; bad references are refused', async () => {
     const dataDir = tempDir();
@@ -373,7 +415,7 @@ describe('recrawl outcomes', () => {
   const policy = buildPagePolicy(config);
   const page = (status: number, html: string | null, headers: Record<string, string> = {}): FetchedPage => ({
     finalUrl: SEED, status, contentType: 'text/html', bytes: html?.length ?? 0, retryAfterMs: null, redirectBlocked: null, robotsHeader: null,
-    headers, requestHeaders: {}, html, body: html === null ? null : Buffer.from(html), latencyMs: 1,
+    headers, requestHeaders: {}, redirects: [], html, body: html === null ? null : Buffer.from(html), latencyMs: 1,
   });
   const LINKS = '<title>T</title><a href="/a">a</a><a href="http://elsewhere.test/">x</a>';
   const previous = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS, { etag: '"v1"' }), config, policy).record;
@@ -414,7 +456,7 @@ describe('recrawl outcomes', () => {
     assert.equal(previous.bodyRef, null);
     const same = fetchedOutcome({ url: SEED, depth: 0 }, page(200, LINKS), config, policy, { recrawl: { previous } });
     assert.equal(same.record.change, 'unchanged');
-    assert.deepEqual(same.capture, { exchange: { url: SEED, status: 200, headers: {}, requestHeaders: {}, body: Buffer.from(LINKS) } });
+    assert.deepEqual(same.capture, { exchange: { url: SEED, status: 200, headers: {}, requestHeaders: {}, body: Buffer.from(LINKS) }, redirects: [] });
   });
 
   it('a nofollow page keeps no validators, so a recrawl reads it again instead of following its links on a 304', () => {

@@ -232,6 +232,41 @@ describe('fetchPage over UndiciTransport', () => {
       assert.equal(site.seen('/forbidden/page'), 0, 'the server never saw the blocked request');
     });
 
+    it('with recordRedirects, keeps each followed hop: its URL, 3xx status, headers, body as received (decoded) and request headers as recorded', async () => {
+      site.routes.set('/rec/a', (_req, res) => res.writeHead(302, { location: '/rec/b', 'content-encoding': 'gzip' }).end(gzipSync('moved to b')));
+      site.routes.set('/rec/b', (_req, res) => res.writeHead(301, { location: '/rec/c' }).end());
+      site.serve('/rec/c', html('c'));
+      const headersFor = () => ({ headers: { authorization: 'Bearer hop-secret' }, recordedHeaders: { authorization: '[redacted]' } });
+      const page = await fetch(site.url('/rec/a'), { recordRedirects: true, headersFor });
+      assert.equal(page.finalUrl, site.url('/rec/c'));
+      assert.deepEqual(
+        page.redirects.map((hop) => [hop.url, hop.status, hop.headers.location, hop.body.toString(), hop.requestHeaders.authorization, hop.truncated]),
+        [
+          [site.url('/rec/a'), 302, '/rec/b', 'moved to b', '[redacted]', undefined],
+          [site.url('/rec/b'), 301, '/rec/c', '', '[redacted]', undefined],
+        ],
+      );
+      assert.equal(page.requestHeaders.authorization, '[redacted]');
+      const unrecorded = await fetch(site.url('/rec/a'), { headersFor });
+      assert.deepEqual([unrecorded.finalUrl, unrecorded.redirects.length], [site.url('/rec/c'), 0], 'without recordRedirects no hop is kept');
+    });
+
+    it('with recordRedirects, a hop body that cannot be read is kept empty and marked truncated, and the page is still fetched; a blocked hop is not a followed one', async () => {
+      site.routes.set('/rec/broken', (_req, res) => res.writeHead(301, { location: '/rec/big', 'content-encoding': 'gzip' }).end('not gzip at all'));
+      site.routes.set('/rec/big', (_req, res) => res.writeHead(302, { location: '/rec/blocked' }).end(Buffer.alloc(64 * 1024, 'x')));
+      site.redirect('/rec/blocked', '/forbidden/rec', 301);
+      const allowRedirect = (target: URL) => !target.pathname.startsWith('/forbidden/');
+      const page = await fetch(site.url('/rec/broken'), { recordRedirects: true, maxBodyBytes: 1024, allowRedirect });
+      assert.deepEqual(
+        page.redirects.map((hop) => [hop.url, hop.status, hop.body.length, hop.truncated]),
+        [
+          [site.url('/rec/broken'), 301, 0, 'unspecified'],
+          [site.url('/rec/big'), 302, 0, 'length'],
+        ],
+      );
+      assert.deepEqual([page.finalUrl, page.status, page.redirectBlocked], [site.url('/rec/blocked'), 301, site.url('/forbidden/rec')]);
+    });
+
     it("rejects a redirect to a non-http scheme with 'bad-redirect'", async () => {
       await expectFetchError(fetch(site.redirect('/to-ftp', 'ftp://127.0.0.1/file')), 'bad-redirect');
     });

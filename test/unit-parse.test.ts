@@ -253,6 +253,7 @@ describe('fetchedOutcome', () => {
       body: body === null ? null : Buffer.from(body),
       headers: {},
       requestHeaders: {},
+      redirects: [],
       ...overrides,
     };
   }

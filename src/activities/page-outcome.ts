@@ -41,8 +41,9 @@ export interface PageOutcome {
   /** Links found but not followed, by reason. */
   dropped?: Partial<Record<DropReason, number>>;
   /**
-   * What `storeBodies` keeps of an HTML page: its response, or for an unchanged page in a
-   * recrawl only its headers, as a revisit of the earlier capture (the body is not stored again).
+   * What `storeBodies` keeps of an HTML page: the redirects its fetch followed, then its
+   * response, or for an unchanged page in a recrawl only its headers, as a revisit of the
+   * earlier capture (the body is not stored again).
    */
   capture?: Capture;
 }
@@ -97,7 +98,8 @@ function earlierCapture(previous: PageRecord): EarlierCapture {
 
 function capture(page: FetchedPage, previous?: PageRecord): Capture {
   const exchange = { url: page.finalUrl, status: page.status, headers: page.headers, requestHeaders: page.requestHeaders, body: page.body ?? NO_BODY };
-  return previous === undefined ? { exchange } : { exchange, earlier: earlierCapture(previous) };
+  const { redirects } = page;
+  return previous === undefined ? { exchange, redirects } : { exchange, redirects, earlier: earlierCapture(previous) };
 }
 
 function singleHeader(page: FetchedPage, name: string): string | null {

@@ -51,6 +51,8 @@ function fetchPolicyOf(config: CrawlConfig, crawlPolicy: CrawlPolicy, userAgent:
     guard,
     headersFor,
     proxy,
+    // The hops are stored with the page: their bodies are read only then.
+    recordRedirects: config.storeBodies,
   };
 }
 

@@ -11,6 +11,7 @@ import { FetchError, toFetchError } from './errors';
 import type { RequestStop, TransportResponse } from './response';
 import type { OnSent, Transport } from './transport';
 import type { HopHeaders, ProxyRoute } from './request-profile';
+import type { HttpExchange } from '../warc/warc-record';
 
 export interface FetchPolicy {
   userAgent: string;
@@ -35,6 +36,11 @@ export interface FetchPolicy {
   proxy?: ProxyRoute;
   /** Told when each hop's request goes out (politeness counts the gap from then). */
   onSent?: OnSent;
+  /**
+   * Keep every followed redirect's exchange in `redirects`, its body read rather than dropped:
+   * what a crawl storing bodies archives. Off, a hop's body is dropped unread.
+   */
+  recordRedirects?: boolean;
 }
 
 export interface FetchedResource {
@@ -58,9 +64,16 @@ export interface FetchedResource {
   requestHeaders: Record<string, string>;
   /** From sending the request to the final response's headers (redirect hops included). */
   latencyMs: number;
+  /**
+   * With `recordRedirects`, each redirect followed, in order, as its WARC records keep it (its
+   * request headers redacted like `requestHeaders`); otherwise, and with no redirect, empty.
+   */
+  redirects: readonly HttpExchange[];
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** The `redirects` of a fetch that recorded none: shared, so a page with no redirect allocates nothing for them. */
+const NO_REDIRECTS: readonly HttpExchange[] = Object.freeze([]);
 const HTML_TYPES = /\b(?:text\/html|application\/xhtml\+xml)\b/i;
 
 /** A single-valued header (the first, if a server repeated it). */
@@ -147,43 +160,78 @@ class FetchDeadline implements RequestStop {
   }
 }
 
-async function followRedirects(
-  transport: Transport,
-  start: URL,
-  policy: FetchPolicy,
-  stop: RequestStop,
-  extraHeaders: Record<string, string>,
-): Promise<{ url: URL; response: TransportResponse; blocked: string | null; headers: Record<string, string> }> {
+/** Where a redirect leads, or the FetchError that ends the fetch there. */
+function redirectTarget(location: string, from: URL, visited: ReadonlySet<string>, hop: number, maxRedirects: number): URL {
+  let target: URL;
+  try {
+    target = new URL(location, from);
+  } catch (err) {
+    throw new FetchError('bad-redirect', `unparseable Location: ${location.slice(0, 200)}`, { cause: err });
+  }
+  target.hash = '';
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new FetchError('bad-redirect', `redirect to ${target.protocol} URL`);
+  }
+  if (visited.has(target.href)) throw new FetchError('redirect-loop', `redirect loop at ${target.href}`);
+  if (hop >= maxRedirects) throw new FetchError('too-many-redirects', `more than ${maxRedirects} redirects`);
+  return target;
+}
+
+/**
+ * A followed redirect as its WARC records keep it, its body read to its end (decoded, as a
+ * page's is). A body that cannot be read (past the size cap, a broken encoding, a dropped
+ * connection) is kept empty and marked truncated rather than failing the page, which a crawl not
+ * storing bodies fetches all the same; a fetch stopped meanwhile fails at its next request.
+ */
+async function redirectExchange(url: URL, response: TransportResponse, requestHeaders: Record<string, string>, maxBytes: number): Promise<HttpExchange> {
+  const exchange = { url: url.href, status: response.status, headers: response.headers, requestHeaders };
+  try {
+    const { bytes } = await response.body.read({ contentEncoding: header(response, 'content-encoding') ?? undefined, maxBytes, truncate: false });
+    return { ...exchange, body: bytes };
+  } catch (err) {
+    const truncated = err instanceof FetchError && err.code === 'too-large' ? 'length' : 'unspecified';
+    return { ...exchange, body: Buffer.alloc(0), truncated };
+  }
+}
+
+interface FollowedRedirects {
+  url: URL;
+  response: TransportResponse;
+  blocked: string | null;
+  headers: Record<string, string>;
+  redirects: readonly HttpExchange[];
+}
+
+async function followRedirects(transport: Transport, start: URL, policy: FetchPolicy, stop: RequestStop, extraHeaders: Record<string, string>): Promise<FollowedRedirects> {
   const headers = {
     'user-agent': policy.userAgent,
     accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5',
     'accept-encoding': 'gzip, deflate, br',
     ...extraHeaders,
   };
-  // The final hop's headers as its request record keeps them: the host's too, their secrets redacted.
+  // A hop's headers as its request record keeps them: the host's too, their secrets redacted.
   const recorded = (host: HopHeaders | undefined) => (host ? { ...headers, ...host.recordedHeaders } : headers);
   const visited = new Set<string>([start.href]);
+  let redirects: HttpExchange[] | undefined;
   let url = start;
   for (let hop = 0; ; hop++) {
     const host = policy.headersFor?.(url);
     const hopHeaders = host ? { ...headers, ...host.headers } : headers;
     const response = await transport.get(url, hopHeaders, stop, policy.guard, policy.proxy, policy.onSent);
     const location = header(response, 'location');
-    if (!REDIRECT_STATUSES.has(response.status) || location === null) return { url, response, blocked: null, headers: recorded(host) };
-    response.body.discard();
+    const followed = redirects ?? NO_REDIRECTS;
+    if (!REDIRECT_STATUSES.has(response.status) || location === null) return { url, response, blocked: null, headers: recorded(host), redirects: followed };
     let target: URL;
     try {
-      target = new URL(location, url);
+      target = redirectTarget(location, url, visited, hop, policy.maxRedirects);
     } catch (err) {
-      throw new FetchError('bad-redirect', `unparseable Location: ${location.slice(0, 200)}`, { cause: err });
+      response.body.discard();
+      throw err;
     }
-    target.hash = '';
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-      throw new FetchError('bad-redirect', `redirect to ${target.protocol} URL`);
-    }
-    if (visited.has(target.href)) throw new FetchError('redirect-loop', `redirect loop at ${target.href}`);
-    if (hop >= policy.maxRedirects) throw new FetchError('too-many-redirects', `more than ${policy.maxRedirects} redirects`);
-    if (!policy.allowRedirect(target)) return { url, response, blocked: target.href, headers: recorded(host) };
+    // Not followed: its caller drops the body.
+    if (!policy.allowRedirect(target)) return { url, response, blocked: target.href, headers: recorded(host), redirects: followed };
+    if (policy.recordRedirects) (redirects ??= []).push(await redirectExchange(url, response, recorded(host), policy.maxBodyBytes));
+    else response.body.discard();
     visited.add(target.href);
     url = target;
   }
@@ -208,7 +256,7 @@ export async function fetchResource(
   const deadline = new FetchDeadline(signal, policy.timeoutMs);
   const startedAt = Date.now();
   try {
-    const { url, response, blocked, headers } = await followRedirects(transport, new URL(resourceUrl), policy, deadline, extraHeaders);
+    const { url, response, blocked, headers, redirects } = await followRedirects(transport, new URL(resourceUrl), policy, deadline, extraHeaders);
     const latencyMs = Date.now() - startedAt;
     const contentType = header(response, 'content-type');
     const base = {
@@ -221,6 +269,7 @@ export async function fetchResource(
       robotsHeader: headerList(response, 'x-robots-tag'),
       headers: response.headers,
       requestHeaders: headers,
+      redirects,
     };
     if (blocked !== null || !wantsBody(response.status, contentType)) {
       response.body.discard();

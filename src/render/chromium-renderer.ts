@@ -103,7 +103,8 @@ export class ChromiumRenderer {
     };
     signal.addEventListener('abort', stop, { once: true });
     try {
-      await this.routeEverything(context, page, policy, render, subrequests.signal);
+      // A subrequest's redirects are not the page's: nothing stores them.
+      await this.routeEverything(context, page, { ...policy, recordRedirects: false }, render, subrequests.signal);
       const tab = await context.newPage();
       await tab.goto(page.finalUrl, { waitUntil: render.waitUntil, timeout: render.timeoutMs });
       return await tab.content();

@@ -47,10 +47,13 @@ export function readWarcRecords(gzipped: Buffer): WarcRecord[] {
   return records;
 }
 
-/** The response (status, headers, decoded body) stored for a page. */
+/**
+ * The response (status, headers, decoded body) stored for a page: its last record, after the
+ * records of any redirect hops its fetch followed.
+ */
 export function readStoredResponse(gzipped: Buffer): StoredResponse {
-  const response = readWarcRecords(gzipped).find((record) => record.headers['warc-type'] === 'response');
-  if (!response) throw new BadWarcError('no response record');
+  const response = readWarcRecords(gzipped).at(-1);
+  if (response?.headers['warc-type'] !== 'response') throw new BadWarcError(`the page's last record is ${response?.headers['warc-type'] ?? 'missing'}, not a response`);
   const end = response.block.indexOf(BLANK_LINE);
   if (end < 0) throw new BadWarcError('response record without an HTTP header block');
   const [statusLine, ...rest] = response.block.subarray(0, end).toString('latin1').split('\r\n');

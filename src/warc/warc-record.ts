@@ -28,6 +28,11 @@ export interface HttpExchange {
   requestHeaders: Record<string, string>;
   /** The decoded body. */
   body: Buffer;
+  /**
+   * Set when `body` is not the whole body received: `length` past the size cap, `unspecified`
+   * when it could not be read (a broken encoding, a dropped connection). Written as `WARC-Truncated`.
+   */
+  truncated?: 'length' | 'unspecified';
 }
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
@@ -138,7 +143,7 @@ export function exchangeRecords(exchange: HttpExchange, date: Date, responseId =
     {
       type: 'response',
       block: Buffer.concat([responseHead(exchange), exchange.body]),
-      extra: { 'WARC-Target-URI': exchange.url, 'WARC-Payload-Digest': sha1Digest(exchange.body) },
+      extra: { 'WARC-Target-URI': exchange.url, 'WARC-Payload-Digest': sha1Digest(exchange.body), 'WARC-Truncated': exchange.truncated },
     },
     responseId,
   );
@@ -175,21 +180,39 @@ export function revisitRecords(exchange: HttpExchange, earlier: EarlierCapture, 
   });
 }
 
-/** What a crawl stores of one page: the exchange, and for an unchanged page the capture it repeats. */
+/**
+ * What a crawl stores of one page: the redirects its fetch followed, the exchange that ended it,
+ * and for an unchanged page the capture that exchange repeats.
+ */
 export interface Capture {
   exchange: HttpExchange;
+  /** Each redirect followed on the way to `exchange`, in order: its request and its 3xx response. */
+  redirects: readonly HttpExchange[];
   earlier?: EarlierCapture;
 }
 
 /**
- * The records of a capture: a response, or a revisit of the earlier capture. Either way the
- * record holding the payload comes back with them, for the page record to carry on to the next
- * recrawl: a revisit's is the capture it refers to, so a chain of recrawls never refers to a revisit.
+ * The records of the page's own exchange: a response, or a revisit of the earlier capture. Either
+ * way the record holding the payload comes back with them, for the page record to carry on to the
+ * next recrawl: a revisit's is the capture it refers to, so a chain of recrawls never refers to a revisit.
  */
-export function captureRecords({ exchange, earlier }: Capture, date: Date): StoredCapture {
+function pageRecords(exchange: HttpExchange, earlier: EarlierCapture | undefined, date: Date): StoredCapture {
   if (earlier !== undefined) return { bytes: revisitRecords(exchange, earlier, date), payload: earlier };
   const payload = { id: recordId(), uri: exchange.url, date: warcDate(date) };
   return { bytes: exchangeRecords(exchange, date, payload.id), payload };
+}
+
+/**
+ * The records of a capture, in the order the exchanges happened: a request and a response for
+ * each redirect hop (a replay tool asked for a URL that redirected finds its 3xx there), then
+ * the page's own pair, which is always last. A hop is stored as a response even in a recrawl:
+ * it is small, and it is not what a revisit stands for.
+ */
+export function captureRecords({ exchange, redirects, earlier }: Capture, date: Date): StoredCapture {
+  const page = pageRecords(exchange, earlier, date);
+  if (redirects.length === 0) return page;
+  const hops = redirects.map((hop) => exchangeRecords(hop, date));
+  return { bytes: Buffer.concat([...hops, page.bytes]), payload: page.payload };
 }
 
 /** The `warcinfo` record that opens an exported file, as one gzip member; a file written to standard output has no name to give. */

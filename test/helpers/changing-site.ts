@@ -15,8 +15,10 @@ export interface SitePage {
   lastModified?: string;
   /** Served with Content-Encoding: gzip. */
   gzip?: boolean;
-  /** Served with this status instead, with no validators (a page that fails: 503, 500). */
+  /** Served with this status instead, with no validators (a page that fails: 503, 500; a redirect). */
   status?: number;
+  /** The Location header sent with `status` (a 3xx). */
+  location?: string;
 }
 
 export interface LoggedRequest {
@@ -46,7 +48,7 @@ export class ChangingSite {
       }
       if (page.status !== undefined) {
         log(page.status);
-        res.writeHead(page.status, { 'content-type': 'text/html; charset=utf-8' }).end(page.html);
+        res.writeHead(page.status, { 'content-type': 'text/html; charset=utf-8', ...(page.location === undefined ? {} : { location: page.location }) }).end(page.html);
         return;
       }
       const validators: Record<string, string> = {};
