@@ -1,8 +1,8 @@
 /**
  * Writes a crawl's stored bodies as one WARC/1.1 file (`.warc.gz`): a `warcinfo` record,
- * then the `request` and `response` records of every page whose body was stored (a `revisit`
- * record instead of the response for a recrawl's unchanged page), in the order the crawl
- * first saw the URLs. The stored records are already gzip members, so they
+ * then the records of every page whose body was stored, in the order the crawl first saw the
+ * URLs: a `request` and a `response` for each redirect its fetch followed, then its own
+ * `request` and `response` (a `revisit` for a recrawl's unchanged page). The stored records are already gzip members, so they
  * are copied as they are; only records a page record references are copied, so nothing a
  * retried batch attempt left behind gets in.
  */

@@ -142,7 +142,7 @@ export const contentFields = {
     section: 'content',
     flag: '--store-bodies',
     help: 'keep the bodies of fetched HTML pages as WARC records (for `results --format warc`)',
-    doc: 'Keep the bodies of fetched HTML pages as gzipped WARC records (see [Where bodies go](extraction-recrawl-exports.md#where-bodies-go)). `results --format warc` needs them.',
+    doc: 'Keep the bodies of fetched HTML pages as gzipped WARC records, with every redirect that led to them (see [Where bodies go](extraction-recrawl-exports.md#where-bodies-go)). `results --format warc` needs them.',
   }),
   recrawlOf: setting(crawlId.optional(), {
     section: 'content',
