@@ -3,7 +3,7 @@
  * :memory:, PostgreSQL): dedup, claim/resume/complete/release semantics, the per-host cap,
  * politeness slots, snapshots and totals; and two connections (two worker processes on one
  * file, or two machines on one database) racing, never claiming the same URL or passing the
- * cap; record(url) and recordGone (a recrawl's reads and its gone URLs, counted apart); claims
+ * cap; record(url), recordedAmong and recordGone (a recrawl's reads and its gone URLs, counted apart); claims
  * by kind (fetch or render) and the render backlog; a column for every record field in a new
  * SQLite file, a migrated one and a migrated PostgreSQL database. Then what only one
  * implementation has: SQLite's group commit of concurrent completions (one transaction, savepoints only after a write
@@ -861,6 +861,29 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       await store.complete('b2', pageRecord(urlA(1), { change: 'new' }), [entry(urlA(2), 2)]);
       assert.equal((await store.totals()).queued, 0, 'a gone URL is in the seen-set: not enqueued again');
       assert.deepEqual((await store.totals()).changes, { new: 1, changed: 1, unchanged: 0, gone: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('recordedAmong keeps the URLs record(url) finds, in the order given, repeats and all, however long the list', async () => {
+    const store = await seeded(5);
+    try {
+      await store.claim('b', A, 3);
+      await store.complete('b', pageRecord(urlA(2)), []);
+      await store.complete('b', pageRecord(urlA(0), { status: 404 }), []);
+      await store.recordGone([entry(urlB(0))], '2026-02-02T00:00:00.000Z');
+      assert.deepEqual(await store.recordedAmong([]), []);
+      const never = 'http://a.test/never-seen';
+      // urlA(1) claimed, urlA(3) queued, urlB(0) gone: none of them has a record.
+      const mixed = [urlA(2), urlA(1), urlB(0), urlA(3), never, urlA(0), urlA(2), never];
+      assert.deepEqual(await store.recordedAmong(mixed), [urlA(2), urlA(0), urlA(2)]);
+      const one = async (url: string) => ((await store.record(url)) === undefined ? [] : [url]);
+      assert.deepEqual(await store.recordedAmong(mixed), (await Promise.all(mixed.map(one))).flat(), 'what a record(url) per URL finds');
+      // More URLs than SQLite binds parameters in one statement (32,766), recorded ones on either side of that.
+      const unseen = (from: number) => Array.from({ length: 20_000 }, (_, n) => `http://c.test/unseen/${from + n}`);
+      const long = [urlA(0), ...unseen(0), urlA(4), urlA(2), ...unseen(20_000), urlA(0), urlA(1), urlA(2)];
+      assert.deepEqual(await store.recordedAmong(long), [urlA(0), urlA(2), urlA(0), urlA(2)]);
     } finally {
       await store.close();
     }

@@ -71,10 +71,7 @@ export class UrlProcessor {
     if (recrawlOf === undefined || !('outcome' in result) || !keepsEarlierLinks(previous, result.outcome.record)) return result;
     // Only links to pages the earlier crawl recorded: a page it read as nofollow keeps its links in
     // its record, and they were never followed.
-    const recorded = await this.deps.stores.use(recrawlOf, async (earlier) => {
-      const found = await Promise.all(previous.links.map(async (link) => ((await earlier.record(link)) === undefined ? null : link)));
-      return found.filter((link) => link !== null);
-    });
+    const recorded = await this.deps.stores.use(recrawlOf, (earlier) => earlier.recordedAmong(previous.links));
     return { outcome: withEarlierLinks(result.outcome, recorded, work.config, crawlPolicy.page.urls) };
   }
 

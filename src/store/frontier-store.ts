@@ -398,6 +398,12 @@ export interface FrontierStore {
   /** The finished record of one URL (a later crawl's recrawl reads its validators, hash and links). */
   record(url: string): Promise<PageRecord | undefined>;
   /**
+   * Of `urls`, those `record` would find a record of, in their given order, repeats kept: a
+   * recrawl asks it of an unchanged page's earlier links. One read for the whole list, of each
+   * URL's key and state only, however many links the page has.
+   */
+  recordedAmong(urls: readonly string[]): Promise<string[]>;
+  /**
    * Records URLs of an earlier crawl that this one never reached as `change: 'gone'`. URLs in
    * this crawl's seen-set are left alone (atomically: insert-or-ignore), so a retry adds none
    * twice. Gone records are listed by `records()` but are not counted as processed.

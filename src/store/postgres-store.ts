@@ -48,6 +48,7 @@ import {
   END_COLUMNS,
   endValues,
   PACING_COLUMNS,
+  recordedIn,
   recordsInPages,
   ROBOTS_COLUMNS,
   stopOrderText,
@@ -276,6 +277,12 @@ const QUIET = `
 
 /** The shared record columns, with noindex (boolean here) read as SQLite's 1/0. */
 const RECORD_COLUMNS = recordColumns((column) => `${column}::int AS ${column}`);
+
+/** Of the URLs $2, those of crawl $1 with a record: each looked up by its hash, reading no record column. */
+const RECORDED_AMONG = `
+  SELECT u.url FROM unnest($2::text[]) AS l (url)
+  JOIN crawlflow.urls u ON u.crawl = $1 AND u.url_hash = md5(l.url)::uuid AND u.url = l.url
+  WHERE u.state = ${DONE}`;
 
 export class PostgresFrontierStore implements FrontierStore {
   private key: Promise<number> | undefined;
@@ -603,6 +610,10 @@ export class PostgresFrontierStore implements FrontierStore {
   async record(url: string): Promise<PageRecord | undefined> {
     const { rows } = await this.run<RecordRow>(`SELECT ${RECORD_COLUMNS} FROM crawlflow.urls WHERE crawl = $1 AND ${byUrl(2)} AND state = ${DONE}`, [url]);
     return rows[0] && toRecord(rows[0]);
+  }
+
+  async recordedAmong(urls: readonly string[]): Promise<string[]> {
+    return recordedIn(urls, async (distinct) => (await this.run<{ url: string }>(RECORDED_AMONG, [distinct])).rows.map((row) => row.url));
   }
 
   /**

@@ -106,6 +106,9 @@ function recordStatements(db: Database.Database) {
     totals: db.prepare(`SELECT ${crawlTotalsColumns(SQLITE_COUNTS)} FROM urls`),
     recordsPage: db.prepare(`SELECT id, ${recordColumns()} FROM urls WHERE id > ? AND state IN (${DONE}, ${GONE}) ORDER BY id LIMIT ?`),
     record: db.prepare(`SELECT ${recordColumns()} FROM urls WHERE url = ? AND state = ${DONE}`),
+    // The URLs (a JSON array: one parameter, however many links a page has) each looked up in
+    // the seen-set's index; only the row's state is read, none of the record's columns.
+    recordedAmong: db.prepare(`SELECT url FROM urls WHERE url IN (SELECT value FROM json_each(?)) AND state = ${DONE}`).pluck(),
     stopRun: db.prepare('INSERT INTO shards (shard, handover) VALUES (?, ?) ON CONFLICT (shard) DO UPDATE SET handover = excluded.handover'),
     stopOrder: db.prepare('SELECT handover FROM shards WHERE shard = ?').pluck(),
     endShard: db.prepare('INSERT INTO shards (shard, ended) VALUES (?, 1) ON CONFLICT (shard) DO UPDATE SET ended = 1'),

@@ -33,7 +33,7 @@ import {
   type StoredConfig,
   type CrawlEnd,
 } from './frontier-store';
-import { endValues, recordsInPages, stopOrderText, toClaimed, toCrawlEnd, toStopOrder, toTotals, type ClaimRow, type EndRow, type TotalsRow } from './store-rows';
+import { endValues, recordedIn, recordsInPages, stopOrderText, toClaimed, toCrawlEnd, toStopOrder, toTotals, type ClaimRow, type EndRow, type TotalsRow } from './store-rows';
 import { completedValues, toRecord, type RecordRow } from './record-fields';
 import { commitTogether, GroupCommit } from './group-commit';
 import { HOST_PAGE_CAP } from './url-states';
@@ -445,6 +445,10 @@ export class SqliteFrontierStore implements FrontierStore {
   async record(url: string): Promise<PageRecord | undefined> {
     const row = this.statements.record.get(url) as RecordRow | undefined;
     return row && toRecord(row);
+  }
+
+  async recordedAmong(urls: readonly string[]): Promise<string[]> {
+    return recordedIn(urls, (distinct) => this.statements.recordedAmong.all(JSON.stringify(distinct)) as string[]);
   }
 
   async recordGone(entries: readonly FrontierEntry[], at: string): Promise<number> {

@@ -1,8 +1,8 @@
 /**
  * What both frontier stores read back, and how: the columns their SELECTs alias to the
  * interface's names (in double quotes, which both dialects keep as written), the conversions
- * of rows to the interface's shapes (records have theirs in record-fields.ts), and the keyset
- * paging of records. One reading, so the SQLite file and the server database hand out
+ * of rows to the interface's shapes (records have theirs in record-fields.ts), the keyset
+ * paging of records, and the order of `recordedAmong`'s answer. One reading, so the SQLite file and the server database hand out
  * identical claims, totals, robots.txt and pacing state.
  */
 import { CHANGE_KINDS, type ChangeTotals, type ClaimedUrl, type CrawlEnd, type CrawlEndStatus, type CrawlTotals, type PageRecord, type StopOrder } from './frontier-store';
@@ -101,6 +101,16 @@ export type TotalsRow = Omit<CrawlTotals, 'changes'> & ChangeTotals;
 export function toTotals(row: TotalsRow): CrawlTotals {
   const { new: added, changed, unchanged, gone, ...totals } = row;
   return { ...totals, changes: { new: added, changed, unchanged, gone } };
+}
+
+/**
+ * `recordedAmong` of both stores: `lookUp` is given the distinct URLs of a non-empty list and
+ * returns those with a record, in any order; the answer keeps the caller's order and repeats.
+ */
+export async function recordedIn(urls: readonly string[], lookUp: (distinct: string[]) => string[] | Promise<string[]>): Promise<string[]> {
+  if (urls.length === 0) return [];
+  const recorded = new Set(await lookUp([...new Set(urls)]));
+  return urls.filter((url) => recorded.has(url));
 }
 
 /**
