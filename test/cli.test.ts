@@ -1017,6 +1017,24 @@ describe('against a running `crawlflow worker`', () => {
     }
   });
 
+  it('crawlflow status says no worker answers once the workers of a running crawl have stopped', async () => {
+    // A queue that had a worker: the server then answers a query with "no poller seen for task
+    // queue recently" before the deadline, not with a timeout.
+    const goneQueue = uniqueQueue('worker-gone');
+    const goneWorker = spawnWorker({ address: env.address, taskQueue: goneQueue, dataDir: env.dataDir, logFile: join(env.dataDir, 'gone-worker.log') });
+    await goneWorker.ready;
+    const handle = await startCrawl(env.client, 'status-worker-gone', { seeds: [site.urlOf(0)], delayMs: 3_000 }, goneQueue);
+    try {
+      await waitFor(async () => (await handle.query(progressQuery)).processed >= 1, 30_000, 'the first page fetched');
+      await goneWorker.kill('SIGTERM');
+      const unanswered = await runCli(['status', 'status-worker-gone'], { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_DATA_DIR: env.dataDir });
+      assert.equal(unanswered.stderr, `crawlflow: crawl status-worker-gone is running, but no worker answered within 5 s: start \`crawlflow worker --task-queue ${goneQueue}\` (see docs/troubleshooting.md)\n`);
+      assert.equal(unanswered.code, 1);
+    } finally {
+      await handle.terminate('test over');
+    }
+  });
+
   it('crawlflow crawl that ends without a summary says why in its last line', async () => {
     const slowSite = await startSyntheticSite({ pages: 500, latencyMs: 50 });
     try {

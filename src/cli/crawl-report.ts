@@ -6,6 +6,7 @@ import {
   CancelledFailure,
   isGrpcCancelledError,
   isGrpcDeadlineError,
+  isGrpcServiceError,
   TerminatedFailure,
   TimeoutFailure,
   WorkflowFailedError,
@@ -167,10 +168,25 @@ export async function workflowOutcome(client: Client, crawlId: string): Promise<
   return 'summary' in ending ? { outcome: ending.summary.status, reason: null } : { outcome: ending.end, reason: ending.reason };
 }
 
+/** gRPC's FAILED_PRECONDITION, the code of the server's no-recent-poller answer. */
+const GRPC_FAILED_PRECONDITION = 9;
+
+/**
+ * The server's answer to a query on a task queue that had workers but has seen none poll
+ * lately (the usual case once the crawl's workers have stopped): it gives up a second before
+ * the deadline with FAILED_PRECONDITION "no poller seen for task queue recently".
+ */
+function isNoRecentPollerError(err: unknown): boolean {
+  for (let cause = err; cause instanceof Error; cause = cause.cause) {
+    if (isGrpcServiceError(cause) && cause.code === GRPC_FAILED_PRECONDITION && /no poller/i.test(cause.details)) return true;
+  }
+  return false;
+}
+
 /**
  * What `ask` gets of the workers that run a crawl by its queries, within a bounded time: the
  * server holds a query until a worker takes it, so with none polling `taskQueue` it would wait
- * without end (NoWorkerAnsweredError instead).
+ * without end (NoWorkerAnsweredError instead, as when the server says no worker polls).
  */
 export async function askWorkers<T>(client: Client, handle: CrawlHandle, taskQueue: string, ask: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + QUERY_DEADLINE_MS;
@@ -180,7 +196,7 @@ export async function askWorkers<T>(client: Client, handle: CrawlHandle, taskQue
     // The server holds a query until a worker takes it: past the deadline, none is polling. The
     // call then ends as DEADLINE_EXCEEDED or, when the client's timer wins, as CANCELLED.
     const timedOut = Date.now() >= deadline && (isGrpcDeadlineError(err) || isGrpcCancelledError(err));
-    if (timedOut) throw new NoWorkerAnsweredError(handle.workflowId, taskQueue);
+    if (timedOut || isNoRecentPollerError(err)) throw new NoWorkerAnsweredError(handle.workflowId, taskQueue);
     throw err;
   }
 }
