@@ -31,7 +31,8 @@ import { PostgresDatabase, SCHEMA_VERSION } from '../src/store/postgres-database
 import { storeOutage, StoreUnavailableError } from '../src/store/store-errors';
 import { READY_CANDIDATES } from '../src/store/claim-rules';
 import { CLAIMED } from '../src/store/url-states';
-import { patientStore } from '../src/store/patient-store';
+import { patientStore, storeWaitMetrics } from '../src/store/patient-store';
+import { CrawlMetrics } from '../src/observability/metrics';
 import { freeServerPort } from '../src/workers/runtime';
 import { drainHost, type RaceSide } from './helpers/store-race';
 import { sleep, waitFor } from './helpers/fixtures';
@@ -1458,11 +1459,45 @@ describe('SQLite store: completions of concurrent batches commit together', () =
       assert.deepEqual(urlsOf(await store.claim('four', A, 1)), [urlA(10)]);
       holder.exec('BEGIN IMMEDIATE');
       const waits: boolean[] = [];
-      const patient = patientStore(store, { patienceMs: 5_000, signal: new AbortController().signal, onWait: (_seconds, waiting) => waits.push(waiting) });
+      const onWait = (): (() => void) => {
+        waits.push(true);
+        return () => waits.push(false);
+      };
+      const patient = patientStore(store, { patienceMs: 5_000, signal: new AbortController().signal, onWait });
       setTimeout(() => holder.exec('COMMIT'), 400);
       assert.equal(await patient.complete('four', pageRecord(urlA(10)), [entry(urlB(5), 1)]), 1);
       assert.deepEqual(waits, [true, false], 'it waited the lock out');
       assert.deepEqual(urlsOf(await readRecords(store)), [urlA(0), urlA(1), urlB(0), urlA(10)]);
+    } finally {
+      if (holder.inTransaction) holder.exec('ROLLBACK');
+      holder.close();
+      await store.close();
+    }
+  });
+
+  it("a patient call's wait for a locked file is counted on the worker's metrics while it lasts, and once", async () => {
+    const file = tempStoreFile();
+    const store = new SqliteFrontierStore(file);
+    const holder = new Database(file);
+    const metrics = new CrawlMetrics();
+    const scraped = async (name: string): Promise<number> => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await metrics.registry.metrics())?.[1]);
+    try {
+      holder.exec('BEGIN IMMEDIATE');
+      const began = Date.now();
+      const patient = patientStore(store, { patienceMs: 10_000, signal: new AbortController().signal, onWait: storeWaitMetrics(metrics) });
+      const enqueued = patient.enqueue([entry(urlA(0))]);
+      await waitFor(async () => (await scraped('crawler_store_waiting_calls')) === 1, 5_000, 'the call waiting for the store');
+      await sleep(1_000);
+      const duringWait = await scraped('crawler_store_wait_seconds_total');
+      assert.ok(duringWait >= 0.9 && duringWait <= (Date.now() - began) / 1000, `a second into the wait, ${duringWait} s counted`);
+      holder.exec('COMMIT');
+      assert.equal(await enqueued, 1);
+      const waited = (Date.now() - began) / 1000;
+      const total = await scraped('crawler_store_wait_seconds_total');
+      assert.ok(total > duringWait && total <= waited, `${total} s counted for a wait of at most ${waited} s`);
+      assert.equal(await scraped('crawler_store_waiting_calls'), 0);
+      await sleep(300);
+      assert.equal(await scraped('crawler_store_wait_seconds_total'), total, 'nothing counted once the wait is over');
     } finally {
       if (holder.inTransaction) holder.exec('ROLLBACK');
       holder.close();

@@ -87,10 +87,19 @@ export class CrawlMetrics {
     registers: [this.registry],
   });
 
+  /** The store calls waiting now, each with the moment (ms) up to which its wait is counted. */
+  private readonly openStoreWaits = new Set<{ countedTo: number }>();
+
   readonly storeWaitSeconds = new Counter({
     name: 'crawler_store_wait_seconds_total',
-    help: 'Time store calls spent waiting for the frontier store to answer again.',
+    help: 'Time store calls spent waiting for the frontier store to answer again, counted while they wait.',
     registers: [this.registry],
+    // Counted at every scrape as well as when a wait ends: an outage lasts minutes, and its
+    // rate must show while it lasts, not in one step after.
+    collect: () => {
+      const now = Date.now();
+      for (const wait of this.openStoreWaits) this.countStoreWait(wait, now);
+    },
   });
 
   readonly frontierQueued = new Gauge({
@@ -107,6 +116,23 @@ export class CrawlMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** A store call starts waiting for the store; the function returned ends its wait. */
+  storeWaitStarted(): () => void {
+    const wait = { countedTo: Date.now() };
+    this.openStoreWaits.add(wait);
+    this.storeWaiting.inc();
+    return () => {
+      this.countStoreWait(wait, Date.now());
+      this.openStoreWaits.delete(wait);
+      this.storeWaiting.dec();
+    };
+  }
+
+  private countStoreWait(wait: { countedTo: number }, now: number): void {
+    this.storeWaitSeconds.inc((now - wait.countedTo) / 1000);
+    wait.countedTo = now;
   }
 }
 

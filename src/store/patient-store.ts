@@ -17,8 +17,8 @@ import { storeOutage } from './store-errors';
 export interface Patience {
   patienceMs: number;
   signal: AbortSignal;
-  /** Called once per call that waits, with the wait in seconds when it ends. */
-  onWait?(seconds: number, waiting: boolean): void;
+  /** Called once per call that starts waiting; the function it returns is called when that wait ends. */
+  onWait?(): () => void;
 }
 
 const FIRST_PAUSE_MS = 100;
@@ -42,13 +42,14 @@ function patiently<T>(call: () => Promise<T>, patience: Patience): Promise<T> {
 /** Repeats `call`, which just failed with `failure`, while the store is out, for `patience.patienceMs` at most. */
 async function waitOut<T>(failure: unknown, call: () => Promise<T>, patience: Patience): Promise<T> {
   let started: number | undefined;
+  let endWait: (() => void) | undefined;
   try {
     for (let pause = FIRST_PAUSE_MS, err = failure; ; pause = Math.min(pause * 2, LONGEST_PAUSE_MS)) {
       const outage = storeOutage(err);
       if (outage === undefined) throw err;
       if (started === undefined) {
         started = Date.now();
-        patience.onWait?.(0, true);
+        endWait = patience.onWait?.();
       }
       if (Date.now() - started >= patience.patienceMs) throw outage;
       await sleep(pause, undefined, { signal: patience.signal });
@@ -59,7 +60,7 @@ async function waitOut<T>(failure: unknown, call: () => Promise<T>, patience: Pa
       }
     }
   } finally {
-    if (started !== undefined) patience.onWait?.((Date.now() - started) / 1000, false);
+    endWait?.();
   }
 }
 
@@ -90,10 +91,7 @@ export function patientBodyWriter(writer: BodyWriter, patience: Patience): BodyW
   };
 }
 
-/** Waits on the worker's metrics: calls waiting now, and the time they waited. */
+/** Waits on the worker's metrics: calls waiting now, and the time they have waited. */
 export function storeWaitMetrics(metrics: CrawlMetrics): NonNullable<Patience['onWait']> {
-  return (seconds, waiting) => {
-    metrics.storeWaiting.inc(waiting ? 1 : -1);
-    if (!waiting) metrics.storeWaitSeconds.inc(seconds);
-  };
+  return () => metrics.storeWaitStarted();
 }
