@@ -1,12 +1,15 @@
 /**
  * The terminal progress bar of `crawlflow crawl` (src/cli/progress.ts), drawn from the
- * workflow's progress query: what it shows as the frontier grows between polls.
+ * workflow's progress query: what it shows as the frontier grows between polls. And the
+ * lines `crawlflow status` prints of a running crawl (src/cli/crawl-report.ts) from the same
+ * queries.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { followProgress } from '../src/cli/progress';
+import { statusLines } from '../src/cli/crawl-report';
 import type { CrawlProgress } from '../src/shared/crawl-types';
 
 /** A terminal that keeps what is written to it. */
@@ -39,5 +42,47 @@ describe('progress bar: done against total', () => {
     assert.deepEqual(drawn.at(-1), [4_000, 5_000], 'the total capped at maxPages');
     assert.ok(drawn.some(([done, total]) => done === 1_500 && total === 4_500), 'the second poll: 1,500 done of 1,500 + 3,000');
     for (const [done, total] of drawn) assert.ok(done <= total, `drawn ${done}/${total}`);
+  });
+});
+
+describe('status of a running crawl', () => {
+  it('says until when the crawl holds a host of its largest backlogs (Retry-After, a long Crawl-delay)', () => {
+    const startedAt = Date.now() - 60_000;
+    const heldUntil = Date.parse('2026-12-05T06:35:27.948Z');
+    const progress: CrawlProgress = {
+      crawlId: 'held',
+      status: 'running',
+      processed: 1,
+      fetched: 1,
+      errors: 0,
+      skipped: 0,
+      bytes: 2_000,
+      queued: 12,
+      batchesInFlight: 0,
+      batchesCompleted: 3,
+      hostsInFlight: [],
+      startedAt,
+      run: 1,
+      storeWait: null,
+      failures: [],
+    };
+    const hosts = [
+      { host: 'slow.test', queued: 9, batchesInFlight: 0, readyAt: heldUntil },
+      { host: 'fine.test', queued: 3, batchesInFlight: 0, readyAt: null },
+    ];
+    const lines = statusLines({
+      crawlId: 'held',
+      workflowStatus: 'RUNNING',
+      outcome: 'running',
+      startedAt,
+      finishedAt: null,
+      totals: null,
+      failure: null,
+      failedBatches: [],
+      progress,
+      frontier: { queued: 12, snapshotVersion: 4, hosts },
+      uiUrl: null,
+    });
+    assert.deepEqual(lines.slice(2), ['  12 queued, 0 batches in flight', '  largest backlogs: slow.test (9, held until 2026-12-05T06:35:27.948Z), fine.test (3)']);
   });
 });

@@ -15,7 +15,7 @@ import {
 } from '@temporalio/client';
 import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { describeChanges, hasChanges } from '../results/change-summary';
-import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FailureTally, FrontierStats } from '../shared/crawl-types';
+import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FailureTally, FrontierStats, HostState } from '../shared/crawl-types';
 import { frontierQuery, progressQuery } from '../shared/messages';
 import type { CrawlLimits } from '../shared/crawl-config';
 
@@ -252,6 +252,11 @@ function storedLines(report: CrawlStatusReport): string[] {
   ];
 }
 
+/** A host of the largest backlogs: its queued URLs, and until when the crawl holds it (Retry-After, a long Crawl-delay). */
+function backlogEntry({ host, queued, readyAt }: HostState): string {
+  return readyAt === null ? `${host} (${queued})` : `${host} (${queued}, held until ${new Date(readyAt).toISOString()})`;
+}
+
 /** The report as short human text: the same facts `--json` gives. */
 export function statusLines(report: CrawlStatusReport, uiStopsWithCommand = false): string[] {
   if (report.workflowStatus === null) return storedLines(report);
@@ -260,7 +265,7 @@ export function statusLines(report: CrawlStatusReport, uiStopsWithCommand = fals
   if (progress) {
     lines.push(countsLine(progress, report.startedAt, Date.now()));
     lines.push(`  ${progress.queued} queued, ${progress.batchesInFlight} batches in flight${progress.hostsInFlight.length > 0 ? ` on ${progress.hostsInFlight.join(', ')}` : ''}`);
-    const busiest = frontier?.hosts.slice(0, 5).map(({ host, queued }) => `${host} (${queued})`) ?? [];
+    const busiest = frontier?.hosts.slice(0, 5).map(backlogEntry) ?? [];
     if (busiest.length > 0) lines.push(`  largest backlogs: ${busiest.join(', ')}`);
     if (progress.storeWait) lines.push(`  waiting for the store since ${new Date(progress.storeWait.since).toISOString()}: ${progress.storeWait.message}`);
     lines.push(...failedBatchLines(report.failedBatches ?? []));
