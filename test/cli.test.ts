@@ -29,7 +29,8 @@ import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { CLI, embeddedServerEnv, runCli, spawnCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { checkTerminalOut } from '../src/cli/crawl-options';
-import { failureCause, forgetWorkflow, runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
+import { failureCause, forgetWorkflow, historyEventTypes, runCrawlToEnd, startTestTemporal, startWithTemporalCli, type TestTemporal, uniqueQueue } from './helpers/temporal';
+import { temporalBinaryPath } from '../src/temporal/project-paths';
 import { withCrawlStore } from '../src/results/export-jsonl';
 import { FIXTURE_DIR } from './tools/make-release-stores';
 import type { PageRecord } from '../src/store/frontier-store';
@@ -1094,6 +1095,42 @@ describe('against a running `crawlflow worker`', () => {
       assert.match(unknown.stderr, /no results for crawl "no-such-crawl"/);
     } finally {
       await slowSite.close();
+    }
+  });
+});
+
+describe('a crawl whose workflow tasks fail (a search attribute the server does not know)', () => {
+  let env: TestTemporal;
+  let site: SyntheticSite;
+  before(async () => {
+    env = await startTestTemporal();
+    site = await startSyntheticSite({ pages: 20 });
+  });
+  after(async () => {
+    await site?.close();
+    await env?.close();
+  });
+
+  it('crawlflow status says in one line that its workflow tasks fail, and pause still sends its signal', async () => {
+    const queue = uniqueQueue('wft-failing');
+    await env.startWorker(queue);
+    // As on a cluster where nobody registered it (docs/troubleshooting.md): the server refuses every task that sets it.
+    execFileSync(temporalBinaryPath(), ['operator', 'search-attribute', 'remove', '--address', env.address, '--name', 'CrawlStatus', '--yes']);
+    const handle = await startCrawl(env.client, 'wft-failing', { seeds: [site.urlOf(0)] }, queue);
+    try {
+      await waitFor(async () => (await historyEventTypes(handle)).includes('EVENT_TYPE_WORKFLOW_TASK_FAILED'), 30_000, 'a failed workflow task');
+      const cliEnv = { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_DATA_DIR: env.dataDir };
+      const status = await runCli(['status', 'wft-failing'], cliEnv);
+      assert.equal(
+        status.stderr,
+        'crawlflow: crawl wft-failing is running, but its workflow tasks fail, so it answers nothing: ' +
+          'the worker logs and its history (temporal workflow show --workflow-id wft-failing) say why (see docs/troubleshooting.md)\n',
+      );
+      assert.equal(status.code, 1);
+      const pause = await runCli(['pause', 'wft-failing'], cliEnv);
+      assert.deepEqual([pause.code, pause.stdout, pause.stderr], [0, 'pause: wft-failing\n', '']);
+    } finally {
+      await handle.terminate('test over');
     }
   });
 });

@@ -18,7 +18,7 @@ import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { INVALID_CONFIG_FAILURE } from '../shared/crawl-config';
 import type { CrawlStatus } from '../shared/crawl-types';
 import { progressQuery } from '../shared/messages';
-import { askWorkers, NoWorkerAnsweredError, workflowOutcome, type WorkflowOutcome } from './crawl-report';
+import { askWorkers, NoWorkerAnsweredError, workflowOutcome, WorkflowTaskFailingError, type WorkflowOutcome } from './crawl-report';
 import { UsageError } from './crawl-options';
 import { CrawlNotFoundError } from './stored-status';
 
@@ -81,14 +81,15 @@ async function runningCrawl(client: Client, crawlId: string, command: string): P
 
 /**
  * The running crawl's own status (`running`, `paused`, `stopping`, ...), from its progress
- * query; undefined when no worker answers in time. A signal is recorded all the same and taken
- * when a worker runs the crawl: the status only tells the user what a signal would change.
+ * query; undefined when no worker answers in time, or its workflow tasks fail. A signal is
+ * recorded all the same and taken when a workflow task of the crawl next succeeds: the status
+ * only tells the user what a signal would change.
  */
 export async function crawlStatusOf({ client, handle, taskQueue }: RunningCrawl): Promise<CrawlStatus | undefined> {
   try {
     return (await askWorkers(client, handle, taskQueue, () => handle.query(progressQuery))).status;
   } catch (err) {
-    if (err instanceof NoWorkerAnsweredError) return undefined;
+    if (err instanceof NoWorkerAnsweredError || err instanceof WorkflowTaskFailingError) return undefined;
     throw err;
   }
 }

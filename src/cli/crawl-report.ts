@@ -66,6 +66,17 @@ export class NoWorkerAnsweredError extends Error {
   }
 }
 
+/** The crawl's workflow tasks fail (the server refused what one did, or its code threw): it answers no query until one succeeds. */
+export class WorkflowTaskFailingError extends Error {
+  readonly code = 'workflow-task-failing';
+  constructor(crawlId: string) {
+    super(
+      `crawl ${crawlId} is running, but its workflow tasks fail, so it answers nothing: ` +
+        `the worker logs and its history (temporal workflow show --workflow-id ${crawlId}) say why (see docs/troubleshooting.md)`,
+    );
+  }
+}
+
 const WORKFLOW_ENDS: Partial<Record<WorkflowExecutionStatusName, WorkflowEnd>> = { FAILED: 'failed', TERMINATED: 'terminated', TIMED_OUT: 'timed-out', CANCELLED: 'cancelled' };
 
 function seconds(startedAt: number, finishedAt: number): number {
@@ -168,19 +179,19 @@ export async function workflowOutcome(client: Client, crawlId: string): Promise<
   return 'summary' in ending ? { outcome: ending.summary.status, reason: null } : { outcome: ending.end, reason: ending.reason };
 }
 
-/** gRPC's FAILED_PRECONDITION, the code of the server's no-recent-poller answer. */
+/** gRPC's FAILED_PRECONDITION, the code of the server's refusals to pass a query on. */
 const GRPC_FAILED_PRECONDITION = 9;
 
 /**
- * The server's answer to a query on a task queue that had workers but has seen none poll
- * lately (the usual case once the crawl's workers have stopped): it gives up a second before
- * the deadline with FAILED_PRECONDITION "no poller seen for task queue recently".
+ * Why the server refused to pass a query on (FAILED_PRECONDITION), or '': "no poller seen for
+ * task queue recently" once the queue's workers have stopped (a second before the deadline),
+ * "Unable to query workflow due to Workflow Task in failed state" while its workflow tasks fail.
  */
-function isNoRecentPollerError(err: unknown): boolean {
+function queryRefusal(err: unknown): string {
   for (let cause = err; cause instanceof Error; cause = cause.cause) {
-    if (isGrpcServiceError(cause) && cause.code === GRPC_FAILED_PRECONDITION && /no poller/i.test(cause.details)) return true;
+    if (isGrpcServiceError(cause) && cause.code === GRPC_FAILED_PRECONDITION) return cause.details;
   }
-  return false;
+  return '';
 }
 
 /**
@@ -196,7 +207,9 @@ export async function askWorkers<T>(client: Client, handle: CrawlHandle, taskQue
     // The server holds a query until a worker takes it: past the deadline, none is polling. The
     // call then ends as DEADLINE_EXCEEDED or, when the client's timer wins, as CANCELLED.
     const timedOut = Date.now() >= deadline && (isGrpcDeadlineError(err) || isGrpcCancelledError(err));
-    if (timedOut || isNoRecentPollerError(err)) throw new NoWorkerAnsweredError(handle.workflowId, taskQueue);
+    const refusal = queryRefusal(err);
+    if (timedOut || /no poller/i.test(refusal)) throw new NoWorkerAnsweredError(handle.workflowId, taskQueue);
+    if (/workflow task in failed state/i.test(refusal)) throw new WorkflowTaskFailingError(handle.workflowId);
     throw err;
   }
 }

@@ -38,7 +38,7 @@ import { DamagedStoreError, StoreUnavailableError } from '../store/store-errors'
 import { logger, traced, tracing } from './cli-context';
 import { addControlCommands, formatOption } from './control-commands';
 import { crawlStanding, CrawlEndedError, UpdateNotDoneError, UpdateNotTakenError } from './crawl-control';
-import { counted, NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine } from './crawl-report';
+import { counted, NoWorkerAnsweredError, summaryLines, UI_COMMAND, webUiLine, WorkflowTaskFailingError } from './crawl-report';
 import { checkContentOptions } from './content-options';
 import { addCrawlOptions, checkLocalSeedsFile, checkOutFile, checkTerminalOut, crawlRequestFrom, EXIT_USAGE, OUT_HELP, UsageError, type CrawlFlags } from './crawl-options';
 import { CrawlFailedError, ResultsNotWrittenError, runCrawl, WorkerStoppedError, type CrawlRun } from './run-crawl';
@@ -318,6 +318,7 @@ async function main(argv: string[]): Promise<number> {
       err instanceof TemporalUnreachableError ||
       err instanceof DevServerExitedError ||
       err instanceof NoWorkerAnsweredError ||
+      err instanceof WorkflowTaskFailingError ||
       err instanceof WorkflowNotFoundError ||
       err instanceof UnknownCrawlError ||
       err instanceof StoreUnavailableError ||
