@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { findBinary, formatRun, OPS_DIR, opsFiles, run, startAlertmanager, type LoopbackServer } from './helpers/prometheus';
+import { dashboardExpressions, findBinary, formatRun, OPS_DIR, opsFiles, run, startAlertmanager, type LoopbackServer } from './helpers/prometheus';
 
 const ruleFiles = opsFiles('prometheus/rules');
 const ruleTestFiles = opsFiles('prometheus/tests');
@@ -23,6 +23,35 @@ function alertNames(): string[] {
     for (const match of readFileSync(file, 'utf8').matchAll(/^\s*- alert:\s*(\S+)\s*$/gm)) names.add(match[1]);
   }
   return [...names].sort();
+}
+
+/** A metric an expression reads: its name, a histogram's without `_bucket`/`_count`/`_sum`. */
+const METRIC = /\b(?:crawler_\w+|temporal_\w+|worker_queue_length|process_\w+|nodejs_\w+|up)\b(?=\s*[{[)])|\b[a-z_]+:[a-z0-9_:]+\b/g;
+
+/**
+ * The raw metrics `expr` reads, recording rules (`level:metric:operation` names) replaced by
+ * what their own expressions read.
+ */
+function metricsRead(expr: string, recordings: ReadonlyMap<string, string>): Set<string> {
+  const read = new Set<string>();
+  for (const [name] of expr.matchAll(METRIC)) {
+    const recorded = recordings.get(name);
+    if (recorded !== undefined) for (const inner of metricsRead(recorded, recordings)) read.add(inner);
+    else if (!name.includes(':')) read.add(name.replace(/_(bucket|count|sum)$/, ''));
+  }
+  return read;
+}
+
+/** Each rule of the rule files: `record` or `alert`, its name, and its expression. */
+function rules(): { kind: 'record' | 'alert'; name: string; expr: string }[] {
+  return ruleFiles.flatMap((file) =>
+    readFileSync(file, 'utf8')
+      .split(/^\s*- (?=alert:|record:)/m)
+      .flatMap((block) => {
+        const head = /^(record|alert):\s*(\S+)\s*\n\s*expr:([\s\S]*?)(?=^\s*(?:for|labels):|$(?![\s\S]))/m.exec(block);
+        return head ? [{ kind: head[1] as 'record' | 'alert', name: head[2], expr: head[3] }] : [];
+      }),
+  );
 }
 
 /**
@@ -186,6 +215,16 @@ describe('ops: the Grafana dashboard JSON', () => {
     assert.match(variables.worker.query ?? '', /label_values\(.*, instance\)/);
     assert.equal(variables.temporal_ui.type, 'textbox');
     assert.equal(variables.temporal_ui.query, 'http://localhost:8233');
+  });
+
+  it('shows on a panel every metric an alert reads, so the on-call sees what fired', () => {
+    const all = rules();
+    const recordings = new Map(all.filter((rule) => rule.kind === 'record').map((rule) => [rule.name, rule.expr]));
+    const alerts = all.filter((rule) => rule.kind === 'alert');
+    assert.ok(alerts.length >= 15 && recordings.size >= 15, `${alerts.length} alerts, ${recordings.size} recording rules`);
+    const shown = new Set(dashboardExpressions(dashboard as Parameters<typeof dashboardExpressions>[0]).flatMap(({ expr }) => [...metricsRead(expr, recordings)]));
+    const unseen = alerts.flatMap(({ name, expr }) => [...metricsRead(expr, recordings)].filter((metric) => !shown.has(metric)).map((metric) => `${name}: ${metric}`));
+    assert.deepEqual([...new Set(unseen)], []);
   });
 
   it('links task-queue panels to the Temporal Web UI through the temporal_ui variable', () => {

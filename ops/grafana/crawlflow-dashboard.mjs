@@ -128,10 +128,11 @@ panels.push(
     ),
     panel(
       'Task-queue add vs dispatch rate',
-      "Tasks/s added to and dispatched from the task queue (server's 30 s averages). Add above dispatch means the backlog grows.",
+      "Tasks/s added to and dispatched from the task queue (server's 30 s averages). Add above dispatch means the backlog grows. Failed stats polls/s above 0: the backlog panels and alerts are blind (alert CrawlflowTaskQueueStatsUnavailable).",
       [
         [`max by (task_queue, task_queue_type) (temporal_task_queue_add_rate{${TQ}})`, 'added {{task_queue}} {{task_queue_type}}'],
         [`max by (task_queue, task_queue_type) (temporal_task_queue_dispatch_rate{${TQ}})`, 'dispatched {{task_queue}} {{task_queue_type}}'],
+        [`max by (task_queue, task_queue_type) (rate(temporal_task_queue_describe_errors_total{${TQ}}[${RI}]))`, 'failed stats polls {{task_queue}} {{task_queue_type}}'],
       ],
       { unit: 'ops' },
     ),
@@ -215,6 +216,15 @@ panels.push(
         [`sum by (task_queue) (rate(crawler_host_deferrals_total{${TQ}}[${RI}]))`, 'host deferrals/s {{task_queue}}'],
       ],
       { unit: 'ops' },
+    ),
+    panel(
+      'Store waits',
+      'Store calls waiting for the frontier store now, and seconds waited per second. Above 0: a store outage, the crawls show waiting-for-store and resume by themselves (alert CrawlflowStoreUnavailable).',
+      [
+        [`sum by (task_queue) (crawler_store_waiting_calls{${TQ}})`, 'waiting calls {{task_queue}}'],
+        [`sum by (task_queue) (rate(crawler_store_wait_seconds_total{${TQ}}[${RI}]))`, 'waited s/s {{task_queue}}'],
+      ],
+      { unit: 'none' },
     ),
     panel(
       'Activity and workflow task failures/s',
