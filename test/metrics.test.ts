@@ -9,6 +9,7 @@ import { startSyntheticSite } from '../src/sites/synthetic-site';
 import type { WorkerHost } from '../src/workers/worker-host';
 import { readRecords, startMeteredWorkerHost, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { startCrawl } from '../src/client/crawl-client';
+import { isLoopbackPeer } from '../src/observability/metrics-server';
 
 /** The value of the sample `name` whose labels include `labels` (in any order), or NaN. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -74,5 +75,15 @@ describe('worker metrics endpoint', () => {
     const head = (await snapshot.body.text()).slice(0, 20);
     assert.match(head, /^\{"snapshot":/, 'a .heapsnapshot');
     assert.equal((await request(`${base}/debug/cpu-profile?seconds=600`)).statusCode, 400);
+  });
+});
+
+describe('worker diagnostics answer loopback peers only', () => {
+  it('takes a peer for loopback by its address, IPv4 mapped into IPv6 included, and nothing else', () => {
+    const peers = ['127.0.0.1', '127.3.2.1', '::1', '::ffff:127.0.0.1', '192.0.2.10', '10.0.0.5', '::ffff:10.0.0.5', 'fd00::2', '2001:db8::1', '', undefined];
+    assert.deepEqual(
+      peers.map((peer) => [peer, isLoopbackPeer(peer)]),
+      peers.map((peer, i) => [peer, i < 4]),
+    );
   });
 });

@@ -6,8 +6,10 @@
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
+import { isIP } from 'node:net';
 import { request } from 'undici';
 import type { Registry } from 'prom-client';
+import { addressRange } from '../fetch/address-guard';
 import { cpuProfile, heapSnapshot, MAX_PROFILE_SECONDS } from './diagnostics';
 
 export interface MetricsEndpoint {
@@ -31,6 +33,15 @@ async function sdkMetrics(sdkMetricsUrl: string | undefined): Promise<string> {
   }
 }
 
+/**
+ * Whether a peer is this machine, over loopback. A heap snapshot holds all the worker keeps,
+ * the secrets it read from its environment included, so /debug answers loopback peers only,
+ * even when the endpoint listens on another address for a Prometheus elsewhere.
+ */
+export function isLoopbackPeer(remoteAddress: string | undefined): boolean {
+  return remoteAddress !== undefined && isIP(remoteAddress) !== 0 && addressRange(remoteAddress) === 'loopback';
+}
+
 /** The metrics endpoint's address is taken, or not this machine's: the address, and the error's code. */
 export class MetricsListenError extends Error {
   readonly code = 'metrics-listen';
@@ -41,6 +52,10 @@ export async function serveMetrics(registry: Registry, address: string, sdkMetri
   const fail = (res: ServerResponse) => (err: Error) => res.writeHead(500).end(`${err.message}\n`);
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://worker');
+    if (url.pathname.startsWith('/debug/') && !isLoopbackPeer(req.socket.remoteAddress)) {
+      res.writeHead(403).end('diagnostics are served over loopback only: ask from the worker\'s host\n');
+      return;
+    }
     switch (url.pathname) {
       case '/metrics':
         Promise.all([registry.metrics(), sdkMetrics(sdkMetricsUrl)]).then(
