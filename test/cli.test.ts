@@ -34,6 +34,7 @@ import { temporalBinaryPath } from '../src/temporal/project-paths';
 import { withCrawlStore } from '../src/results/export-jsonl';
 import { FIXTURE_DIR } from './tools/make-release-stores';
 import type { PageRecord } from '../src/store/frontier-store';
+import { CONNECT_TIMEOUT_MS } from '../src/store/postgres-database';
 
 function readJsonl(file: string): PageRecord[] {
   return readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as PageRecord);
@@ -740,6 +741,24 @@ describe('against a running `crawlflow worker`', () => {
     const { code, stderr } = await runCli(args, { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_DATA_DIR: env.dataDir }, 30_000);
     assert.equal(code, 1, `exited by itself (a kill after 30 s leaves no code): ${stderr}`);
     assert.match(stderr, /^crawlflow: frontier store postgres:\/\/crawlflow@127\.0\.0\.1:1\/nothing: connect ECONNREFUSED 127\.0\.0\.1:1\n$/);
+  });
+
+  it('a second worker whose store accepts connections but never answers exits 1 once the connect timeout has passed', async () => {
+    // A frozen database server: the kernel completes the TCP handshake, nothing is ever said.
+    const silent = createServer(() => undefined).listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const args = ['worker', '--store', `postgres://crawlflow@127.0.0.1:${port}/crawlflow`, '--metrics-address', 'off', '--task-queue', uniqueQueue('silent-store')];
+      const startedAt = Date.now();
+      const { code, stderr } = await runCli(args, { TEMPORAL_ADDRESS: env.address, CRAWLFLOW_DATA_DIR: env.dataDir }, 40_000);
+      const seconds = (Date.now() - startedAt) / 1000;
+      assert.equal(code, 1, `exited by itself (a kill after 40 s leaves no code): ${stderr}`);
+      assert.equal(stderr, `crawlflow: frontier store postgres://crawlflow@127.0.0.1:${port}/crawlflow: no answer within ${CONNECT_TIMEOUT_MS / 1000} s of connecting (timeout expired)\n`);
+      assert.ok(seconds >= CONNECT_TIMEOUT_MS / 1000 && seconds < CONNECT_TIMEOUT_MS / 1000 + 15, `ended ${seconds.toFixed(1)} s after start, by the connect timeout`);
+    } finally {
+      silent.close();
+    }
   });
 
   it('a second worker whose metrics address is taken exits 1 with one line that says how to choose another', async () => {

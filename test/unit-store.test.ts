@@ -18,6 +18,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Client } from 'pg';
 import { hostKey } from '../src/policy/normalize-url';
 import Database from 'better-sqlite3';
@@ -27,7 +29,7 @@ import { HOST_PAGE_CAP, INITIAL_PACING, type FrontierEntry, type FrontierStore, 
 import { openStoreBackend } from '../src/store/open-store-backend';
 import { UnknownCrawlError, type StoreBackend } from '../src/store/store-backend';
 import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store-url';
-import { PostgresDatabase, SCHEMA_VERSION } from '../src/store/postgres-database';
+import { CONNECT_TIMEOUT_MS, PostgresDatabase, SCHEMA_VERSION } from '../src/store/postgres-database';
 import { storeOutage, StoreUnavailableError } from '../src/store/store-errors';
 import { READY_CANDIDATES } from '../src/store/claim-rules';
 import { CLAIMED } from '../src/store/url-states';
@@ -1783,6 +1785,29 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
       assert.ok(!err.message.includes(PASSWORD), err.message);
       return true;
     });
+  });
+
+  it('a server that accepts connections but never answers fails a statement as an outage once the connect timeout has passed', async () => {
+    // A frozen database server: the kernel completes the TCP handshake, nothing is ever said.
+    const accepted = new Set<Socket>();
+    const silent = createServer((socket) => void accepted.add(socket)).listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const db = new PostgresDatabase(`postgres://crawlflow@127.0.0.1:${(silent.address() as AddressInfo).port}/crawlflow`, 'test', 2);
+    try {
+      const startedAt = Date.now();
+      const answer = await Promise.race([
+        db.query('SELECT 1', []).then(() => 'answered', (err: Error) => err),
+        sleep(CONNECT_TIMEOUT_MS + 10_000).then(() => 'still waiting'),
+      ]);
+      const seconds = (Date.now() - startedAt) / 1000;
+      assert.ok(answer instanceof Error, `the statement failed: ${String(answer)} after ${seconds.toFixed(1)} s`);
+      assert.equal(storeOutage(answer)?.message, 'the frontier store cannot be reached: timeout expired');
+      assert.ok(seconds >= CONNECT_TIMEOUT_MS / 1000 - 0.5, `failed ${seconds.toFixed(1)} s after the attempt began, by the connect timeout`);
+    } finally {
+      for (const socket of accepted) socket.destroy();
+      silent.close();
+      await db.close();
+    }
   });
 
   it('a connection the server ends between two queries of a transaction fails that transaction as an outage, and the process lives', async () => {

@@ -7,7 +7,7 @@
  * a schema per crawl: crawl IDs are user text, a schema per crawl would multiply catalog
  * entries and migrations by the number of crawls, and an integer key keeps every index narrow.
  */
-import { Pool, types, type PoolClient } from 'pg';
+import { Client, Pool, types, type ClientConfig, type PoolClient } from 'pg';
 import { StoreUnavailableError } from './store-errors';
 import { CLAIMED, DONE, QUEUED } from './url-states';
 
@@ -176,6 +176,31 @@ const numericTypes = {
     oid === types.builtins.INT8 ? (value: string) => Number(value) : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
 };
 
+/**
+ * How long one connection attempt may take, from the TCP connect to the server's first ready
+ * message. A server that accepts connections and never answers (stopped with SIGSTOP, frozen,
+ * a proxy with no backend) would otherwise hold a worker's start-up, or a batch, forever.
+ */
+export const CONNECT_TIMEOUT_MS = 10_000;
+/** What pg's client fails a connection attempt with when CONNECT_TIMEOUT_MS has passed. */
+const CONNECT_TIMEOUT_MESSAGE = 'timeout expired';
+
+/**
+ * The pool's clients, each connection attempt bounded by CONNECT_TIMEOUT_MS. Given to the pool
+ * instead of its own `connectionTimeoutMillis`, which would also bound the wait for a free
+ * pooled connection: a busy pool is no outage, and its waiters must not fail.
+ */
+class BoundedConnectClient extends Client {
+  constructor(config: ClientConfig = {}) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+}
+
+/** pg's terse "timeout expired" for a connect timeout, said as what happened. */
+function connectFailure(err: Error): string {
+  return err.message === CONNECT_TIMEOUT_MESSAGE ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s of connecting (${err.message})` : err.message;
+}
+
 export class PostgresDatabase {
   private readonly pool: Pool;
   private migrated: Promise<void> | undefined;
@@ -186,7 +211,7 @@ export class PostgresDatabase {
     private readonly redacted: string,
     poolMax: number,
   ) {
-    this.pool = new Pool({ connectionString: url, max: poolMax, types: numericTypes, application_name: 'crawlflow' });
+    this.pool = new Pool({ connectionString: url, max: poolMax, types: numericTypes, application_name: 'crawlflow', Client: BoundedConnectClient });
     // An idle client losing its connection (a server restart) must not crash the process;
     // the pool drops it and the next query opens a new one.
     this.pool.on('error', () => undefined);
@@ -202,7 +227,7 @@ export class PostgresDatabase {
   ready(): Promise<void> {
     this.migrated ??= this.migrate().catch((err: unknown) => {
       this.migrated = undefined;
-      throw new StoreUnavailableError(`frontier store ${this.redacted}: ${(err as Error).message}`, { cause: err });
+      throw new StoreUnavailableError(`frontier store ${this.redacted}: ${connectFailure(err as Error)}`, { cause: err });
     });
     return this.migrated;
   }

@@ -21,8 +21,8 @@ const POSTGRES_OUTAGE = /^(08...|57P0[123]|53300)$/;
 /** SQLite: another connection holds the lock longer than the busy timeout. */
 const SQLITE_OUTAGE = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_RECOVERY', 'SQLITE_LOCKED']);
 
-/** pg reports a lost connection by message only. */
-const LOST_CONNECTION = /Connection terminated|connection timeout|Client has encountered a connection error|the database system is (starting up|shutting down)/i;
+/** pg reports a lost connection, or a connection attempt past its timeout ("timeout expired"), by message only. */
+const LOST_CONNECTION = /Connection terminated|connection timeout|^timeout expired$|Client has encountered a connection error|the database system is (starting up|shutting down)/i;
 
 function isOutage(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
