@@ -743,6 +743,32 @@ describe('against a running `crawlflow worker`', () => {
     assert.match(stderr, /^crawlflow: frontier store postgres:\/\/crawlflow@127\.0\.0\.1:1\/nothing: connect ECONNREFUSED 127\.0\.0\.1:1\n$/);
   });
 
+  it('a crawl opened by a worker with one store, then batched on a worker with another, fails naming that store and the fix', async () => {
+    // Two machines without a shared store: the second one started without CRAWLFLOW_STORE_URL.
+    const slowSite = await startSyntheticSite({ pages: 300, latencyMs: 20 });
+    const queue = uniqueQueue('other-store');
+    const otherDataDir = mkdtempSync(join(tmpdir(), 'crawlflow-other-store-'));
+    const opener = spawnWorker({ address: env.address, taskQueue: queue, dataDir: env.dataDir, logFile: join(env.dataDir, 'opener-worker.log') });
+    let other: WorkerProcess | undefined;
+    try {
+      await opener.ready;
+      const handle = await startCrawl(env.client, 'opened-elsewhere', { seeds: [slowSite.urlOf(0)], concurrency: 2, batchSize: 10, maxDepth: 1_000 }, queue);
+      await waitFor(() => slowSite.requests.length >= 5, 60_000, '5 requests from the first worker');
+      await opener.kill('SIGTERM');
+      other = spawnWorker({ address: env.address, taskQueue: queue, dataDir: otherDataDir, logFile: join(otherDataDir, 'other-worker.log') });
+      assert.equal(
+        await failureCause(handle),
+        'every batch failed the same way, so the crawl stopped: crawl opened-elsewhere has no recorded config version 1 in this worker\'s store ' +
+          `(sqlite files in ${otherDataDir}): it was opened by a worker with another store; every worker on a task queue must use the same --store (CRAWLFLOW_STORE_URL)`,
+      );
+    } finally {
+      await opener.kill('SIGTERM');
+      await other?.kill('SIGTERM');
+      await slowSite.close();
+      rmSync(otherDataDir, { recursive: true, force: true });
+    }
+  });
+
   it('a second worker whose store accepts connections but never answers exits 1 once the connect timeout has passed', async () => {
     // A frozen database server: the kernel completes the TCP handshake, nothing is ever said.
     const silent = createServer(() => undefined).listen(0, '127.0.0.1');

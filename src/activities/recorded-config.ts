@@ -51,12 +51,24 @@ export async function appendSeeds(store: FrontierStore, seeds: readonly string[]
 export class RecordedConfigs {
   private readonly cache = new Map<string, { version: number; config: CrawlConfig }>();
 
+  /**
+   * `storeDescription`: where this worker's stores live, password redacted. A version missing
+   * from a store that every worker shares is never seen: the crawl recorded it before ordering
+   * the batch. So when it is missing, the worker that opened the crawl used another store, the
+   * usual cause being one machine started without the others' CRAWLFLOW_STORE_URL; the error
+   * says so, and which store this worker has.
+   */
+  constructor(private readonly storeDescription: string) {}
+
   async get(store: FrontierStore, { crawlId, configVersion }: ConfigRef): Promise<CrawlConfig> {
     const cached = this.cache.get(crawlId);
     if (cached !== undefined && cached.version >= configVersion) return cached.config;
     const latest = await store.latestConfig();
     if (latest === undefined || latest.version < configVersion) {
-      throw new UnrecordedConfigError(`crawl ${crawlId} has no recorded config version ${configVersion}`);
+      throw new UnrecordedConfigError(
+        `crawl ${crawlId} has no recorded config version ${configVersion} in this worker's store (${this.storeDescription}): ` +
+          'it was opened by a worker with another store; every worker on a task queue must use the same --store (CRAWLFLOW_STORE_URL)',
+      );
     }
     const entry = { version: latest.version, config: JSON.parse(latest.config) as CrawlConfig };
     this.cache.set(crawlId, entry);

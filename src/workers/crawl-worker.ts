@@ -91,7 +91,7 @@ async function createWorkerWith(options: CrawlWorkerOptions, workerId: string, b
     metrics: options.metrics,
     workerId,
     bodies: backend.bodies,
-    configs: new RecordedConfigs(),
+    configs: new RecordedConfigs(backend.description),
   };
   // Loaded only by a worker that renders: playwright-core is about 50 MB of a worker's memory.
   const renderer =

@@ -62,6 +62,6 @@ export function sqliteActivityDeps(dataDir: string, transport: Transport, worker
     metrics: new CrawlMetrics(),
     workerId,
     bodies: backend.bodies,
-    configs: new RecordedConfigs(),
+    configs: new RecordedConfigs(backend.description),
   };
 }
