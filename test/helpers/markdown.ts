@@ -1,6 +1,7 @@
 /**
- * Relative links in Markdown and the anchors GitHub gives headings, for checking that the
- * project's documents point at files and sections that exist.
+ * Reading the project's Markdown: relative links, the anchors GitHub gives headings and fenced
+ * code blocks, for checking that its documents point at files and sections that exist and that
+ * their commands can be pasted as they are.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -13,15 +14,41 @@ interface ProseLine {
   number: number;
 }
 
+/** A line that opens or closes a fenced code block; an opening one may name the block's language. */
+const FENCE = /^\s*(?:```|~~~)\s*(\S*)/;
+
 /** The lines outside fenced code blocks, numbered from 1. */
 function proseLines(markdown: string): ProseLine[] {
   const lines: ProseLine[] = [];
   let fenced = false;
   markdown.split('\n').forEach((text, index) => {
-    if (/^\s*(```|~~~)/.test(text)) fenced = !fenced;
+    if (FENCE.test(text)) fenced = !fenced;
     else if (!fenced) lines.push({ text, number: index + 1 });
   });
   return lines;
+}
+
+export interface CodeBlock {
+  /** The line of its opening fence, from 1. */
+  line: number;
+  /** The language its fence names, or '' when none. */
+  language: string;
+  text: string;
+}
+
+/** The fenced code blocks of a document, in order. */
+export function codeBlocks(markdown: string): CodeBlock[] {
+  const blocks: CodeBlock[] = [];
+  let open: CodeBlock | null = null;
+  markdown.split('\n').forEach((text, index) => {
+    const fence = FENCE.exec(text);
+    if (fence && open === null) open = { line: index + 1, language: fence[1], text: '' };
+    else if (fence && open !== null) {
+      blocks.push(open);
+      open = null;
+    } else if (open !== null) open.text += `${text}\n`;
+  });
+  return blocks;
 }
 
 /** GitHub's anchor for a heading's text: lower case, punctuation dropped, spaces made hyphens. */

