@@ -9,9 +9,9 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { startSyntheticSite, type RouteHandler } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
-import { pauseSignal, progressQuery, resumeSignal } from '../src/shared/messages';
+import { pauseSignal, progressQuery, resumeSignal, stopUpdate } from '../src/shared/messages';
 import { historyEventTypes, readCrawlEnd, readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
-import { html, linkedRoutes, reachablePagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
+import { html, linkedRoutes, reachablePagePaths, requestedPagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
 
 describe('cancellation and time', () => {
   let env: TestTemporal;
@@ -97,21 +97,58 @@ describe('cancellation and time', () => {
     }
   });
 
-  it('pause stops new batches; resume finishes the crawl', async () => {
-    const site = await startSyntheticSite({ pages: 300, latencyMs: 20 });
+  /**
+   * A crawl of two batches of 200 URLs on a site answering in 50 ms: each batch would run on
+   * for about 10 s. Paused or stopped, each stops after its current page once its ticker reads
+   * the store's stop order (every second).
+   */
+  const twoLongBatches = (site: { urlOf(i: number): string }) => ({ seeds: [site.urlOf(0)], batchSize: 200, concurrency: 2, perHostConcurrency: 2 });
+  /** The bound on a batch's stop: a tick of its ticker, the page it is on, and a loaded machine's slack. */
+  const STOPS_WITHIN_MS = 2_500;
+
+  it('pause stops the running batches after their current page, within a tick; resume finishes the crawl, every page once', async () => {
+    const site = await startSyntheticSite({ pages: 300, latencyMs: 50 });
     try {
-      const handle = await startCrawl(env.client, 'pause-test', { seeds: [site.urlOf(0)], batchSize: 5, perHostConcurrency: 2 }, queue);
+      const handle = await startCrawl(env.client, 'pause-test', twoLongBatches(site), queue);
       await waitFor(() => site.requests.length >= 20, 30_000, '20 requests');
+      const pausedAt = Date.now();
       await handle.signal(pauseSignal);
-      // Running batches (5 URLs each) finish; then a quiet spell shows no new one starts.
-      await waitFor(async () => (await handle.query(progressQuery)).batchesInFlight === 0, 30_000, 'running batches to drain');
+      await waitFor(async () => (await handle.query(progressQuery)).batchesInFlight === 0, 30_000, 'running batches to stop');
+      const lastStart = Math.max(...site.requests.map((request) => request.startedAt));
+      assert.ok(lastStart - pausedAt < STOPS_WITHIN_MS, `no request started later than ${STOPS_WITHIN_MS} ms after the pause: the last ${lastStart - pausedAt} ms after it`);
       const whilePaused = site.requests.length;
       await sleep(1_500);
       assert.equal(site.requests.length, whilePaused, 'no request while paused');
+      const paused = await handle.query(progressQuery);
+      assert.deepEqual([paused.status, paused.processed], ['paused', requestedPagePaths(site).length], 'progress counts every page fetched before the pause');
       await handle.signal(resumeSignal);
       const summary = await handle.result();
       assert.equal(summary.status, 'completed');
+      assert.deepEqual(requestedPagePaths(site), reachablePagePaths(site), 'every reachable page requested once');
       assert.deepEqual(sortedPaths((await readRecords(env.dataDir, 'pause-test')).map((record) => record.url)), reachablePagePaths(site), 'every reachable page recorded once');
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('stop ends the crawl after the running batches\' current pages, within a tick: what was fetched is recorded once, the rest stays queued', async () => {
+    const site = await startSyntheticSite({ pages: 300, latencyMs: 50 });
+    try {
+      const handle = await startCrawl(env.client, 'stop-test', twoLongBatches(site), queue);
+      await waitFor(() => site.requests.length >= 20, 30_000, '20 requests');
+      const stoppedAt = Date.now();
+      await handle.executeUpdate(stopUpdate);
+      const summary = await handle.result();
+      const endedAfter = Date.now() - stoppedAt;
+      assert.equal(summary.status, 'stopped');
+      assert.ok(endedAfter < STOPS_WITHIN_MS + 2_000, `the crawl ended ${endedAfter} ms after the stop, not at the end of its batches`);
+      const lastStart = Math.max(...site.requests.map((request) => request.startedAt));
+      assert.ok(lastStart - stoppedAt < STOPS_WITHIN_MS, `no request started later than ${STOPS_WITHIN_MS} ms after the stop: the last ${lastStart - stoppedAt} ms after it`);
+      const fetched = requestedPagePaths(site);
+      assert.deepEqual(fetched, [...new Set(fetched)], 'no page requested twice');
+      assert.deepEqual(sortedPaths((await readRecords(env.dataDir, 'stop-test')).map((record) => record.url)), fetched, 'every page requested is recorded, once');
+      assert.equal(summary.totals.processed, fetched.length);
+      assert.ok(summary.totals.queued > 0, 'the rest is still queued');
     } finally {
       await site.close();
     }

@@ -25,7 +25,7 @@ import { hostKey } from '../src/policy/normalize-url';
 import Database from 'better-sqlite3';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
 import { SQLITE_SCHEMA_VERSION } from '../src/store/sqlite-schema';
-import { HOST_PAGE_CAP, INITIAL_PACING, type FrontierEntry, type FrontierStore, type HostPacing, type PageRecord, type ReadyClaim } from '../src/store/frontier-store';
+import { HOST_PAGE_CAP, INITIAL_PACING, stopOrderAddresses, type FrontierEntry, type FrontierStore, type HostPacing, type PageRecord, type ReadyClaim } from '../src/store/frontier-store';
 import { openStoreBackend } from '../src/store/open-store-backend';
 import { UnknownCrawlError, type StoreBackend } from '../src/store/store-backend';
 import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store-url';
@@ -491,6 +491,13 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
       assert.deepEqual(await store.stopOrder(), { run: 'run-2', abort: true });
       await store.stopRun({ run: 'run-3', abort: false });
       assert.deepEqual(await store.stopOrder(), { run: 'run-3', abort: false });
+      // A pause's order holds the batches running then, numbered up to 12, and not those after.
+      await store.stopRun({ run: 'run-3', abort: false, upTo: 12 });
+      const paused = await store.stopOrder();
+      assert.deepEqual(paused, { run: 'run-3', abort: false, upTo: 12 });
+      assert.deepEqual([11, 12, 13].map((seq) => stopOrderAddresses(paused, 'run-3', seq)), [true, true, false]);
+      assert.equal(stopOrderAddresses(paused, 'run-4', 1), false, 'another run is not held');
+      assert.equal(stopOrderAddresses({ run: 'run-3', abort: false }, 'run-3', 1_000), true, 'a hand-over holds every batch of its run');
     } finally {
       await store.close();
     }

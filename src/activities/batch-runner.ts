@@ -90,6 +90,9 @@ function hostsOf(claimed: readonly ClaimedUrl[]): (host: string) => boolean {
   return (host) => hosts.has(host);
 }
 
+/** A batch's number in its run: the last part of its ID (`<crawl>/<run>/<seq>`). */
+const batchSeqOf = (batchId: string): number => Number(batchId.slice(batchId.lastIndexOf('/') + 1));
+
 /** How many batches may hold a key at once: its override's concurrency, or the crawl's. */
 const holdersOf = (run: BatchRun, key: string): number | undefined =>
   run.work.fill && (run.policy.pacingOverride(key)?.perHostConcurrency ?? run.work.fill.perHostConcurrency);
@@ -125,7 +128,7 @@ export class BatchRunner {
       : undefined;
     const run: BatchRun = { work, store, policy: await this.policies.forCrawl(work.crawlId, work.config, store), progress, stop, bodyWriter, configCheckedAt: Date.now() };
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
-    const stopTicker = startTicker(work.run, work.shard, store, progress, stop);
+    const stopTicker = startTicker({ run: work.run, seq: batchSeqOf(work.batchId) }, work.shard, store, progress, stop);
     this.gauges.trackBatch(work.crawlId, 1);
     let claimed = 0;
     const deferred: HostDeferral[] = [];

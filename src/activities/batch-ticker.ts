@@ -8,7 +8,7 @@
  */
 import { CancelledFailure, Context } from '@temporalio/activity';
 import type { BatchProgress } from '../shared/crawl-types';
-import type { FrontierStore, StopOrder } from '../store/frontier-store';
+import { stopOrderAddresses, type FrontierStore, type StopOrder } from '../store/frontier-store';
 import { HEARTBEAT_TICK_MS } from '../shared/activity-timing';
 
 /** Whether, and how, a batch has been told to stop. */
@@ -55,10 +55,11 @@ export class BatchStop {
 }
 
 /**
- * Heartbeats `progress` every second; for a batch of a run (`run`), also reads the store's
- * stop order for it and has `stop` obey one addressed to that run. Returns the ticker's stop.
+ * Heartbeats `progress` every second; for a batch of a run (`of.run`), also reads the store's
+ * stop order for it and has `stop` obey one addressed to it. Returns the ticker's stop.
  */
-export function startTicker(run: string | undefined, shard: number | undefined, store: FrontierStore, progress: BatchProgress, stop: BatchStop): () => void {
+export function startTicker(of: { run?: string; seq: number }, shard: number | undefined, store: FrontierStore, progress: BatchProgress, stop: BatchStop): () => void {
+  const { run, seq } = of;
   const context = Context.current();
   let checking = false;
   const tick = (): void => {
@@ -68,7 +69,7 @@ export function startTicker(run: string | undefined, shard: number | undefined, 
     store
       .stopOrder(shard)
       .then((order) => {
-        if (order?.run === run) stop.obey(order);
+        if (stopOrderAddresses(order, run, seq)) stop.obey(order);
       })
       // Not knowing only delays the stop to the next tick; the batch itself reports outages.
       .catch(() => undefined)

@@ -119,6 +119,14 @@ function shardActivities(onStore: OnStore) {
       return onStore(crawlId, (store) => store.stopRun({ run, abort: false }, shard));
     },
 
+    /**
+     * Asks the batches of `run` numbered up to `upTo`, the ones running when the crawl was paused
+     * or stopped, to stop after their current page and give the rest back.
+     */
+    stopBatches({ crawlId, run, upTo, shard }: { crawlId: string; run: string; upTo: number; shard?: number }): Promise<void> {
+      return onStore(crawlId, (store) => store.stopRun({ run, abort: false, upTo }, shard));
+    },
+
     /** Tells the batches of `run`, cancelled by the workflow, to abort their requests and give their URLs back now. */
     abortRun({ crawlId, run, shard }: { crawlId: string; run: string; shard?: number }): Promise<void> {
       return onStore(crawlId, (store) => store.stopRun({ run, abort: true }, shard));

@@ -29,6 +29,17 @@ export interface StopOrder {
    * Without it, a batch stops after the page it is on: the run is about to continue-as-new.
    */
   abort: boolean;
+  /**
+   * Only the batches of the run numbered up to this one (a batch ID's last part): the crawl was
+   * paused or stopped, so the batches running then stop after their page, and those launched
+   * after a resume, numbered higher, are not held by it. Absent, every batch of the run.
+   */
+  upTo?: number;
+}
+
+/** Whether `order` is addressed to the batch `seq` of `run`. */
+export function stopOrderAddresses(order: StopOrder | undefined, run: string, seq: number): order is StopOrder {
+  return order !== undefined && order.run === run && (order.upTo === undefined || seq <= order.upTo);
 }
 
 export interface FrontierEntry {

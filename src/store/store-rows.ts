@@ -13,17 +13,23 @@ import { DONE, GONE, QUEUED } from './url-states';
  * A stop order as its column holds it: the run ID, followed by ` abort` for an abort. Run IDs
  * have no spaces; a column written before aborts existed holds a bare ID, a hand-over.
  */
-export function stopOrderText({ run, abort }: StopOrder): string {
-  return abort ? `${run}${ABORT_SUFFIX}` : run;
+export function stopOrderText({ run, abort, upTo }: StopOrder): string {
+  if (abort) return `${run}${ABORT_SUFFIX}`;
+  return upTo === undefined ? run : `${run}${UP_TO_INFIX}${upTo}`;
 }
 
 export function toStopOrder(text: string | null | undefined): StopOrder | undefined {
   if (text === null || text === undefined) return undefined;
-  const abort = text.endsWith(ABORT_SUFFIX);
-  return { run: abort ? text.slice(0, -ABORT_SUFFIX.length) : text, abort };
+  if (text.endsWith(ABORT_SUFFIX)) return { run: text.slice(0, -ABORT_SUFFIX.length), abort: true };
+  const upTo = UP_TO.exec(text);
+  return upTo === null ? { run: text, abort: false } : { run: text.slice(0, upTo.index), abort: false, upTo: Number(upTo[1]) };
 }
 
+// Run IDs are UUIDs, so neither suffix can be part of one. A worker of an earlier release reads
+// an order with `upTo` as addressed to no run of its own, and its batches run on as they did.
 const ABORT_SUFFIX = ' abort';
+const UP_TO_INFIX = ' up to ';
+const UP_TO = / up to (\d+)$/;
 
 /** The crawl's end as both stores keep it: four columns, the failure's two null unless it failed. */
 export const END_COLUMNS = 'end_status AS "status", failure_code AS "failureCode", failure_message AS "failureMessage", ended_at AS "endedAt"';

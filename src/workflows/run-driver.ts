@@ -37,6 +37,12 @@ const ABORT_BATCHES_THROUGH_STORE = 'abort-batches-through-store';
  */
 const ADDED_SEEDS_REOPEN_STORE = 'added-seeds-reopen-store';
 
+/**
+ * The patch that has pause and stop reach the batches running then (`stopRunningBatches`):
+ * without it, each ran on to the end of its batch, up to `batchSize` more pages.
+ */
+const PAUSE_STOPS_BATCHES = 'pause-stop-running-batches';
+
 /** Search attributes are upserted on status changes and every this many batches. */
 const INDEX_EVERY_BATCHES = 25;
 
@@ -271,6 +277,7 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
 
   pause(): void {
     this.scheduler.pause();
+    this.stopRunningBatches();
     this.statusChanged();
   }
 
@@ -281,7 +288,22 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
 
   stop(): void {
     this.scheduler.stop();
+    this.stopRunningBatches();
     this.statusChanged();
+  }
+
+  /**
+   * The batches launched so far stop after their current page and give the rest back, through
+   * the store's stop order (their tickers read it every second); those launched after a resume
+   * are numbered higher and run on. Ordered whether or not batches are running: which have
+   * settled by the time a message is handled depends on how an activation's jobs are ordered,
+   * which replay need not repeat. An order that cannot be written leaves the batches to end as
+   * they would have, which is no reason to fail the crawl.
+   */
+  private stopRunningBatches(): void {
+    if (!patched(PAUSE_STOPS_BATCHES)) return;
+    const order = { ...this.ref, run: this.runId, upTo: this.scheduler.batchSeq };
+    this.track(lifecycle.stopBatches(order).catch(() => undefined));
   }
 
   setLimits(change: Partial<CrawlLimits>): CrawlLimits {

@@ -25,6 +25,11 @@ const outDir = join(projectRoot, 'test', 'fixtures', 'histories');
 /** Shards of the sharded scenarios. */
 const SHARDS = 2;
 
+/** Resolves once `predicate` holds, asked every 100 ms. */
+async function until(predicate: () => Promise<boolean>): Promise<void> {
+  while (!(await predicate())) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
 /** A recorded crawl, run to its end: `run` returns the crawl's workflow ID. */
 type Scenario = [name: string, run: () => Promise<string>];
 
@@ -65,6 +70,23 @@ function lifecycleScenarios(env: TestTemporal, queue: string, site: SyntheticSit
       await handle.executeUpdate(stopUpdate);
       await handle.result();
       return 'rec-updates';
+    }],
+    ['paused-running-batches', async () => {
+      // Paused while batches run: they stop after their page (the store's stop order), then resume.
+      const handle = await startCrawl(env.client, 'rec-pause-batches', { seeds, batchSize: 50, maxPages: 80 }, queue);
+      await until(async () => (await handle.query(progressQuery)).processed > 0);
+      await handle.signal(pauseSignal);
+      await until(async () => (await handle.query(progressQuery)).batchesInFlight === 0);
+      await handle.signal(resumeSignal);
+      await handle.result();
+      return 'rec-pause-batches';
+    }],
+    ['stopped-running-batches', async () => {
+      const handle = await startCrawl(env.client, 'rec-stop-batches', { seeds, batchSize: 50 }, queue);
+      await until(async () => (await handle.query(progressQuery)).processed > 0);
+      await handle.executeUpdate(stopUpdate);
+      await handle.result();
+      return 'rec-stop-batches';
     }],
     ['seeds-added-while-held', async () => {
       // Seeds added while the crawl's only batches hang on slow pages and waiting batches gave up.
