@@ -22,6 +22,7 @@ interface LogLine {
   workflowRunId?: string;
   activityId?: string;
   crawlId?: string;
+  taskToken?: string;
 }
 
 describe('trace-linked JSON logs', () => {
@@ -63,5 +64,7 @@ describe('trace-linked JSON logs', () => {
       assert.ok(line.runId ?? line.workflowRunId, `with the run ID: ${JSON.stringify(line)}`);
     }
     assert.ok(activities.every((line) => line.activityId && line.workflowId === 'traced-crawl'), 'activity lines name the crawl and the activity');
+    // A task token completes or fails its activity for whoever holds it: log collectors must not.
+    assert.deepEqual([...new Set(lines.flatMap((line) => (line.taskToken === undefined ? [] : [line.taskToken])))], ['[redacted]'], 'activity lines carry no task token');
   });
 });

@@ -48,7 +48,8 @@ export function createLogger(name: string, defaultLevel: pino.LevelWithSilent = 
       timestamp: pino.stdTimeFunctions.isoTime,
       // trace_id/span_id of the active span; fields of the line itself (e.g. forwarded SDK lines) win.
       mixin: activeTraceIds,
-      redact: { paths: ['headers.authorization', 'headers.cookie', '*.apiKey', 'apiKey'], censor: '[redacted]' },
+      // `taskToken`: the SDK's activity lines carry it, and it completes or fails the activity for whoever holds it.
+      redact: { paths: ['headers.authorization', 'headers.cookie', '*.apiKey', 'apiKey', 'taskToken'], censor: '[redacted]' },
     },
     destination,
   );
