@@ -17,10 +17,10 @@ import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { ApplicationFailure, WorkflowFailedError, type Client } from '@temporalio/client';
 import { isPortOpen, startDevServer, type DevServer } from '../src/temporal/dev-server';
-import { freeLoopbackPort, freeServerPort } from '../src/workers/runtime';
+import { freeServerPort } from '../src/workers/runtime';
 import { projectRoot } from '../src/temporal/project-paths';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
-import { reachablePagePaths, requestedPagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
+import { reachablePagePaths, refusingOrigin, requestedPagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
 import { progressQuery } from '../src/shared/messages';
 import { startCrawl } from '../src/client/crawl-client';
 import { crawlResult } from '../src/client/crawl-result';
@@ -346,7 +346,7 @@ describe('quick start: embedded dev server', () => {
 
   it('a crawl of a seed whose host refuses connections: its summary counts one URL with one error, in the singular, and the record says connect', async () => {
     const out = join(dataDir, 'refused.jsonl');
-    const seed = `http://127.0.0.1:${await freeLoopbackPort()}/`;
+    const seed = `${await refusingOrigin()}/`;
     const run = await runCli(['crawl', seed, '--out', out, '--id', 'cli-refused'], env);
     assert.equal(run.code, 0, run.stderr);
     const lines = run.stdout.split('\n');
@@ -1134,6 +1134,17 @@ describe('against a running `crawlflow worker`', () => {
       assert.equal(results.code, 0, results.stderr);
       const records = readJsonl(out);
       assert.ok(records.length > 0 && records.every((record) => record.status === 200), 'partial results are complete records');
+
+      // The cancelled crawl has no summary; its store has what it fetched, and status says so.
+      const ended = await runCli(['status', 'cli-start', '--json'], cliEnv);
+      assert.equal(ended.code, 0, ended.stderr);
+      const endedReport = JSON.parse(ended.stdout) as { outcome: string; failure: string; totals: { processed: number } | null };
+      assert.deepEqual([endedReport.outcome, endedReport.failure, endedReport.totals?.processed], ['cancelled', 'Workflow canceled', records.length]);
+      const [heading, counts, ...rest] = (await runCli(['status', 'cli-start'], cliEnv)).stdout.split('\n');
+      assert.deepEqual(
+        [heading, counts.replace(/ in [\d.]+ s, [\d.]+ URLs\/s$/, ''), rest.find((line) => line.startsWith('  reason:'))],
+        ['crawl cli-start: cancelled', `  ${records.length} URLs (${records.length} fetched, 0 errors, 0 skipped)`, '  reason: Workflow canceled'],
+      );
 
       const unknown = await runCli(['results', 'no-such-crawl', '--out', out], cliEnv);
       assert.equal(unknown.code, 1);

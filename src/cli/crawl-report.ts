@@ -282,11 +282,10 @@ export function statusLines(report: CrawlStatusReport, uiStopsWithCommand = fals
     if (busiest.length > 0) lines.push(`  largest backlogs: ${busiest.join(', ')}`);
     if (progress.storeWait) lines.push(`  waiting for the store since ${new Date(progress.storeWait.since).toISOString()}: ${progress.storeWait.message}`);
     lines.push(...failedBatchLines(report.failedBatches ?? []));
-  } else if (totals && finishedAt !== null) {
-    lines.push(...finishedLines(totals, report.startedAt, finishedAt, report.failedBatches ?? []));
   } else {
+    if (totals) lines.push(...finishedLines(totals, report.startedAt, finishedAt, report.failedBatches ?? []));
     if (report.failure !== null) lines.push(`  reason: ${report.failure}`);
-    if (report.startedAt !== null && finishedAt !== null) lines.push(`  ended after ${seconds(report.startedAt, finishedAt).toFixed(1)} s`);
+    if (!totals && report.startedAt !== null && finishedAt !== null) lines.push(`  ended after ${seconds(report.startedAt, finishedAt).toFixed(1)} s`);
   }
   if (report.uiUrl) lines.push(webUiLine(report.uiUrl, uiStopsWithCommand));
   return lines;

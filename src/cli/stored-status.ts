@@ -40,12 +40,28 @@ async function storedStatusReport(store: StoreConfig, crawlId: string): Promise<
   };
 }
 
+/**
+ * A crawl that ended with no summary (cancelled, failed, terminated, timed out) has its totals
+ * in its store all the same: what it fetched before it ended. One that failed before it made a
+ * store has none.
+ */
+async function withStoredTotals(report: CrawlStatusReport, store: StoreConfig): Promise<CrawlStatusReport> {
+  try {
+    return { ...report, totals: (await readStoredOutcome(store, report.crawlId)).totals };
+  } catch (err) {
+    if (err instanceof UnknownCrawlError) return report;
+    throw err;
+  }
+}
+
 /** The crawl's report from Temporal, or from its store when Temporal has no workflow of that ID. */
 export async function statusReport(client: Client, store: StoreConfig, crawlId: string, uiUrl: string | undefined): Promise<CrawlStatusReport> {
+  let report: CrawlStatusReport;
   try {
-    return await crawlStatusReport(client, crawlId, uiUrl);
+    report = await crawlStatusReport(client, crawlId, uiUrl);
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return storedStatusReport(store, crawlId);
     throw err;
   }
+  return report.progress === null && report.totals === null ? withStoredTotals(report, store) : report;
 }
