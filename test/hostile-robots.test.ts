@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { ROBOTS_MAX_WILDCARDS, RobotsCache } from '../src/fetch/robots';
 import { SqliteFrontierStore } from '../src/store/sqlite-store';
 import { DEFAULT_USER_AGENT } from '../src/shared/names';
-import { freeLoopbackPort } from '../src/workers/runtime';
+import { refusingOrigin, UNSERVED_LOOPBACK } from './helpers/fixtures';
 import { hostileFixture, hostileSite, LOOPBACK_GUARD, ROBOTS_CAP } from './helpers/hostile-site';
 
 describe('hostile robots.txt', () => {
@@ -121,11 +121,10 @@ describe('robots.txt of a host that cannot be reached, in a crawl', () => {
   });
 
   it("nothing listening: the seed is recorded as 'connect' after robots.txt's three tries, and the page is not tried", async () => {
-    // A port the system just handed out and took back: nothing listens there.
-    const url = `http://127.0.0.1:${await freeLoopbackPort()}/`;
+    const url = `${await refusingOrigin()}/`;
     const connectsBefore = connects.length;
     const record = await crawler.record(url, { maxRetries: 2 });
     assert.deepEqual({ error: record.error, skipped: record.skipped, status: record.status }, { error: 'connect', skipped: null, status: null });
-    assert.deepEqual(connects.slice(connectsBefore), ['127.0.0.1', '127.0.0.1', '127.0.0.1'], "robots.txt's three tries, then no connection for the page");
+    assert.deepEqual(connects.slice(connectsBefore), [UNSERVED_LOOPBACK, UNSERVED_LOOPBACK, UNSERVED_LOOPBACK], "robots.txt's three tries, then no connection for the page");
   });
 });

@@ -1,8 +1,26 @@
 /** Shared helpers for tests that serve custom fixture routes and watch them over time. */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { pagePath, type RouteHandler, type SiteGraph } from '../../src/sites/synthetic-site';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A loopback address no test server listens on: they listen on 127.0.0.1. */
+export const UNSERVED_LOOPBACK = '127.61.13.7';
+
+/**
+ * An origin where nothing listens, so a connection is refused: a port the system handed out
+ * on UNSERVED_LOOPBACK and took back. A test server that takes the same port meanwhile listens
+ * on 127.0.0.1, and does not answer there.
+ */
+export async function refusingOrigin(): Promise<string> {
+  const server = createServer().listen(0, UNSERVED_LOOPBACK);
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://${UNSERVED_LOOPBACK}:${port}`;
+}
 
 /** Waits until `predicate` holds (it may ask a server), checking every 20 ms, failing after `timeoutMs`. */
 export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
