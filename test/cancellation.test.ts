@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import { startSyntheticSite, type RouteHandler } from '../src/sites/synthetic-site';
-import { startCrawl } from '../src/client/crawl-client';
+import { startSyntheticSite, type RouteHandler, type SyntheticSite } from '../src/sites/synthetic-site';
+import { startCrawl, type CrawlHandle } from '../src/client/crawl-client';
 import { pauseSignal, progressQuery, resumeSignal, stopUpdate } from '../src/shared/messages';
 import { historyEventTypes, readCrawlEnd, readRecords, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { html, linkedRoutes, reachablePagePaths, requestedPagePaths, sleep, sortedPaths, waitFor } from './helpers/fixtures';
@@ -102,20 +102,30 @@ describe('cancellation and time', () => {
    * for about 10 s. Paused or stopped, each stops after its current page once its ticker reads
    * the store's stop order (every second).
    */
-  const twoLongBatches = (site: { urlOf(i: number): string }) => ({ seeds: [site.urlOf(0)], batchSize: 200, concurrency: 2, perHostConcurrency: 2 });
-  /** The bound on a batch's stop: a tick of its ticker, the page it is on, and a loaded machine's slack. */
-  const STOPS_WITHIN_MS = 2_500;
-
-  it('pause stops the running batches after their current page, within a tick; resume finishes the crawl, every page once', async () => {
+  async function withTwoLongBatches(crawlId: string, test: (site: SyntheticSite, handle: CrawlHandle) => Promise<void>): Promise<void> {
     const site = await startSyntheticSite({ pages: 300, latencyMs: 50 });
     try {
-      const handle = await startCrawl(env.client, 'pause-test', twoLongBatches(site), queue);
+      const handle = await startCrawl(env.client, crawlId, { seeds: [site.urlOf(0)], batchSize: 200, concurrency: 2, perHostConcurrency: 2 }, queue);
       await waitFor(() => site.requests.length >= 20, 30_000, '20 requests');
+      await test(site, handle);
+    } finally {
+      await site.close();
+    }
+  }
+  /** The bound on a batch's stop: a tick of its ticker, the page it is on, and a loaded machine's slack. */
+  const STOPS_WITHIN_MS = 2_500;
+  /** Checks that no request of `site` started later than STOPS_WITHIN_MS after `at`, when the crawl was told to `what`. */
+  function assertNoRequestLaterThanBound(site: SyntheticSite, at: number, what: string): void {
+    const lastStart = Math.max(...site.requests.map((request) => request.startedAt));
+    assert.ok(lastStart - at < STOPS_WITHIN_MS, `no request started later than ${STOPS_WITHIN_MS} ms after the ${what}: the last ${lastStart - at} ms after it`);
+  }
+
+  it('pause stops the running batches after their current page, within a tick; resume finishes the crawl, every page once', () =>
+    withTwoLongBatches('pause-test', async (site, handle) => {
       const pausedAt = Date.now();
       await handle.signal(pauseSignal);
       await waitFor(async () => (await handle.query(progressQuery)).batchesInFlight === 0, 30_000, 'running batches to stop');
-      const lastStart = Math.max(...site.requests.map((request) => request.startedAt));
-      assert.ok(lastStart - pausedAt < STOPS_WITHIN_MS, `no request started later than ${STOPS_WITHIN_MS} ms after the pause: the last ${lastStart - pausedAt} ms after it`);
+      assertNoRequestLaterThanBound(site, pausedAt, 'pause');
       const whilePaused = site.requests.length;
       await sleep(1_500);
       assert.equal(site.requests.length, whilePaused, 'no request while paused');
@@ -126,31 +136,21 @@ describe('cancellation and time', () => {
       assert.equal(summary.status, 'completed');
       assert.deepEqual(requestedPagePaths(site), reachablePagePaths(site), 'every reachable page requested once');
       assert.deepEqual(sortedPaths((await readRecords(env.dataDir, 'pause-test')).map((record) => record.url)), reachablePagePaths(site), 'every reachable page recorded once');
-    } finally {
-      await site.close();
-    }
-  });
+    }));
 
-  it('stop ends the crawl after the running batches\' current pages, within a tick: what was fetched is recorded once, the rest stays queued', async () => {
-    const site = await startSyntheticSite({ pages: 300, latencyMs: 50 });
-    try {
-      const handle = await startCrawl(env.client, 'stop-test', twoLongBatches(site), queue);
-      await waitFor(() => site.requests.length >= 20, 30_000, '20 requests');
+  it('stop ends the crawl after the running batches\' current pages, within a tick: what was fetched is recorded once, the rest stays queued', () =>
+    withTwoLongBatches('stop-test', async (site, handle) => {
       const stoppedAt = Date.now();
       await handle.executeUpdate(stopUpdate);
       const summary = await handle.result();
       const endedAfter = Date.now() - stoppedAt;
       assert.equal(summary.status, 'stopped');
       assert.ok(endedAfter < STOPS_WITHIN_MS + 2_000, `the crawl ended ${endedAfter} ms after the stop, not at the end of its batches`);
-      const lastStart = Math.max(...site.requests.map((request) => request.startedAt));
-      assert.ok(lastStart - stoppedAt < STOPS_WITHIN_MS, `no request started later than ${STOPS_WITHIN_MS} ms after the stop: the last ${lastStart - stoppedAt} ms after it`);
+      assertNoRequestLaterThanBound(site, stoppedAt, 'stop');
       const fetched = requestedPagePaths(site);
       assert.deepEqual(fetched, [...new Set(fetched)], 'no page requested twice');
       assert.deepEqual(sortedPaths((await readRecords(env.dataDir, 'stop-test')).map((record) => record.url)), fetched, 'every page requested is recorded, once');
       assert.equal(summary.totals.processed, fetched.length);
       assert.ok(summary.totals.queued > 0, 'the rest is still queued');
-    } finally {
-      await site.close();
-    }
-  });
+    }));
 });
