@@ -1091,7 +1091,19 @@ describe('against a running `crawlflow worker`', () => {
       await handle.terminate('stopped by the test');
       const ended = await crawl;
       assert.equal(ended.code, 1);
-      assert.equal(ended.stderr.trimEnd().split('\n').at(-1), 'crawlflow: crawl cli-terminated terminated: stopped by the test');
+      assert.equal(
+        ended.stderr.trimEnd().split('\n').at(-1),
+        'crawlflow: crawl cli-terminated terminated: stopped by the test; what it fetched until then is kept: write it with `crawlflow results cli-terminated --format jsonl --out <file>`',
+      );
+      const out = join(env.dataDir, 'terminated-results.jsonl');
+      const results = await runCli(['results', 'cli-terminated', '--format', 'jsonl', '--out', out], cliEnv);
+      assert.equal(results.code, 0, results.stderr);
+      // What was fetched before the terminate: each page recorded once, and only pages requested.
+      const recorded = sortedPaths(readJsonl(out).map((record) => record.url));
+      assert.equal(results.stdout, `${recorded.length === 1 ? '1 line' : `${recorded.length} lines`} written to ${out}\n`);
+      assert.deepEqual(recorded, [...new Set(recorded)]);
+      const requested = new Set(requestedPagePaths(slowSite));
+      assert.deepEqual(recorded.filter((path) => !requested.has(path)), []);
     } finally {
       await slowSite.close();
     }

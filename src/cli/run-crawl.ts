@@ -48,12 +48,18 @@ export interface CrawlRun {
   uiStopsWithCommand: boolean;
 }
 
-/** The crawl's workflow ended without a summary (failed, terminated, ...); the message says why, in one line. */
+/**
+ * The crawl's workflow ended without a summary (failed, terminated, ...); the message says why,
+ * in one line. One cancelled, terminated or timed out was cut short from outside: what it
+ * fetched until then is in its store, and the line says how to write it, lest the user take
+ * the crawl for lost. (A failed one may have failed before it made a store.)
+ */
 export class CrawlFailedError extends Error {
   readonly code = 'crawl-failed';
-  constructor(crawlId: string, err: WorkflowFailedError) {
+  constructor(crawlId: string, err: WorkflowFailedError, format: ExportFormat) {
     const { outcome, reason } = workflowEnd(err);
-    super(`crawl ${crawlId} ${outcome}: ${reason}`);
+    const kept = outcome === 'failed' ? '' : `; what it fetched until then is kept: write it with \`crawlflow results ${crawlId} --format ${format} --out <file>\``;
+    super(`crawl ${crawlId} ${outcome}: ${reason}${kept}`);
   }
 }
 
@@ -131,7 +137,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlRun> {
         });
         const result = crawlResult(client, options.crawlId, waiting.signal).catch((err: unknown) => {
           // The crawl's own failure (its cause) is what the user needs, not the client's wrapper.
-          if (err instanceof WorkflowFailedError) throw new CrawlFailedError(options.crawlId, err);
+          if (err instanceof WorkflowFailedError) throw new CrawlFailedError(options.crawlId, err, options.format);
           throw err;
         });
         const summary = await Promise.race([result, ...(workerStopped ? [workerStopped] : [])]);
