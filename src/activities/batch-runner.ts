@@ -20,7 +20,7 @@ import { sharePriority } from '../policy/frontier-order';
 import { statusClass, type CrawlMetrics } from '../observability/metrics';
 import { captureRecords } from '../warc/warc-record';
 import { patientBodyWriter, storeWaitMetrics, type Patience } from '../store/patient-store';
-import type { HostShare } from '../scheduling/crawl-plan';
+import { batchSeqOf, type HostShare } from '../scheduling/crawl-plan';
 import type { BodyStore } from '../bodies/body-store';
 import { BatchStop, startTicker } from './batch-ticker';
 import type { BatchGauges } from './batch-gauges';
@@ -89,9 +89,6 @@ function hostsOf(claimed: readonly ClaimedUrl[]): (host: string) => boolean {
   const hosts = new Set(claimed.map((item) => new URL(item.url).host));
   return (host) => hosts.has(host);
 }
-
-/** A batch's number in its run: the last part of its ID (`<crawl>/<run>/<seq>`). */
-const batchSeqOf = (batchId: string): number => Number(batchId.slice(batchId.lastIndexOf('/') + 1));
 
 /** How many batches may hold a key at once: its override's concurrency, or the crawl's. */
 const holdersOf = (run: BatchRun, key: string): number | undefined =>

@@ -58,10 +58,16 @@ export interface HostShare {
   limit: number;
 }
 
+/** A batch's ID: unique per crawl, also after a reset (it carries the run ID), the same on every retry. */
+export const batchIdOf = (crawlId: string, run: string, seq: number): string => `${crawlId}/${run}/${seq}`;
+
+/** A batch's number in its run: the last part of its ID (`batchIdOf`). */
+export const batchSeqOf = (batchId: string): number => Number(batchId.slice(batchId.lastIndexOf('/') + 1));
+
 /** What a batch is told: the crawl by reference, its hosts and shares, and the limits in force. */
 export interface BatchOrder {
   crawlId: string;
-  /** Unique per crawl, also after a reset (it carries the run ID); the same on every retry. */
+  /** `batchIdOf` the crawl, the run and the batch's number in it. */
   batchId: string;
   /** The workflow run that launched the batch, which may ask its batches to hand over. */
   run: string;

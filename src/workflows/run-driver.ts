@@ -22,7 +22,7 @@ import type { CrawlLimits } from '../shared/crawl-config';
 import { parseLimitsChange } from '../shared/crawl-config';
 import type { BatchTotals, CrawlEndStatus, CrawlProgress, CrawlStatus, CrawlSummary, EndReport, FrontierStats, HostState } from '../shared/crawl-types';
 import { CrawlScheduler, type Launch, type Outcome } from '../scheduling/crawl-scheduler';
-import type { BatchOrder, CrawlPlan } from '../scheduling/crawl-plan';
+import { batchIdOf, type BatchOrder, type CrawlPlan } from '../scheduling/crawl-plan';
 import { batchFailure, lifecycle, runBatch, storeWatch } from './crawl-activities';
 import { describeProgress } from './crawl-state';
 import type { EarlyMessages, CrawlMessages } from './crawl-messages';
@@ -194,7 +194,7 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
   }
 
   private batchId(seq: number): string {
-    return `${this.crawlId}/${this.runId}/${seq}`;
+    return batchIdOf(this.crawlId, this.runId, seq);
   }
 
   private launch({ seq, shares, render, fill, waits }: Launch): void {
