@@ -48,6 +48,9 @@ export interface CrawlRun {
   uiStopsWithCommand: boolean;
 }
 
+/** The command that writes a crawl's records to a file in `format`, as the lines of a crawl cut short give it. */
+const resultsCommand = (crawlId: string, format: ExportFormat): string => `crawlflow results ${crawlId} --format ${format} --out <file>`;
+
 /**
  * The crawl's workflow ended without a summary (failed, terminated, ...); the message says why,
  * in one line. One cancelled, terminated or timed out was cut short from outside: what it
@@ -58,7 +61,7 @@ export class CrawlFailedError extends Error {
   readonly code = 'crawl-failed';
   constructor(crawlId: string, err: WorkflowFailedError, format: ExportFormat) {
     const { outcome, reason } = workflowEnd(err);
-    const kept = outcome === 'failed' ? '' : `; what it fetched until then is kept: write it with \`crawlflow results ${crawlId} --format ${format} --out <file>\``;
+    const kept = outcome === 'failed' ? '' : `; what it fetched until then is kept: write it with \`${resultsCommand(crawlId, format)}\``;
     super(`crawl ${crawlId} ${outcome}: ${reason}${kept}`);
   }
 }
@@ -76,7 +79,7 @@ export class ResultsNotWrittenError extends Error {
   /** A signal stopped the writing (exit 130), rather than a file that could not be written (exit 1). */
   readonly interrupted: boolean;
   constructor({ crawlId, status }: CrawlSummary, format: ExportFormat, cause: ExportWriteError | ExportInterruptedError) {
-    super(`crawl ${crawlId} ${status}, but ${cause.failure}; its results are kept: write them with \`crawlflow results ${crawlId} --format ${format} --out <file>\``, { cause });
+    super(`crawl ${crawlId} ${status}, but ${cause.failure}; its results are kept: write them with \`${resultsCommand(crawlId, format)}\``, { cause });
     this.interrupted = cause instanceof ExportInterruptedError;
   }
 }
