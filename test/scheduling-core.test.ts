@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startSyntheticSite, type SyntheticSite } from '../src/sites/synthetic-site';
 import { startCrawl } from '../src/client/crawl-client';
-import { addSeedsUpdate, pauseSignal, progressQuery, resumeSignal } from '../src/shared/messages';
+import { addSeedsUpdate, progressQuery } from '../src/shared/messages';
 import { temporalBinaryPath } from '../src/temporal/project-paths';
 import type { BatchOrder } from '../src/scheduling/crawl-plan';
 import type { BatchReport } from '../src/shared/crawl-types';
@@ -25,6 +25,7 @@ import { embeddedServerEnv, runCli } from './helpers/processes';
 import { heldRoutes, withAddedSeedCrawl } from './helpers/added-seed-crawl';
 import { sleep, waitFor } from './helpers/fixtures';
 import { fetchCounts, reachablePaths } from './helpers/faults';
+import { claimsOf } from './helpers/store-claims';
 
 const MISSING = 'CRAWLFLOW_TEST_VARIABLE_NOBODY_SET';
 const MISSING_MESSAGE = new RegExp(`headersFromEnv\\.X-Token: environment variable ${MISSING} is not set on this worker`);
@@ -222,8 +223,8 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
   it("seeds added while batches hang on slow pages are fetched at once, with their page's links, and progress counts them", async () => {
     const target = { env, taskQueue: queue, crawlId: 'core-added-seeds', limits: { concurrency: 8, perHostConcurrency: 2, batchSize: 10 }, hangWithinMs: 20_000 };
     await withAddedSeedCrawl(target, async ({ handle, added, bPaths, release }) => {
-      // The batches launched to wait for the seed's links give up after 10 s: two batches run,
-      // six slots are free, and the waiting batches' fruitless end has stopped launches.
+      // The batches launched to wait for links give up after 10 s: the two on A's pages run, six
+      // slots are free, and the waiting batches' fruitless end has stopped launches.
       await waitFor(async () => (await handle.query(progressQuery)).batchesInFlight === 2, 30_000, 'the waiting batches to end');
 
       assert.equal(await handle.executeUpdate(addSeedsUpdate, { args: [[`${added.origin}/`]] }), 1);
@@ -233,14 +234,14 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
       const lastStart = Math.max(...added.pages().map((request) => request.startedAt));
       assert.ok(lastStart - addedAt < 5_000, `B's pages were fetched within 5 s of the update, while 6 slots were free: the last ${lastStart - addedAt} ms after it`);
       // Once the batches that took B's links report, progress counts what the store holds: nothing queued.
-      await waitFor(async () => (await handle.query(progressQuery)).processed === 12, 20_000, "B's batches to report");
+      await waitFor(async () => (await handle.query(progressQuery)).processed === 11, 20_000, "B's batches to report");
       const progress = await handle.query(progressQuery);
-      assert.deepEqual({ queued: progress.queued, processed: progress.processed, batchesInFlight: progress.batchesInFlight >= 2 }, { queued: 0, processed: 12, batchesInFlight: true });
+      assert.deepEqual({ queued: progress.queued, processed: progress.processed, batchesInFlight: progress.batchesInFlight >= 2 }, { queued: 0, processed: 11, batchesInFlight: true });
 
       release();
       const summary = await handle.result();
       assert.equal(summary.status, 'completed');
-      assert.equal(summary.totals.processed, 14);
+      assert.equal(summary.totals.processed, 13);
       assert.deepEqual(
         added.pages().map((request) => request.path).sort(),
         ['/', ...bPaths].sort(),
@@ -251,32 +252,26 @@ describe('scheduling core: failed batches, fail-fast, one truth for totals, rese
     });
   });
 
-  it("a seed added while the crawl is paused is taken by a batch ordered before it, which crawls it under the config that has the seed: its links are followed", async () => {
-    // Four slots: the seed's batch and three waiting for its links. Two take A's links and hang
-    // (two holders per host); the third waits on for up to 10 s, claiming whatever is queued.
-    const target = { env, taskQueue: queue, crawlId: 'core-added-while-paused', limits: { concurrency: 4, perHostConcurrency: 2, batchSize: 50 }, hangWithinMs: 5_000 };
+  it("a seed added while every slot is busy is taken by a batch ordered before it, which crawls it under the config that has the seed: its links are followed", async () => {
+    // Four slots, all busy when the seed is added: two batches hang on A's two seeds, and the two
+    // others claim whatever is queued, those waiting for work for up to 10 s.
+    const crawlId = 'core-added-to-busy';
+    const target = { env, taskQueue: queue, crawlId, limits: { concurrency: 4, perHostConcurrency: 2, batchSize: 50 }, hangWithinMs: 5_000 };
     await withAddedSeedCrawl(target, async ({ handle, added, bPaths, release }) => {
-      // Paused, the crawl orders no batch: only a batch ordered before the seed was added can take it.
-      await handle.signal(pauseSignal);
-      // Once a query sees the pause, every workflow task before it has written its orders to history.
-      await waitFor(async () => (await handle.query(progressQuery)).status === 'paused', 5_000, 'the pause to be applied');
-      const ordersBefore = scheduledInputs<BatchOrder>(await handle.fetchHistory(), 'fetchBatch');
       assert.equal(await handle.executeUpdate(addSeedsUpdate, { args: [[`${added.origin}/`]] }), 1);
-      await waitFor(() => added.pages().length === 11, 8_000, "B's page and its ten links to be fetched by the waiting batch");
-      const orders = scheduledInputs<BatchOrder>(await handle.fetchHistory(), 'fetchBatch');
-      assert.equal(orders.length, ordersBefore.length, 'no batch was ordered after the seed was added');
-      assert.ok(
-        orders.every((order) => order.configVersion === 1),
-        `every batch was ordered under the first config, which does not have B's seed: ${orders.map((order) => order.configVersion)}`,
-      );
-
-      await handle.signal(resumeSignal);
+      await waitFor(() => added.pages().length === 11, 8_000, "B's page and its ten links to be fetched by the waiting batches");
       release();
       const summary = await handle.result();
       assert.equal(summary.status, 'completed');
-      assert.equal(summary.totals.processed, 14);
+      assert.equal(summary.totals.processed, 13);
       assert.deepEqual(added.pages().map((request) => request.path).sort(), ['/', ...bPaths].sort(), 'every page of B fetched exactly once');
-      const records = await readRecords(env.store, 'core-added-while-paused');
+
+      // A batch that crawled B's seed under the config it was ordered with would have dropped
+      // its links as out of scope: they were followed, so the batch took the newer config.
+      const seedClaim = (await claimsOf(env, crawlId)).find((claim) => claim.url === `${added.origin}/`);
+      const order = scheduledInputs<BatchOrder>(await handle.fetchHistory(), 'fetchBatch').find((candidate) => candidate.batchId === seedClaim?.batchId);
+      assert.equal(order?.configVersion, 1, `B's seed was claimed by a batch ordered under the first config (${seedClaim?.batchId})`);
+      const records = await readRecords(env.store, crawlId);
       assert.deepEqual(
         records.filter((record) => record.url.startsWith(added.origin)).map((record) => [new URL(record.url).pathname, record.status, record.depth]).sort(),
         [['/', 200, 0], ...bPaths.map((path) => [path, 200, 1])].sort(),

@@ -13,8 +13,6 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { Client as PgClient } from 'pg';
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { startCrawl } from '../src/client/crawl-client';
 import { withCrawlStore } from '../src/results/export-jsonl';
@@ -23,10 +21,10 @@ import { startSyntheticSite } from '../src/sites/synthetic-site';
 import type { CrawlSummary } from '../src/shared/crawl-types';
 import { shardOf, shardWorkflowId } from '../src/scheduling/shards';
 import { linkedHostsCrawl, startLinkedHosts, type LinkedHosts } from '../src/sites/linked-hosts';
-import { crawlStorePath } from '../src/store/sqlite-store';
 import { forgetWorkflow, readCrawlEnd, readRecords, startTestTemporal, uniqueQueue, type StoreKind, type TestTemporal } from './helpers/temporal';
 import { runCli, spawnWorker, type WorkerProcess } from './helpers/processes';
 import { waitFor } from './helpers/fixtures';
+import { claimsOf } from './helpers/store-claims';
 
 const SHARDS = 4;
 
@@ -42,33 +40,6 @@ const SCENARIOS: Scenario[] = [
   { store: 'sqlite', hosts: 50, pagesPerHost: 4, processes: 0 },
   { store: 'postgres', hosts: 1_000, pagesPerHost: 0, processes: 2 },
 ];
-
-interface Claim {
-  url: string;
-  host: string;
-  batchId: string;
-}
-
-/** Every URL of the crawl with its key and the batch that claimed it, read from the store itself. */
-async function claimsOf(env: TestTemporal, crawlId: string): Promise<Claim[]> {
-  const sql = 'SELECT url, host, batch_id AS "batchId" FROM ';
-  if (!env.postgres) {
-    const db = new Database(crawlStorePath(env.dataDir, crawlId), { readonly: true });
-    try {
-      return db.prepare(`${sql} urls`).all() as Claim[];
-    } finally {
-      db.close();
-    }
-  }
-  const client = new PgClient({ connectionString: env.postgres.url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<Claim>(`${sql} crawlflow.urls WHERE crawl = (SELECT id FROM crawlflow.crawls WHERE name = $1)`, [crawlId]);
-    return rows;
-  } finally {
-    await client.end();
-  }
-}
 
 /** The shard of each run of the crawl's shard workflows, by run ID (batch IDs carry their run's). */
 async function shardOfRuns(env: TestTemporal, crawlId: string): Promise<Map<string, number>> {

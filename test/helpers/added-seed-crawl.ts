@@ -1,7 +1,12 @@
 /**
- * A crawl held up on one host while a test adds a seed on another: host A, whose seed links to
- * two pages that answer only once released, and host B, the seed the test adds, whose page
- * links to ten pages.
+ * A crawl held up on one host while a test adds a seed on another: host A, whose two seeds
+ * answer only once released, and host B, the seed the test adds, whose page links to ten pages.
+ *
+ * A's pages are seeds rather than links of a seed page so that two batches hold them, one
+ * each, whatever the timing: the crawl's first batches take a share of one seed each. Links
+ * queued by a seed page go to whichever batch claims first: a batch launched on the seed
+ * batch's report, before the batches waiting for work have started, may take both and fetch
+ * them one after the other.
  */
 import { startCrawl, type CrawlHandle } from '../../src/client/crawl-client';
 import type { CrawlInput } from '../../src/shared/crawl-config';
@@ -11,7 +16,7 @@ import type { TestTemporal } from './temporal';
 
 /** What a test of an added seed acts on and checks. */
 export interface AddedSeedCrawl {
-  /** The crawl, seeded with A's home page; A's two pages are hanging when the test gets it. */
+  /** The crawl, seeded with A's two pages, which are hanging when the test gets it. */
   handle: CrawlHandle;
   /** Host B, not yet known to the crawl. */
   added: RecordingSite;
@@ -26,10 +31,12 @@ export function heldRoutes(paths: readonly string[], released: Promise<void>): R
   return Object.fromEntries(paths.map((path): [string, Handler] => [path, (_req, res) => void released.then(() => page(res))]));
 }
 
+const A_PATHS = ['/a/0', '/a/1'];
+
 async function startSites() {
   let release: () => void = () => {};
   const released = new Promise<void>((resolve) => (release = resolve));
-  const held = await startRecordingSite({ '/': (_req, res) => page(res, ['/a/0', '/a/1']), ...heldRoutes(['/a/0', '/a/1'], released) });
+  const held = await startRecordingSite(heldRoutes(A_PATHS, released));
   const bPaths = Array.from({ length: 10 }, (_, i) => `/b/${i}`);
   const added = await startRecordingSite({ '/': (_req, res) => page(res, bPaths), ...Object.fromEntries(bPaths.map((path): [string, Handler] => [path, (_req, res) => page(res)])) });
   return {
@@ -59,8 +66,8 @@ export async function withAddedSeedCrawl(
   const sites = await startSites();
   const { held, added, bPaths, release } = sites;
   try {
-    const handle = await startCrawl(env.client, crawlId, { seeds: [`${held.origin}/`], ...limits }, taskQueue);
-    await waitFor(() => held.pages().filter((request) => request.path.startsWith('/a/')).length === 2, hangWithinMs, "A's two pages to hang");
+    const handle = await startCrawl(env.client, crawlId, { seeds: A_PATHS.map((path) => `${held.origin}${path}`), ...limits }, taskQueue);
+    await waitFor(() => held.pages().length === 2, hangWithinMs, "A's two pages to hang");
     await test({ handle, added, bPaths, release });
   } finally {
     await sites.close();
