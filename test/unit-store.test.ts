@@ -29,7 +29,7 @@ import { HOST_PAGE_CAP, INITIAL_PACING, stopOrderAddresses, type FrontierEntry, 
 import { openStoreBackend } from '../src/store/open-store-backend';
 import { UnknownCrawlError, type StoreBackend } from '../src/store/store-backend';
 import { redactStoreUrl, storeLocation, StoreUrlError } from '../src/store/store-url';
-import { CONNECT_TIMEOUT_MS, PostgresDatabase, SCHEMA_VERSION } from '../src/store/postgres-database';
+import { CONNECT_TIMEOUT_MS, PostgresDatabase, SCHEMA_VERSION, STATEMENT_ANSWER_TIMEOUT_MS } from '../src/store/postgres-database';
 import { storeOutage, StoreUnavailableError } from '../src/store/store-errors';
 import { READY_CANDIDATES } from '../src/store/claim-rules';
 import { CLAIMED } from '../src/store/url-states';
@@ -38,6 +38,7 @@ import { CrawlMetrics } from '../src/observability/metrics';
 import { freeServerPort } from '../src/workers/runtime';
 import { drainHost, type RaceSide } from './helpers/store-race';
 import { sleep, waitFor } from './helpers/fixtures';
+import { startFreezingProxy } from './helpers/freezing-proxy';
 import { PASSWORD, postgresBinary, startTestPostgres, type TestPostgres } from './helpers/postgres';
 import { FIXTURE_DIR, POSTGRES_DUMP } from './tools/make-release-stores';
 import { RELEASES } from './helpers/releases';
@@ -1808,12 +1809,40 @@ describe('PostgreSQL: one database for many crawls and machines', () => {
       ]);
       const seconds = (Date.now() - startedAt) / 1000;
       assert.ok(answer instanceof Error, `the statement failed: ${String(answer)} after ${seconds.toFixed(1)} s`);
-      assert.equal(storeOutage(answer)?.message, 'the frontier store cannot be reached: timeout expired');
+      assert.ok(answer instanceof StoreUnavailableError, String(answer));
+      assert.equal(answer.message, `frontier store test: no answer within ${CONNECT_TIMEOUT_MS / 1000} s of connecting (timeout expired)`);
       assert.ok(seconds >= CONNECT_TIMEOUT_MS / 1000 - 0.5, `failed ${seconds.toFixed(1)} s after the attempt began, by the connect timeout`);
     } finally {
       for (const socket of accepted) socket.destroy();
       silent.close();
       await db.close();
+    }
+  });
+
+  it('a server that stops answering on open connections fails a statement, and a transaction without a wait for its rollback, as an outage once the statement bound has passed; the pool answers again after', async () => {
+    // A frozen server, or a network that drops its packets: the connections stay open, nothing comes back.
+    const proxy = await startFreezingProxy(Number(new URL(postgres!.url).port));
+    const db = new PostgresDatabase(`postgres://crawlflow@127.0.0.1:${proxy.port}/crawlflow`, 'test', 2);
+    try {
+      // Two statements at once leave two open connections in the pool, one for each call below.
+      await Promise.all([db.query('SELECT pg_sleep(0.1)', []), db.query('SELECT pg_sleep(0.1)', [])]);
+      proxy.freeze();
+      const startedAt = Date.now();
+      const secondsToFail = async (call: Promise<unknown>) => {
+        const answer = await Promise.race([call.then(() => 'answered while frozen', (err: Error) => err), sleep(STATEMENT_ANSWER_TIMEOUT_MS + 30_000).then(() => 'still waiting')]);
+        assert.ok(answer instanceof StoreUnavailableError, String(answer));
+        assert.equal(answer.message, `frontier store test: no answer to a statement within ${STATEMENT_ANSWER_TIMEOUT_MS / 1000} s`);
+        return (Date.now() - startedAt) / 1000;
+      };
+      const [statement, transaction] = await Promise.all([secondsToFail(db.query('SELECT 1', [])), secondsToFail(db.transaction((client) => client.query('SELECT 1')))]);
+      const bound = STATEMENT_ANSWER_TIMEOUT_MS / 1000;
+      for (const seconds of [statement, transaction]) assert.ok(seconds >= bound - 0.5 && seconds < bound + 5, `failed ${seconds.toFixed(1)} s after the freeze, by the statement bound (${bound} s)`);
+      proxy.thaw();
+      assert.deepEqual((await db.query<{ n: number }>('SELECT 2 AS n', [])).rows, [{ n: 2 }], 'a new connection answers once the server does');
+    } finally {
+      proxy.thaw();
+      await db.close();
+      await proxy.close();
     }
   });
 

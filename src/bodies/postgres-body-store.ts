@@ -79,6 +79,7 @@ export class PostgresBodyStore implements BodyStore {
 
   /** Call only once the crawl has stopped (see DELETE_UNREFERENCED); returns the rows deleted. */
   async discardUnreferenced(crawlId: string): Promise<number> {
-    return (await this.db.query(DELETE_UNREFERENCED, [crawlId])).rowCount;
+    // A pass over the crawl's bodies and rows: it may rightly run longer than a statement's bound.
+    return (await this.db.unbounded((client) => client.query(DELETE_UNREFERENCED, [crawlId]))).rowCount ?? 0;
   }
 }

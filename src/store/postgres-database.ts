@@ -186,23 +186,41 @@ export const CONNECT_TIMEOUT_MS = 10_000;
 const CONNECT_TIMEOUT_MESSAGE = 'timeout expired';
 
 /**
- * The pool's clients, each connection attempt bounded by CONNECT_TIMEOUT_MS. Given to the pool
- * instead of its own `connectionTimeoutMillis`, which would also bound the wait for a free
- * pooled connection: a busy pool is no outage, and its waiters must not fail.
+ * How long a statement on an open connection may go unanswered. A server that stops answering
+ * mid-crawl (frozen, or behind a network that drops its packets: TCP keeps such a connection
+ * open for a quarter of an hour) would otherwise hold every batch on its store call, with the
+ * crawl shown `running`. Past it the connection is dropped and the call is an outage, which
+ * batches wait out and the crawl shows. Far above what a statement of the crawl's own takes
+ * (milliseconds; a claim waits for other claims of its key only), and a false alarm costs a
+ * retry: every store call is safe to repeat (patient-store.ts).
  */
-class BoundedConnectClient extends Client {
-  constructor(config: ClientConfig = {}) {
-    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-  }
-}
+export const STATEMENT_ANSWER_TIMEOUT_MS = 20_000;
+/** What pg's client fails a statement with when STATEMENT_ANSWER_TIMEOUT_MS has passed. */
+const STATEMENT_TIMEOUT_MESSAGE = 'Query read timeout';
+
+const isUnanswered = (err: unknown): boolean => err instanceof Error && err.message === STATEMENT_TIMEOUT_MESSAGE;
 
 /** pg's terse "timeout expired" for a connect timeout, said as what happened. */
 function connectFailure(err: Error): string {
   return err.message === CONNECT_TIMEOUT_MESSAGE ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s of connecting (${err.message})` : err.message;
 }
 
+/**
+ * The pool's clients: each connection attempt bounded by CONNECT_TIMEOUT_MS, each statement by
+ * STATEMENT_ANSWER_TIMEOUT_MS. Given to the pool instead of its own `connectionTimeoutMillis`,
+ * which would also bound the wait for a free pooled connection: a busy pool is no outage, and
+ * its waiters must not fail.
+ */
+class BoundedClient extends Client {
+  constructor(config: ClientConfig = {}) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, query_timeout: STATEMENT_ANSWER_TIMEOUT_MS });
+  }
+}
+
 export class PostgresDatabase {
   private readonly pool: Pool;
+  /** What every connection of the process is opened with. */
+  private readonly connection: ClientConfig;
   private migrated: Promise<void> | undefined;
 
   constructor(
@@ -211,7 +229,8 @@ export class PostgresDatabase {
     private readonly redacted: string,
     poolMax: number,
   ) {
-    this.pool = new Pool({ connectionString: url, max: poolMax, types: numericTypes, application_name: 'crawlflow', Client: BoundedConnectClient });
+    this.connection = { connectionString: url, types: numericTypes, application_name: 'crawlflow' };
+    this.pool = new Pool({ ...this.connection, max: poolMax, Client: BoundedClient });
     // An idle client losing its connection (a server restart) must not crash the process;
     // the pool drops it and the next query opens a new one.
     this.pool.on('error', () => undefined);
@@ -232,17 +251,43 @@ export class PostgresDatabase {
     return this.migrated;
   }
 
+  /** On a connection of its own: a migration of a big table may rightly take minutes. */
   private async migrate(): Promise<void> {
-    await this.transaction(async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-      await client.query(`CREATE SCHEMA IF NOT EXISTS crawlflow;
-        CREATE TABLE IF NOT EXISTS crawlflow.migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-      const { rows } = await client.query<{ applied: number }>('SELECT coalesce(max(version), 0) AS applied FROM crawlflow.migrations');
-      for (let version = rows[0].applied + 1; version <= MIGRATIONS.length; version += 1) {
-        await client.query(MIGRATIONS[version - 1]);
-        await client.query('INSERT INTO crawlflow.migrations (version) VALUES ($1)', [version]);
-      }
-    });
+    await this.retrying(() =>
+      this.unbounded(async (client) => {
+        await client.query('BEGIN');
+        try {
+          await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+          await client.query(`CREATE SCHEMA IF NOT EXISTS crawlflow;
+            CREATE TABLE IF NOT EXISTS crawlflow.migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+          const { rows } = await client.query<{ applied: number }>('SELECT coalesce(max(version), 0) AS applied FROM crawlflow.migrations');
+          for (let version = rows[0].applied + 1; version <= MIGRATIONS.length; version += 1) {
+            await client.query(MIGRATIONS[version - 1]);
+            await client.query('INSERT INTO crawlflow.migrations (version) VALUES ($1)', [version]);
+          }
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      }),
+    );
+  }
+
+  /**
+   * `work` on a connection of its own, outside the pool, whose statements are not bounded by
+   * STATEMENT_ANSWER_TIMEOUT_MS: for the few that may rightly run long (a migration, a pass
+   * over a whole crawl's rows). Its connection attempt is still bounded.
+   */
+  async unbounded<T>(work: (client: Client) => Promise<T>): Promise<T> {
+    const client = new Client({ ...this.connection, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      return await work(client);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
   }
 
   /** The key of a crawl's rows, registering the crawl on first use. */
@@ -270,7 +315,7 @@ export class PostgresDatabase {
    */
   async query<R extends object>(sql: string, params: unknown[] | (() => unknown[])): Promise<{ rows: R[]; rowCount: number }> {
     return this.retrying(async () => {
-      const client = await this.pool.connect();
+      const client = await this.connect();
       try {
         const result = await client.query<R>(sql, typeof params === 'function' ? params() : params);
         client.release();
@@ -278,7 +323,7 @@ export class PostgresDatabase {
       } catch (err) {
         // As pg's pool.query does: a client that failed a query is not reused.
         client.release(err as Error);
-        throw err;
+        throw this.unanswered(err);
       }
     });
   }
@@ -286,19 +331,39 @@ export class PostgresDatabase {
   /** `work` in one READ COMMITTED transaction on one connection; run again after a deadlock. */
   async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     return this.retrying(async () => {
-      const client = await this.pool.connect();
+      const client = await this.connect();
       try {
         await client.query('BEGIN');
         const result = await work(client);
         await client.query('COMMIT');
+        client.release();
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
+        // A connection that did not answer is dropped, not asked to roll back (that too would
+        // wait out the bound): the server rolls the transaction back when the connection ends.
+        const rolledBack = !isUnanswered(err) && (await client.query('ROLLBACK').then(() => true, () => false));
+        client.release(rolledBack ? undefined : (err as Error));
+        throw this.unanswered(err);
       }
     });
+  }
+
+  /** A pooled connection; an attempt that went unanswered fails as the outage it is (see `unanswered`). */
+  private async connect(): Promise<PoolClient> {
+    return this.pool.connect().catch((err: unknown) => {
+      throw this.unanswered(err);
+    });
+  }
+
+  /**
+   * A connection attempt or statement that went unanswered as the outage it is, naming the
+   * store and the bound; any other error as it is.
+   */
+  private unanswered(err: unknown): unknown {
+    if (!(err instanceof Error)) return err;
+    if (isUnanswered(err)) return new StoreUnavailableError(`frontier store ${this.redacted}: no answer to a statement within ${STATEMENT_ANSWER_TIMEOUT_MS / 1000} s`, { cause: err });
+    if (err.message === CONNECT_TIMEOUT_MESSAGE) return new StoreUnavailableError(`frontier store ${this.redacted}: ${connectFailure(err)}`, { cause: err });
+    return err;
   }
 
   private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
