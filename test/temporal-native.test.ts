@@ -101,7 +101,8 @@ describe('Temporal-native operation', () => {
       const order = decodePayload(event.activityTaskScheduledEventAttributes?.input?.payloads?.[0]) as BatchOrder;
       const text = String(decodePayload(event.userMetadata?.summary));
       const first = order.waitsForWork ? 'links running batches find' : seedHost;
-      assert.equal(text, `${first} · batch ${index + 1} · up to ${/up to (\d+)/.exec(text)?.[1]} URLs`);
+      const limit = order.hosts.reduce((sum, share) => sum + share.limit, order.fill ?? 0);
+      assert.equal(text, `${first} · batch ${index + 1} · up to ${limit} ${limit === 1 ? 'URL' : 'URLs'}`);
     });
     assert.ok(batches.some((event) => decodePayload(event.userMetadata?.summary) === `links running batches find · batch 2 · up to 10 URLs`), 'the slots free at the start wait for the seed\'s links');
   });

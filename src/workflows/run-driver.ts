@@ -55,7 +55,7 @@ function batchSummary(seq: number, { hosts, render, fill = 0, waitsForWork }: Ba
   const first = hosts.length > 0 ? hosts[0].host : waitsForWork ? 'links running batches find' : 'ready hosts';
   const more = hosts.length > 1 ? ` +${hosts.length - 1} hosts` : '';
   const filled = hosts.length > 0 && fill > 0 ? ' +ready hosts' : '';
-  return `${first}${more}${filled} · ${render ? 'render ' : ''}batch ${seq} · up to ${limit} URLs`;
+  return `${first}${more}${filled} · ${render ? 'render ' : ''}batch ${seq} · up to ${limit} ${limit === 1 ? 'URL' : 'URLs'}`;
 }
 
 export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages {
