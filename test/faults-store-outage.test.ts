@@ -68,7 +68,6 @@ function sampleProgress(handle: CrawlHandle, storeWaiting: () => Promise<number>
   };
 }
 
-/** What every outage must leave: the exact page set once, few refetches, and the wait shown while it lasted. */
 /** An outage from `from` to `to`, which every batch has seen `settledAfterMs` after it began. */
 interface Outage {
   from: number;
@@ -76,6 +75,7 @@ interface Outage {
   settledAfterMs: number;
 }
 
+/** What every outage must leave: the exact page set once, few refetches, and the wait shown while it lasted. */
 async function assertOutageRidden(env: TestTemporal, site: SyntheticSite, crawlId: string, samples: Sample[], outage: Outage, cause: RegExp): Promise<void> {
   const expected = reachablePaths(site);
   const records = await readRecords(env.store, crawlId);

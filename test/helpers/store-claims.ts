@@ -10,10 +10,11 @@ import type { TestTemporal } from './temporal';
 export interface Claim {
   url: string;
   host: string;
-  batchId: string;
+  /** Null for a URL no batch claimed. */
+  batchId: string | null;
 }
 
-/** Every URL of the crawl with its key and the batch that claimed it (null for one never claimed). */
+/** Every URL of the crawl with its key and the batch that claimed it. */
 export async function claimsOf(env: TestTemporal, crawlId: string): Promise<Claim[]> {
   const sql = 'SELECT url, host, batch_id AS "batchId" FROM ';
   if (!env.postgres) {

@@ -16,6 +16,7 @@ import { startSyntheticSite, type SyntheticSite } from '../../src/sites/syntheti
 import { startLinkedHosts, type LinkedHosts } from '../../src/sites/linked-hosts';
 import { shardWorkflowId } from '../../src/scheduling/shards';
 import { projectRoot } from '../../src/temporal/project-paths';
+import { waitFor } from '../helpers/fixtures';
 import { historiesOf, writeHistoryFile } from '../helpers/histories';
 import { page, startRecordingSite } from '../helpers/recording-site';
 import { startTestTemporal, uniqueQueue, type TestTemporal } from '../helpers/temporal';
@@ -24,11 +25,6 @@ const { version } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), '
 const outDir = join(projectRoot, 'test', 'fixtures', 'histories');
 /** Shards of the sharded scenarios. */
 const SHARDS = 2;
-
-/** Resolves once `predicate` holds, asked every 100 ms. */
-async function until(predicate: () => Promise<boolean>): Promise<void> {
-  while (!(await predicate())) await new Promise((resolve) => setTimeout(resolve, 100));
-}
 
 /** A recorded crawl, run to its end: `run` returns the crawl's workflow ID. */
 type Scenario = [name: string, run: () => Promise<string>];
@@ -74,16 +70,16 @@ function lifecycleScenarios(env: TestTemporal, queue: string, site: SyntheticSit
     ['paused-running-batches', async () => {
       // Paused while batches run: they stop after their page (the store's stop order), then resume.
       const handle = await startCrawl(env.client, 'rec-pause-batches', { seeds, batchSize: 50, maxPages: 80 }, queue);
-      await until(async () => (await handle.query(progressQuery)).processed > 0);
+      await waitFor(async () => (await handle.query(progressQuery)).processed > 0, 60_000, 'the first page processed');
       await handle.signal(pauseSignal);
-      await until(async () => (await handle.query(progressQuery)).batchesInFlight === 0);
+      await waitFor(async () => (await handle.query(progressQuery)).batchesInFlight === 0, 60_000, 'the running batches to stop');
       await handle.signal(resumeSignal);
       await handle.result();
       return 'rec-pause-batches';
     }],
     ['stopped-running-batches', async () => {
       const handle = await startCrawl(env.client, 'rec-stop-batches', { seeds, batchSize: 50 }, queue);
-      await until(async () => (await handle.query(progressQuery)).processed > 0);
+      await waitFor(async () => (await handle.query(progressQuery)).processed > 0, 60_000, 'the first page processed');
       await handle.executeUpdate(stopUpdate);
       await handle.result();
       return 'rec-stop-batches';
