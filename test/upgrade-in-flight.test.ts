@@ -43,7 +43,7 @@ describe('a crawl started by the 0.2.0 release, finished by this one', () => {
   let release: ReleaseBuild;
 
   before(async () => {
-    // Built once per machine (kept in the temp directory by commit), so later runs skip it.
+    // Built once per checkout (kept in test-output/releases by commit), so later runs skip it.
     release = releaseBuild('0.2.0');
     env = await startTestTemporal();
     site = await startSyntheticSite({ pages: 300, latencyMs: 20 });

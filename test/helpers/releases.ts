@@ -6,13 +6,14 @@
  * 0.2.0, and 0.1.0 the last commit before it. A release's source comes from
  * test/fixtures/releases/<commit>.tar.gz when it is there (`git archive <commit> | gzip`), so a
  * clone without the history (a shallow CI checkout) still has it; otherwise from git. A build
- * uses this checkout's node_modules (the releases pinned the same dependencies) and is kept
- * under the system's temp directory, by commit, so a machine builds each release once.
+ * uses this checkout's node_modules (the releases pinned the same dependencies), linked by a
+ * relative path, and is kept in this checkout's test-output/releases/<commit>, so a checkout
+ * builds each release once. A build shared by checkouts would link to the node_modules of
+ * whichever built it, and fail to start once that checkout is gone.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { projectRoot } from '../../src/temporal/project-paths';
 
 export const RELEASES = [
@@ -37,7 +38,7 @@ export function releaseBuild(version: ReleaseVersion): ReleaseBuild {
 
 /** Any commit of the project, built like a release. */
 export function commitBuild(commit: string): ReleaseBuild {
-  const dir = join(tmpdir(), `crawlflow-release-${commit}`);
+  const dir = join(projectRoot, 'test-output', 'releases', commit);
   const cli = join(dir, 'dist', 'src', 'cli', 'main.js');
   // The marker is written last, so a build cut short is redone, never used.
   if (!existsSync(join(dir, '.built'))) {
@@ -47,7 +48,7 @@ export function commitBuild(commit: string): ReleaseBuild {
     const archived = join(projectRoot, 'test', 'fixtures', 'releases', `${commit}.tar.gz`);
     if (existsSync(archived)) execFileSync('tar', ['-xzf', archived, '-C', building]);
     else execFileSync('sh', ['-c', `git -C "${projectRoot}" archive ${commit} | tar -x -C "${building}"`]);
-    for (const shared of ['node_modules', '.tools']) symlinkSync(join(projectRoot, shared), join(building, shared));
+    for (const shared of ['node_modules', '.tools']) symlinkSync(join(relative(dir, projectRoot), shared), join(building, shared));
     execFileSync(process.execPath, [join(projectRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(building, 'tsconfig.json')], { stdio: 'inherit' });
     writeFileSync(join(building, '.built'), `${commit}\n`);
     rmSync(dir, { recursive: true, force: true });
