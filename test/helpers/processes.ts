@@ -45,12 +45,14 @@ export function spawnWorker(options: {
   const log = createWriteStream(options.logFile, { flags: 'a' });
   child.stderr?.pipe(log);
   const ready = new Promise<void>((resolve, reject) => {
-    let buffered = '';
+    // The log's last lines only: enough to find the ready line in, and to say why a worker died.
+    let lastLines = '';
     child.stderr?.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      if (buffered.includes('"msg":"worker ready"')) resolve();
+      lastLines = (lastLines + chunk.toString()).slice(-2000);
+      if (lastLines.includes('"msg":"worker ready"')) resolve();
     });
-    child.once('exit', (code) => reject(new Error(`${command} exited (${code}) before it was ready; see ${options.logFile}`)));
+    // They go into the error because a CI run keeps the test's output, not its temp files.
+    child.once('close', (code) => reject(new Error(`${command} exited (${code}) before it was ready; ${options.logFile} ends:\n${lastLines}`)));
   });
   ready.catch(() => undefined);
   return {
