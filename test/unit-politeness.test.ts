@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCrawlConfig, type CrawlInput } from '../src/shared/crawl-config';
-import { backoffDelayMs, hostPacingPolicy, pacingAfter, requestGapMs, throttledDelayMs, type RequestOutcome } from '../src/policy/host-politeness';
+import { backoffDelayMs, holdReason, hostPacingPolicy, pacingAfter, requestGapMs, throttledDelayMs, type RequestOutcome } from '../src/policy/host-politeness';
 import { hostOverride, hostOverrideKey } from '../src/policy/host-overrides';
 import { proxyRoute, requestProfile, RequestSecretError } from '../src/fetch/request-profile';
 import { INITIAL_PACING } from '../src/store/frontier-store';
@@ -52,6 +52,33 @@ describe('per-host backoff', () => {
     const off = hostPacingPolicy(config({ backoff: { baseMs: 0 } }), undefined, null);
     assert.equal(pacingAfter(off, INITIAL_PACING, unavailable, 0).notBefore, null);
     assert.equal(backoffDelayMs({ baseMs: 1, maxMs: 86_400_000 }, 10_000), 86_400_000, 'a long streak stays finite');
+  });
+});
+
+describe('why a host is held past what a batch waits', () => {
+  const LONG_WAIT_MS = 10_000;
+  const policy = hostPacingPolicy(config({ backoff: { baseMs: 1_000, maxMs: 60_000 }, maxRetryAfterMs: 300_000 }), undefined, null);
+
+  it("names the batch's last failed request: its Retry-After (and the cap, when it was cut), or the backoff with the streak", () => {
+    assert.equal(holdReason(policy, 0, LONG_WAIT_MS, 1, { ...unavailable, retryAfterMs: 120_000 }), 'HTTP 503 with Retry-After 120 s');
+    assert.equal(holdReason(policy, 0, LONG_WAIT_MS, 1, { ...unavailable, status: 429, retryAfterMs: 3_600_000 }), "HTTP 429 with Retry-After 3600 s (held 300 s, the crawl's maxRetryAfterMs)");
+    assert.equal(holdReason(policy, 0, LONG_WAIT_MS, 5, timedOut), 'backoff after 5 failed requests in a row, the last timeout');
+    assert.equal(holdReason(policy, 0, LONG_WAIT_MS, 1, unavailable), 'backoff after HTTP 503');
+  });
+
+  it("names the host's own gap when that is longer: robots.txt Crawl-delay, the delay, or AutoThrottle's", () => {
+    const crawlDelayed = hostPacingPolicy(config({ maxCrawlDelayMs: 60_000 }), undefined, 30_000);
+    assert.equal(holdReason(crawlDelayed, 30_000, LONG_WAIT_MS, 0, undefined), 'robots.txt Crawl-delay of 30 s');
+    assert.equal(holdReason(crawlDelayed, 30_000, LONG_WAIT_MS, 1, unavailable), 'robots.txt Crawl-delay of 30 s', 'a 1 s backoff is not what holds it');
+    assert.equal(holdReason(crawlDelayed, 30_000, LONG_WAIT_MS, 1, { ...unavailable, retryAfterMs: 45_000 }), 'HTTP 503 with Retry-After 45 s');
+    const delayed = hostPacingPolicy(config({ delayMs: 12_500 }), undefined, 5_000);
+    assert.equal(holdReason(delayed, 12_500, LONG_WAIT_MS, 0, undefined), 'a delay of 12.5 s between requests');
+    const throttled = hostPacingPolicy(config({ autoThrottle: { enabled: true, maxDelayMs: 60_000 } }), undefined, null);
+    assert.equal(holdReason(throttled, 20_000, LONG_WAIT_MS, 0, undefined), "AutoThrottle's delay of 20 s between requests");
+  });
+
+  it("has no reason when the batch saw no failure and the gap is short: another batch's failure set the hold", () => {
+    assert.equal(holdReason(policy, 200, LONG_WAIT_MS, 0, undefined), undefined);
   });
 });
 

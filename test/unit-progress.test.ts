@@ -67,8 +67,8 @@ describe('status of a running crawl', () => {
       failures: [],
     };
     const hosts = [
-      { host: 'slow.test', queued: 9, batchesInFlight: 0, readyAt: heldUntil },
-      { host: 'fine.test', queued: 3, batchesInFlight: 0, readyAt: null },
+      { host: 'slow.test', queued: 9, batchesInFlight: 0, readyAt: heldUntil, holdReason: 'HTTP 503 with Retry-After 120 s' },
+      { host: 'fine.test', queued: 3, batchesInFlight: 0, readyAt: null, holdReason: null },
     ];
     const lines = statusLines({
       crawlId: 'held',
@@ -83,6 +83,6 @@ describe('status of a running crawl', () => {
       frontier: { queued: 12, snapshotVersion: 4, hosts },
       uiUrl: null,
     });
-    assert.deepEqual(lines.slice(2), ['  12 queued, 0 batches in flight', '  largest backlogs: slow.test (9, held until 2026-12-05T06:35:27.948Z), fine.test (3)']);
+    assert.deepEqual(lines.slice(2), ['  12 queued, 0 batches in flight', '  largest backlogs: slow.test (9, held until 2026-12-05T06:35:27.948Z: HTTP 503 with Retry-After 120 s), fine.test (3)']);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CrawlScheduler, FRUITLESS_RETRY_MS, initialSchedulerState, type Launch } from '../src/scheduling/crawl-scheduler';
+import { CrawlScheduler, FRUITLESS_RETRY_MS, initialSchedulerState, type Launch, type SchedulerState } from '../src/scheduling/crawl-scheduler';
 import { planOf, type CrawlPlan } from '../src/scheduling/crawl-plan';
 import { parseCrawlConfig, type CrawlInput } from '../src/shared/crawl-config';
 import type { BatchReport, CrawlView } from '../src/shared/crawl-types';
@@ -33,7 +33,7 @@ const limitOf = (launch: Launch): number => launch.shares.reduce((sum, share) =>
 /** What a batch may claim in all: its shares and its fill. */
 const orderedOf = (launch: Launch): number => limitOf(launch) + launch.fill;
 
-function done(launch: Launch, next: CrawlView, deferUntil: number | null = null, claimed = limitOf(launch)): BatchReport {
+function done(launch: Launch, next: CrawlView, deferUntil: number | null = null, claimed = limitOf(launch)): Extract<BatchReport, { kind: 'done' }> {
   const deferred = deferUntil === null ? [] : hostsOf(launch).map((host) => ({ host, until: deferUntil }));
   return { kind: 'done', batchId: String(launch.seq), hosts: hostsOf(launch), claimed, deferred, view: next };
 }
@@ -110,9 +110,42 @@ describe('CrawlScheduler rules', () => {
     const [first] = scheduler.launches(0);
     scheduler.batchEnded(first.seq, done(first, view(2, { 'a.test': 9 }, 1), 5_000), 100);
     assert.deepEqual(scheduler.launches(100), []);
-    assert.deepEqual(scheduler.nextWake(100), { at: 5_000, host: 'a.test' });
-    assert.deepEqual(scheduler.hostState('a.test', 100), { host: 'a.test', queued: 9, batchesInFlight: 0, readyAt: 5_000 });
+    assert.deepEqual(scheduler.nextWake(100), { at: 5_000, why: 'a.test asked us to wait' }, 'a worker that gave no reason');
+    assert.deepEqual(scheduler.hostState('a.test', 100), { host: 'a.test', queued: 9, batchesInFlight: 0, readyAt: 5_000, holdReason: null });
     assert.equal(scheduler.launches(5_000).length, 1);
+  });
+
+  it("says why a host is held while it is, and carries the reason over to the next run; a state from an older run has none", () => {
+    const p = plan({ concurrency: 2, perHostConcurrency: 1 });
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 10 })));
+    const [first] = scheduler.launches(0);
+    const reason = 'HTTP 429 with Retry-After 5 s';
+    const held = { ...done(first, view(2, { 'a.test': 9 }, 1)), deferred: [{ host: 'a.test', until: 5_000, reason }] };
+    scheduler.batchEnded(first.seq, held, 100);
+    assert.deepEqual(scheduler.nextWake(100), { at: 5_000, why: `a.test is held: ${reason}` });
+    assert.deepEqual(scheduler.hostState('a.test', 100), { host: 'a.test', queued: 9, batchesInFlight: 0, readyAt: 5_000, holdReason: reason });
+    assert.equal(scheduler.hostState('a.test', 5_000).holdReason, null, 'not once the time has come');
+
+    const carried = scheduler.carried();
+    assert.deepEqual(carried.holdReasons, { 'a.test': reason });
+    assert.equal(new CrawlScheduler(p, carried).hostState('a.test', 100).holdReason, reason);
+    const older: SchedulerState = { ...carried };
+    delete older.holdReasons;
+    assert.deepEqual(new CrawlScheduler(p, older).hostState('a.test', 100), { host: 'a.test', queued: 9, batchesInFlight: 0, readyAt: 5_000, holdReason: null });
+
+    const [second] = scheduler.launches(5_000);
+    scheduler.batchEnded(second.seq, done(second, view(3, { 'a.test': 8 }, 2)), 5_100);
+    assert.deepEqual(scheduler.carried().holdReasons, {}, 'a passed hold is forgotten with its reason');
+  });
+
+  it("keeps a hold's reason when another batch that met the same hold reports it without one", () => {
+    const p = plan({ concurrency: 2, perHostConcurrency: 2 });
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 10 })));
+    const [first, second] = scheduler.launches(0);
+    const reason = 'HTTP 503 with Retry-After 60 s';
+    scheduler.batchEnded(first.seq, { ...done(first, view(2, { 'a.test': 9 }, 1)), deferred: [{ host: 'a.test', until: 60_000, reason }] }, 100);
+    scheduler.batchEnded(second.seq, done(second, view(3, { 'a.test': 8 }, 2), 60_000), 200);
+    assert.equal(scheduler.hostState('a.test', 300).holdReason, reason);
   });
 
   it('a host override sets its host concurrency; an override without one leaves the crawl default', () => {
@@ -282,13 +315,34 @@ describe('CrawlScheduler rules', () => {
     assert.deepEqual(scheduler.launches(100), [], 'the store had nothing: no new batch while another runs');
     scheduler.batchEnded(second.seq, done(second, { ...unnamed, version: 3 }, null, 0), 200);
     assert.deepEqual(scheduler.launches(200), []);
-    assert.deepEqual(scheduler.nextWake(200), { at: 200 + FRUITLESS_RETRY_MS, host: 'the store (no key was free)' });
+    assert.deepEqual(scheduler.nextWake(200), { at: 200 + FRUITLESS_RETRY_MS, why: 'the store (no key was free) asked us to wait' });
     assert.equal(scheduler.outcome(), null, 'the crawl waits, it does not end');
     assert.deepEqual(scheduler.launches(199 + FRUITLESS_RETRY_MS), []);
     const retry = scheduler.launches(200 + FRUITLESS_RETRY_MS);
     assert.equal(retry.length, 2);
     scheduler.batchEnded(retry[0].seq, done(retry[0], { ...unnamed, version: 4, queued: 40 }, null, 10), 1_200);
     assert.equal(scheduler.launches(1_200).length, 1, 'a batch that claimed lets launches go on');
+  });
+
+  it("a store retry that launched nothing, every key with backlog held, wakes the crawl at the hold's end, not again at once", () => {
+    // The sequence of a one-host crawl whose host answered 429 with Retry-After: 11.
+    const p = plan({ concurrency: 2, perHostConcurrency: 1, batchSize: 10 });
+    const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 1 })));
+    const [seed, waiting] = scheduler.launches(0);
+    assert.equal(waiting.waits, true);
+    const reason = 'HTTP 429 with Retry-After 11 s';
+    scheduler.batchEnded(seed.seq, { ...done(seed, view(3, { 'a.test': 2 }, 1)), deferred: [{ host: 'a.test', until: 11_500, reason }] }, 500);
+    scheduler.batchEnded(waiting.seq, done(waiting, view(3, { 'a.test': 2 }, 1), null, 0), 600);
+    assert.deepEqual(scheduler.launches(600), []);
+    assert.deepEqual(scheduler.nextWake(600, scheduler.storeRetryDue(600)), { at: 600 + FRUITLESS_RETRY_MS, why: 'the store (no key was free) asked us to wait' });
+
+    const due = 600 + FRUITLESS_RETRY_MS;
+    assert.deepEqual(scheduler.launches(due), [], 'the held host has all the backlog');
+    assert.equal(scheduler.storeRetryDue(due), true);
+    assert.deepEqual(scheduler.nextWake(due, true), { at: 11_500, why: `a.test is held: ${reason}` });
+    assert.deepEqual(scheduler.nextWake(due), { at: due, why: 'the store (no key was free) asked us to wait' }, 'as histories before the patch have it');
+    assert.deepEqual(hostsOf(scheduler.launches(11_500)[0]), ['a.test'], 'the host, once its hold ends');
+    assert.equal(scheduler.storeRetryDue(11_500), false, 'a batch runs');
   });
 
   it('seeds added after a waiting batch found nothing are launched at once, while batches held on slow pages run on', () => {

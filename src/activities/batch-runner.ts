@@ -27,7 +27,7 @@ import type { BatchGauges } from './batch-gauges';
 import type { CrawlPolicies, CrawlPolicy } from './crawl-policy';
 import type { PageLoader } from './page-loader';
 import type { PageOutcome } from './page-outcome';
-import { LONG_WAIT_MS, type UrlProcessor } from './url-processor';
+import { LONG_WAIT_MS, type KeyRequests, type UrlProcessor } from './url-processor';
 import { WorkNotices } from './work-notices';
 
 /**
@@ -158,7 +158,7 @@ export class BatchRunner {
       // A share is bounded by its own limit per key; only the fill after it needs the batch-wide one.
       const crawled = await this.crawlShare(run, share, { holders: holdersOf(run, share.host) });
       claimed += crawled.claimed;
-      if (crawled.deferUntil !== undefined) deferred.push({ host: share.host, until: crawled.deferUntil });
+      if (crawled.deferral !== undefined) deferred.push(crawled.deferral);
     }
     // Shares the view overstated (keys others took meanwhile) leave room: it is filled like the fill itself.
     if (work.fill) claimed += await this.fillFromStore(run, batchLimit, claimed, deferred);
@@ -169,7 +169,7 @@ export class BatchRunner {
    * Claims the share of one host and fetches its URLs in order; stops early for a long wait
    * the host asked for (the deferral is returned) or a hand-over (the rest is given back).
    */
-  private async crawlShare(run: BatchRun, { host, limit }: HostShare, bounds: ClaimBounds): Promise<{ claimed: number; deferUntil?: number }> {
+  private async crawlShare(run: BatchRun, { host, limit }: HostShare, bounds: ClaimBounds): Promise<{ claimed: number; deferral?: HostDeferral }> {
     const claimed = await run.store.claim(run.work.batchId, host, limit, run.work.config.maxPagesPerHost, this.loader.render, bounds);
     if (claimed.length > 0) await this.followConfig(run);
     return { claimed: claimed.length, ...(await this.crawlClaimed(run, host, claimed)) };
@@ -195,10 +195,10 @@ export class BatchRunner {
   }
 
   /** Fetches the claimed URLs of one key in order (see `crawlShare`). */
-  private async crawlClaimed(run: BatchRun, host: string, claimed: readonly ClaimedUrl[]): Promise<{ deferUntil?: number }> {
+  private async crawlClaimed(run: BatchRun, host: string, claimed: readonly ClaimedUrl[]): Promise<{ deferral?: HostDeferral }> {
     const { work, store, stop } = run;
     const { signal } = stop;
-    const key = {
+    const key: KeyRequests = {
       pacing: { current: await store.hostPacing(host) },
       starts: new RequestStarts(store, host, signal, work.config.politenessKey === 'host' ? undefined : hostsOf(claimed)),
     };
@@ -220,7 +220,8 @@ export class BatchRunner {
         if ('deferUntil' in result) {
           await store.release(work.batchId, { url: item.url, attempts: result.attempts });
           this.deps.metrics.hostDeferrals.inc();
-          return { deferUntil: result.deferUntil };
+          const { deferUntil: until, reason } = result;
+          return { deferral: reason === undefined ? { host, until } : { host, until, reason } };
         }
         await this.complete(run, item, result.outcome);
         pending -= 1;
@@ -318,8 +319,8 @@ export class BatchRunner {
       }
       const crawled = await this.crawlClaimed(run, key, urls);
       crawledUrls += urls.length;
-      if (crawled.deferUntil !== undefined) {
-        deferred.push({ host: key, until: crawled.deferUntil });
+      if (crawled.deferral !== undefined) {
+        deferred.push(crawled.deferral);
         break;
       }
     }

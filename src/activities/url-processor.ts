@@ -12,7 +12,7 @@ import type { StoreRegistry } from '../store/store-registry';
 import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
 import type { FetchedPage, FetchPolicy } from '../fetch/fetch-page';
 import type { RobotsCache } from '../fetch/robots';
-import { hostPacingPolicy, pacingAfter, requestGapMs, type RequestOutcome } from '../policy/host-politeness';
+import { holdReason, hostPacingPolicy, pacingAfter, requestGapMs, type RequestOutcome } from '../policy/host-politeness';
 import { statusClass, type CrawlMetrics } from '../observability/metrics';
 import { conditionalHeaders, keepsEarlierLinks } from '../recrawl/change';
 import { failedOutcome, fetchedOutcome, skippedOutcome, withChange, withEarlierLinks, type OutcomeContext, type PageOutcome } from './page-outcome';
@@ -23,7 +23,8 @@ import type { PageLoader } from './page-loader';
 export const LONG_WAIT_MS = 10_000;
 
 type Attempt = { page: FetchedPage } | { error: FetchErrorCode };
-export type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: number };
+/** The URL's outcome, or the time its host may be asked again and why (`holdReason`). */
+export type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: number; reason: string | undefined };
 
 /** Where a URL is processed: its crawl, and the politeness key its requests are paced under. */
 export interface UrlWork {
@@ -36,6 +37,8 @@ export interface UrlWork {
 export interface KeyRequests {
   pacing: { current: HostPacing };
   starts: RequestStarts;
+  /** The outcome of the batch's last request under the key, when it failed: what a hold then says it waits for. */
+  lastFailure?: RequestOutcome;
 }
 
 /** The fetch policy of a URL's requests: the crawl's limits, and the host's own headers and route. */
@@ -95,8 +98,9 @@ export class UrlProcessor {
     const { pacing, starts } = key;
     const validators = conditionalHeaders(crawlPolicy.revalidates ? context.recrawl?.previous : undefined, config.storeBodies);
     for (let attempts = item.attempts; ; ) {
-      const start = await starts.take(requestGapMs(pacingPolicy, pacing.current), LONG_WAIT_MS);
-      if ('deferUntil' in start) return { deferUntil: start.deferUntil, attempts };
+      const gapMs = requestGapMs(pacingPolicy, pacing.current);
+      const start = await starts.take(gapMs, LONG_WAIT_MS);
+      if ('deferUntil' in start) return { deferUntil: start.deferUntil, attempts, reason: holdReason(pacingPolicy, gapMs, LONG_WAIT_MS, pacing.current.errorStreak, key.lastFailure) };
       this.deps.metrics.politenessWait.observe(start.waitedMs / 1000);
 
       const attemptPolicy = start.sent ? { ...policy, onSent: start.sent } : policy;
@@ -114,6 +118,7 @@ export class UrlProcessor {
       if (!changesNothing(pacing.current, pacingAfter(pacingPolicy, pacing.current, outcome, Date.now()))) {
         pacing.current = await store.updatePacing(host, (current) => pacingAfter(pacingPolicy, current, outcome, Date.now()));
       }
+      key.lastFailure = isRetryable(outcome) ? outcome : undefined;
       if (attempts <= config.maxRetries && isRetryable(outcome)) {
         this.deps.metrics.retries.inc();
         continue;

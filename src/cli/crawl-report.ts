@@ -265,9 +265,12 @@ function storedLines(report: CrawlStatusReport): string[] {
   ];
 }
 
-/** A host of the largest backlogs: its queued URLs, and until when the crawl holds it (Retry-After, a long Crawl-delay). */
-function backlogEntry({ host, queued, readyAt }: HostState): string {
-  return readyAt === null ? `${host} (${queued})` : `${host} (${queued}, held until ${new Date(readyAt).toISOString()})`;
+/** A host of the largest backlogs: its queued URLs, and until when the crawl holds it and why (Retry-After, a long Crawl-delay). */
+function backlogEntry({ host, queued, readyAt, holdReason }: HostState): string {
+  if (readyAt === null) return `${host} (${queued})`;
+  // An older workflow's answer has no reason at all.
+  const why = holdReason ? `: ${holdReason}` : '';
+  return `${host} (${queued}, held until ${new Date(readyAt).toISOString()}${why})`;
 }
 
 /** The report as short human text: the same facts `--json` gives. */

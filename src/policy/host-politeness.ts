@@ -19,6 +19,8 @@ import { isRetryable, type FetchErrorCode } from '../fetch/errors';
 export interface HostPacingPolicy {
   /** The host's minimum gap between requests: delay or Crawl-delay (capped), whichever is larger. */
   minDelayMs: number;
+  /** Which of the two `minDelayMs` is: it names the cause when the gap holds the host. */
+  minDelayFrom: 'delay' | 'crawl-delay';
   autoThrottle: CrawlConfig['autoThrottle'];
   backoff: CrawlConfig['backoff'];
   maxRetryAfterMs: number;
@@ -27,8 +29,10 @@ export interface HostPacingPolicy {
 /** A host's policy, from the crawl's config, the host's override and its robots Crawl-delay. */
 export function hostPacingPolicy(config: CrawlConfig, override: HostOverride | undefined, crawlDelayMs: number | null): HostPacingPolicy {
   const delayMs = override?.delayMs ?? config.delayMs;
+  const robotsDelayMs = crawlDelayMs === null ? 0 : Math.min(crawlDelayMs, config.maxCrawlDelayMs);
   return {
-    minDelayMs: Math.max(delayMs, crawlDelayMs === null ? 0 : Math.min(crawlDelayMs, config.maxCrawlDelayMs)),
+    minDelayMs: Math.max(delayMs, robotsDelayMs),
+    minDelayFrom: robotsDelayMs > delayMs ? 'crawl-delay' : 'delay',
     autoThrottle: config.autoThrottle,
     backoff: config.backoff,
     maxRetryAfterMs: config.maxRetryAfterMs,
@@ -97,7 +101,48 @@ export function pacingAfter(policy: HostPacingPolicy, current: HostPacing, outco
     policy.autoThrottle.enabled && outcome.latencyMs !== null && outcome.status !== null
       ? throttledDelayMs(policy, current.throttleDelayMs, outcome.latencyMs, outcome.status)
       : current.throttleDelayMs;
-  const retryAfterMs = outcome.retryAfterMs === null ? 0 : Math.min(outcome.retryAfterMs, policy.maxRetryAfterMs);
-  const waitMs = Math.max(state === 'failure' ? backoffDelayMs(policy.backoff, errorStreak) : 0, retryAfterMs);
+  const waitMs = holdAfterMs(policy, outcome, state === 'failure' ? errorStreak : 0);
   return { pacing: { errorStreak, throttleDelayMs }, notBefore: waitMs > 0 ? now + waitMs : null };
+}
+
+/** How long every worker must leave the host alone after `outcome`: its Retry-After (capped), or the backoff of a failure `errorStreak` in a row (0: none). */
+function holdAfterMs(policy: HostPacingPolicy, outcome: RequestOutcome, errorStreak: number): number {
+  const retryAfterMs = outcome.retryAfterMs === null ? 0 : Math.min(outcome.retryAfterMs, policy.maxRetryAfterMs);
+  return Math.max(backoffDelayMs(policy.backoff, errorStreak), retryAfterMs);
+}
+
+/** `12 s`, `1.5 s`: a wait as `status` and the Web UI print it. */
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/** A failed request as its outcome names it: `HTTP 503`, or the fetch error's code. */
+function failureName({ status, error }: RequestOutcome): string {
+  return status !== null ? `HTTP ${status}` : (error ?? 'a failure');
+}
+
+/** What the host's last failed request said, as the reason it is held. */
+function failureReason(policy: HostPacingPolicy, errorStreak: number, failure: RequestOutcome): string {
+  const { retryAfterMs } = failure;
+  if (retryAfterMs !== null) {
+    const capped = retryAfterMs > policy.maxRetryAfterMs ? ` (held ${seconds(policy.maxRetryAfterMs)}, the crawl's maxRetryAfterMs)` : '';
+    return `${failureName(failure)} with Retry-After ${seconds(retryAfterMs)}${capped}`;
+  }
+  const streak = errorStreak > 1 ? `${errorStreak} failed requests in a row, the last ` : '';
+  return `backoff after ${streak}${failureName(failure)}`;
+}
+
+/**
+ * Why a host is held for longer than a batch waits, in the words `status` and the workflow's
+ * timer give: whichever is longer of its own gap between requests (the gap's largest part
+ * named) and the wait the last failed request of the batch to it set (its Retry-After or the
+ * backoff). Undefined for a hold that a failure in another batch set: that batch says why.
+ */
+export function holdReason(policy: HostPacingPolicy, gapMs: number, longWaitMs: number, errorStreak: number, lastFailure: RequestOutcome | undefined): string | undefined {
+  if (lastFailure !== undefined && holdAfterMs(policy, lastFailure, errorStreak) >= gapMs) return failureReason(policy, errorStreak, lastFailure);
+  if (gapMs > longWaitMs) {
+    if (gapMs > policy.minDelayMs) return `AutoThrottle's delay of ${seconds(gapMs)} between requests`;
+    return policy.minDelayFrom === 'crawl-delay' ? `robots.txt Crawl-delay of ${seconds(gapMs)}` : `a delay of ${seconds(gapMs)} between requests`;
+  }
+  return undefined;
 }

@@ -8,7 +8,7 @@
  * together): the totals it shows are the store's, so they agree with what was recorded.
  */
 import type { CrawlLimits } from '../shared/crawl-config';
-import type { BatchFailure, BatchReport, CrawlStatus, CrawlView, HostState, StoreWait } from '../shared/crawl-types';
+import type { BatchFailure, BatchReport, CrawlStatus, CrawlView, HostDeferral, HostState, StoreWait } from '../shared/crawl-types';
 import { hostOverrideKey } from '../policy/host-overrides';
 import type { CrawlPlan, HostShare } from './crawl-plan';
 import { FailureWatch, type FailureWatchState } from './failure-watch';
@@ -23,6 +23,8 @@ export interface SchedulerState {
   batchesCompleted: number;
   /** Hosts held until a time (epoch ms): Retry-After or a long Crawl-delay. */
   hostReadyAt: Record<string, number>;
+  /** Why those hosts are held, where their batches said (`HostDeferral.reason`); absent from older runs' states. */
+  holdReasons?: Record<string, string>;
   view: CrawlView;
   failures: FailureWatchState;
 }
@@ -62,6 +64,7 @@ export function initialSchedulerState(plan: CrawlPlan, view: CrawlView): Schedul
     batchSeq: 0,
     batchesCompleted: 0,
     hostReadyAt: {},
+    holdReasons: {},
     view,
     failures: { tallies: [], streak: null },
   };
@@ -76,7 +79,7 @@ function newer(a: CrawlView, b: CrawlView): boolean {
 }
 
 export class CrawlScheduler {
-  private readonly state: SchedulerState;
+  private readonly state: SchedulerState & Required<Pick<SchedulerState, 'holdReasons'>>;
   private readonly failures: FailureWatch;
   private readonly running = new Map<string, Running>();
   /** Batches stopped by a store outage, holding their claims until the store answers. */
@@ -94,7 +97,7 @@ export class CrawlScheduler {
     private readonly plan: CrawlPlan,
     state: SchedulerState,
   ) {
-    this.state = { ...state, limits: { ...state.limits }, hostReadyAt: { ...state.hostReadyAt } };
+    this.state = { ...state, limits: { ...state.limits }, hostReadyAt: { ...state.hostReadyAt }, holdReasons: { ...state.holdReasons } };
     this.failures = new FailureWatch(state.failures);
   }
 
@@ -197,8 +200,16 @@ export class CrawlScheduler {
    * nothing, until a batch claims again or, with none running, a short wait has passed.
    */
   private storeHasWork(now: number): boolean {
-    if (this.fruitlessSince === null) return true;
-    return this.running.size === 0 && now >= this.fruitlessSince + FRUITLESS_RETRY_MS;
+    return this.fruitlessSince === null || this.storeRetryDue(now);
+  }
+
+  /**
+   * Whether the store may be asked again after a filling batch found nothing: the short wait
+   * has passed with no batch running. Once `launches` has run at `now`, true means that asking
+   * launched nothing: every key with backlog is held.
+   */
+  storeRetryDue(now: number): boolean {
+    return this.fruitlessSince !== null && this.running.size === 0 && now >= this.fruitlessSince + FRUITLESS_RETRY_MS;
   }
 
   /** The view's backlog not yet handed to a batch. */
@@ -366,9 +377,23 @@ export class CrawlScheduler {
     this.state.batchesCompleted += 1;
     // A batch that claimed nothing does not end a run of failures (see `succeededEver`).
     if (report.claimed > 0 || !this.plan.waitsForWork) this.failures.succeeded();
-    for (const [host, at] of Object.entries(this.state.hostReadyAt)) if (at <= now) delete this.state.hostReadyAt[host];
-    for (const { host, until } of report.deferred) this.state.hostReadyAt[host] = until;
+    this.recordHolds(report.deferred, now);
     this.acceptView(report.view);
+  }
+
+  /** Forgets the holds that have passed, then holds each deferred host until its time, for the reason given. */
+  private recordHolds(deferred: readonly HostDeferral[], now: number): void {
+    const { hostReadyAt, holdReasons } = this.state;
+    for (const [host, at] of Object.entries(hostReadyAt)) {
+      if (at > now) continue;
+      delete hostReadyAt[host];
+      delete holdReasons[host];
+    }
+    for (const { host, until, reason } of deferred) {
+      hostReadyAt[host] = until;
+      // A batch that met the hold without causing it cannot say why; the one that caused it can, before or after.
+      if (reason !== undefined) holdReasons[host] = reason;
+    }
   }
 
   /** A batch failed for good; it still holds its claims until `batchAbandoned`. */
@@ -430,14 +455,24 @@ export class CrawlScheduler {
     return null;
   }
 
-  /** The earliest held host with backlog, when the crawl has nothing else to wake it. */
-  nextWake(now: number): { at: number; host: string } | undefined {
+  /**
+   * The earliest held host with backlog, or the store's retry after a fruitless fill, when the
+   * crawl has nothing else to wake it, and why the crawl waits for it: the words of the
+   * workflow's timer in the Web UI. `skipDueRetry` leaves out a retry that is due already
+   * (`storeRetryDue`): it launched nothing, and waking for it again at once would repeat that
+   * until the holds end.
+   */
+  nextWake(now: number, skipDueRetry = false): { at: number; why: string } | undefined {
     if (!this.launching()) return undefined;
-    let next: { at: number; host: string } | undefined;
-    if (this.fruitlessSince !== null && this.running.size === 0) next = { at: this.fruitlessSince + FRUITLESS_RETRY_MS, host: 'the store (no key was free)' };
+    let next: { at: number; why: string } | undefined;
+    if (this.fruitlessSince !== null && this.running.size === 0 && !(skipDueRetry && this.storeRetryDue(now))) {
+      next = { at: this.fruitlessSince + FRUITLESS_RETRY_MS, why: 'the store (no key was free) asked us to wait' };
+    }
     for (const { host } of this.state.view.hosts) {
       const at = this.state.hostReadyAt[host] ?? 0;
-      if (at > now && (next === undefined || at < next.at)) next = { at, host };
+      if (at <= now || (next !== undefined && at >= next.at)) continue;
+      const reason = this.state.holdReasons[host];
+      next = { at, why: reason === undefined ? `${host} asked us to wait` : `${host} is held: ${reason}` };
     }
     return next;
   }
@@ -456,6 +491,7 @@ export class CrawlScheduler {
       queued: this.state.view.hosts.find((entry) => entry.host === host)?.queued ?? 0,
       batchesInFlight: this.hostBatches(host),
       readyAt: readyAt > now ? readyAt : null,
+      holdReason: readyAt > now ? (this.state.holdReasons[host] ?? null) : null,
     };
   }
 
@@ -479,6 +515,7 @@ export class CrawlScheduler {
 
   /** The state for the next run; only whole when nothing runs (see `outcome`). */
   carried(): SchedulerState {
-    return { ...this.state, limits: { ...this.state.limits }, hostReadyAt: { ...this.state.hostReadyAt }, failures: this.failures.state() };
+    const { limits, hostReadyAt, holdReasons } = this.state;
+    return { ...this.state, limits: { ...limits }, hostReadyAt: { ...hostReadyAt }, holdReasons: { ...holdReasons }, failures: this.failures.state() };
   }
 }

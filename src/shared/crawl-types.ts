@@ -36,6 +36,11 @@ export type BatchReport =
 export interface HostDeferral {
   host: string;
   until: number;
+  /**
+   * Why, in words (`holdReason`): `HTTP 429 with Retry-After 120 s`. Absent when the batch met a
+   * hold another batch's failure set (that batch says why), and from older workers' reports.
+   */
+  reason?: string;
 }
 
 /** Why a batch failed for good: a stable code (the error class's) and a message naming the cause. */
@@ -142,6 +147,8 @@ export interface HostState {
   batchesInFlight: number;
   /** When the host may be asked again (epoch ms), if it is held by Retry-After or a long Crawl-delay. */
   readyAt: number | null;
+  /** Why it is held, while `readyAt` is set and a worker said why (`HostDeferral.reason`). */
+  holdReason: string | null;
 }
 
 export interface FrontierStats {

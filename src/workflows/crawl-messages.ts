@@ -41,7 +41,7 @@ export class EarlyMessages {
     };
     setHandler(progressQuery, () => this.run?.progress() ?? openingProgress(crawlId, this.startedAt));
     setHandler(frontierQuery, () => this.run?.frontier() ?? { queued: 0, snapshotVersion: -1, hosts: [] });
-    setHandler(hostQuery, (host) => this.run?.hostState(host) ?? { host, queued: 0, batchesInFlight: 0, readyAt: null });
+    setHandler(hostQuery, (host) => this.run?.hostState(host) ?? { host, queued: 0, batchesInFlight: 0, readyAt: null, holdReason: null });
     setHandler(pauseSignal, async () => (await opened()).pause());
     setHandler(resumeSignal, async () => (await opened()).resume());
     setHandler(stopUpdate, async () => (await opened()).stop());

@@ -164,6 +164,7 @@ export async function crawlSessionV02(input: CrawlSessionInput): Promise<CrawlSu
     queued: state.frontier.hosts.find((entry) => entry.host === host)?.queued ?? 0,
     batchesInFlight: hostBatches(host),
     readyAt: (state.hostReadyAt[host] ?? 0) > Date.now() ? state.hostReadyAt[host] : null,
+    holdReason: null,
   });
 
   const progress = (): CrawlProgress => ({

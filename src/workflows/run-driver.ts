@@ -43,6 +43,13 @@ const ADDED_SEEDS_REOPEN_STORE = 'added-seeds-reopen-store';
  */
 const PAUSE_STOPS_BATCHES = 'pause-stop-running-batches';
 
+/**
+ * The patch that has a crawl whose every key with backlog is held wait for the first hold to
+ * end: without it, the store's due retry (`storeRetryDue`) woke the run again and again, a
+ * timer and a workflow task each time, for as long as the holds lasted.
+ */
+const HOLDS_OUTLAST_STORE_RETRY = 'holds-outlast-store-retry';
+
 /** Search attributes are upserted on status changes and every this many batches. */
 const INDEX_EVERY_BATCHES = 25;
 
@@ -174,9 +181,10 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
       const outcome = this.scheduler.outcome();
       if (outcome !== null && this.tasks.size === 0) return outcome;
       this.changed = false;
-      const wake = this.scheduler.nextWake(Date.now());
+      // patched() only where the choice arises, so histories that never met it keep their shape.
+      const wake = this.scheduler.nextWake(Date.now(), this.scheduler.storeRetryDue(Date.now()) && patched(HOLDS_OUTLAST_STORE_RETRY));
       if (wake === undefined) await condition(() => this.changed);
-      else await condition(() => this.changed, Math.max(1, wake.at - Date.now()), { summary: `${wake.host} asked us to wait` });
+      else await condition(() => this.changed, Math.max(1, wake.at - Date.now()), { summary: wake.why });
     }
   }
 

@@ -171,7 +171,7 @@ export class ShardedCrawl implements CrawlMessages {
   }
 
   hostState(host: string): HostState {
-    return { host, queued: this.view.hosts.find((entry) => entry.host === host)?.queued ?? 0, batchesInFlight: 0, readyAt: null };
+    return { host, queued: this.view.hosts.find((entry) => entry.host === host)?.queued ?? 0, batchesInFlight: 0, readyAt: null, holdReason: null };
   }
 
   pause(): void {

@@ -135,6 +135,25 @@ function lifecycleScenarios(env: TestTemporal, queue: string, site: SyntheticSit
   ];
 }
 
+/** A crawl whose host asks it to wait: a durable timer that says why, and the hold's reason in the run's state. */
+function holdScenarios(env: TestTemporal, queue: string): Scenario[] {
+  return [
+    ['held-by-retry-after', async () => {
+      const limited = await startRecordingSite({
+        '/': (_req, res) => page(res, ['/r/0', '/r/1']),
+        '/r/0': (_req, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': '11' }).end() : page(res)),
+        '/r/1': (_req, res) => page(res),
+      });
+      try {
+        await (await startCrawl(env.client, 'rec-retry-after', { seeds: [`${limited.origin}/`], perHostConcurrency: 1 }, queue)).result();
+      } finally {
+        await limited.close();
+      }
+      return 'rec-retry-after';
+    }],
+  ];
+}
+
 /** Crawls whose frontier comes from elsewhere or spreads: a seeds file, many hosts, shards. */
 function frontierScenarios(env: TestTemporal, queue: string, site: SyntheticSite, hosts: LinkedHosts): Scenario[] {
   const seeds = [site.urlOf(0)];
@@ -183,7 +202,7 @@ async function main(): Promise<void> {
   const hosts = await startLinkedHosts(8, 3);
   try {
     const only = process.argv.slice(2);
-    for (const [name, run] of [...lifecycleScenarios(env, queue, site), ...frontierScenarios(env, queue, site, hosts)].filter(([name]) => only.length === 0 || only.includes(name))) {
+    for (const [name, run] of [...lifecycleScenarios(env, queue, site), ...holdScenarios(env, queue), ...frontierScenarios(env, queue, site, hosts)].filter(([name]) => only.length === 0 || only.includes(name))) {
       const workflowId = await run();
       const shards = name.startsWith('sharded') ? SHARDS : 0;
       const recorded: Array<[string, string]> = [[name, workflowId], ...Array.from({ length: shards }, (_, n): [string, string] => [`${name}-shard-${n}`, shardWorkflowId(workflowId, n)])];
