@@ -251,17 +251,20 @@ describe('fetchPage over UndiciTransport', () => {
       assert.deepEqual([unrecorded.finalUrl, unrecorded.redirects.length], [site.url('/rec/c'), 0], 'without recordRedirects no hop is kept');
     });
 
-    it('with recordRedirects, a hop body that cannot be read is kept empty and marked truncated, and the page is still fetched; a blocked hop is not a followed one', async () => {
+    it('with recordRedirects, a hop body over maxBodyBytes keeps its first maxBodyBytes, one that cannot be read is kept empty, each marked truncated, and the page is still fetched; a blocked hop is not a followed one', async () => {
       site.routes.set('/rec/broken', (_req, res) => res.writeHead(301, { location: '/rec/big', 'content-encoding': 'gzip' }).end('not gzip at all'));
-      site.routes.set('/rec/big', (_req, res) => res.writeHead(302, { location: '/rec/blocked' }).end(Buffer.alloc(64 * 1024, 'x')));
+      const big = Buffer.concat([Buffer.alloc(1024, 'x'), Buffer.alloc(63 * 1024, 'y')]);
+      site.routes.set('/rec/big', (_req, res) => res.writeHead(302, { location: '/rec/exact' }).end(big));
+      site.routes.set('/rec/exact', (_req, res) => res.writeHead(302, { location: '/rec/blocked' }).end(Buffer.alloc(1024, 'z')));
       site.redirect('/rec/blocked', '/forbidden/rec', 301);
       const allowRedirect = (target: URL) => !target.pathname.startsWith('/forbidden/');
       const page = await fetch(site.url('/rec/broken'), { recordRedirects: true, maxBodyBytes: 1024, allowRedirect });
       assert.deepEqual(
-        page.redirects.map((hop) => [hop.url, hop.status, hop.body.length, hop.truncated]),
+        page.redirects.map((hop) => [hop.url, hop.status, hop.body.toString('latin1'), hop.truncated]),
         [
-          [site.url('/rec/broken'), 301, 0, 'unspecified'],
-          [site.url('/rec/big'), 302, 0, 'length'],
+          [site.url('/rec/broken'), 301, '', 'unspecified'],
+          [site.url('/rec/big'), 302, 'x'.repeat(1024), 'length'],
+          [site.url('/rec/exact'), 302, 'z'.repeat(1024), undefined],
         ],
       );
       assert.deepEqual([page.finalUrl, page.status, page.redirectBlocked], [site.url('/rec/blocked'), 301, site.url('/forbidden/rec')]);

@@ -30,6 +30,8 @@ export interface BodyBytes {
   bytes: Buffer;
   /** Bytes received on the wire (before decompression). */
   wireBytes: number;
+  /** Set when `bytes` are the first `maxBytes` of a longer body (`truncate`). */
+  truncated: boolean;
 }
 
 /** What the body is read under. */
@@ -113,7 +115,7 @@ export class BodyReader {
     if (truncate) {
       this.chunks.push(chunk.subarray(0, maxBytes - this.total));
       this.total = maxBytes;
-      this.finish();
+      this.finish(true);
       this.flow.abort(new Error('body read up to its cap'));
     } else {
       const error = new FetchError('too-large', `body exceeds ${maxBytes} bytes`);
@@ -122,10 +124,10 @@ export class BodyReader {
     }
   }
 
-  private finish(): void {
+  private finish(truncated = false): void {
     // Most pages come in one chunk: then it is the body as it is, without a copy.
     const bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.total);
-    if (this.settle()) this.resolve({ bytes, wireBytes: this.wireBytes });
+    if (this.settle()) this.resolve({ bytes, wireBytes: this.wireBytes, truncated });
   }
 
   /** True the first time: the caller settles the result. */

@@ -179,18 +179,19 @@ function redirectTarget(location: string, from: URL, visited: ReadonlySet<string
 
 /**
  * A followed redirect as its WARC records keep it, its body read to its end (decoded, as a
- * page's is). A body that cannot be read (past the size cap, a broken encoding, a dropped
- * connection) is kept empty and marked truncated rather than failing the page, which a crawl not
- * storing bodies fetches all the same; a fetch stopped meanwhile fails at its next request.
+ * page's is). A body past the size cap keeps its first `maxBytes`, marked truncated by
+ * `length`, as WARC 1.1 has a record cut at a size limit. One that cannot be read (a broken
+ * encoding, a dropped connection) is kept empty and marked `unspecified` rather than failing
+ * the page, which a crawl not storing bodies fetches all the same; a fetch stopped meanwhile
+ * fails at its next request.
  */
 async function redirectExchange(url: URL, response: TransportResponse, requestHeaders: Record<string, string>, maxBytes: number): Promise<HttpExchange> {
   const exchange = { url: url.href, status: response.status, headers: response.headers, requestHeaders };
   try {
-    const { bytes } = await response.body.read({ contentEncoding: header(response, 'content-encoding') ?? undefined, maxBytes, truncate: false });
-    return { ...exchange, body: bytes };
-  } catch (err) {
-    const truncated = err instanceof FetchError && err.code === 'too-large' ? 'length' : 'unspecified';
-    return { ...exchange, body: Buffer.alloc(0), truncated };
+    const { bytes, truncated } = await response.body.read({ contentEncoding: header(response, 'content-encoding') ?? undefined, maxBytes, truncate: true });
+    return truncated ? { ...exchange, body: bytes, truncated: 'length' } : { ...exchange, body: bytes };
+  } catch {
+    return { ...exchange, body: Buffer.alloc(0), truncated: 'unspecified' };
   }
 }
 
