@@ -324,6 +324,22 @@ describe('CrawlScheduler rules', () => {
     assert.equal(scheduler.launches(1_200).length, 1, 'a batch that claimed lets launches go on');
   });
 
+  it("splits a host's links over the batches still waiting for work, so the one free slot's batch takes its part only", () => {
+    // The start of a one-host crawl whose waiting batches' activities start after the seed's batch reported.
+    const p = plan({ concurrency: 8, perHostConcurrency: 8, batchSize: 50 });
+    const started = (): CrawlScheduler => {
+      const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 1 })));
+      const [seed, ...waiting] = scheduler.launches(0);
+      assert.deepEqual([hostsOf(seed), waiting.length, waiting.every((launch) => launch.waits === true)], [['a.test'], 7, true]);
+      scheduler.batchEnded(seed.seq, done(seed, view(2, { 'a.test': 12 }, 1)), 100);
+      assert.equal(scheduler.waitingBatches(), 7);
+      return scheduler;
+    };
+    const shares = (launches: Launch[]) => launches.map(({ shares: [share] }) => [share.host, share.limit]);
+    assert.deepEqual(shares(started().launches(100, true)), [['a.test', 2]], 'twelve links over eight slots: the seven waiting take the rest from the store');
+    assert.deepEqual(shares(started().launches(100)), [['a.test', 12]], 'as histories before the patch have it: all twelve into the one free slot');
+  });
+
   it("a store retry that launched nothing, every key with backlog held, wakes the crawl at the hold's end, not again at once", () => {
     // The sequence of a one-host crawl whose host answered 429 with Retry-After: 11.
     const p = plan({ concurrency: 2, perHostConcurrency: 1, batchSize: 10 });

@@ -54,6 +54,8 @@ interface Running {
   limit: number;
   render: boolean;
   fill: number;
+  /** Launched to wait for work (`Launch.waits`). */
+  waits: boolean;
 }
 
 export function initialSchedulerState(plan: CrawlPlan, view: CrawlView): SchedulerState {
@@ -245,15 +247,25 @@ export class CrawlScheduler {
    * The lane's share of a launch, at most `room` URLs, or 0 when the lane may not launch now.
    * A big host's backlog is split over its batch slots, so it is crawled in parallel; when
    * batches are packed, a host goes into one batch whole, as far as the batch has room.
+   * `waiting` running batches wait for work (`waitingBatches`): they take a fetch lane's URLs
+   * from the store as well, so they count as its slots, and what the share leaves is theirs.
    */
-  private shareOf(lane: Lane, room: number, packing: boolean): number {
+  private shareOf(lane: Lane, room: number, packing: boolean, waiting: number): number {
     const { concurrency } = this.state.limits;
     const estimate = lane.queued - (this.launchedSinceView.get(lane.key) ?? 0);
     const hostSlots = this.hostConcurrency(lane.host) - this.hostBatches(lane.host);
     if (estimate <= 0 || hostSlots <= 0) return 0;
     if (lane.render && this.renderBatches() >= (this.plan.render?.maxConcurrentBatches ?? 0)) return 0;
-    const share = packing ? estimate : Math.ceil(estimate / Math.max(1, Math.min(hostSlots, concurrency - this.running.size)));
+    const slots = concurrency - this.running.size + (lane.render ? 0 : waiting);
+    const share = packing ? estimate : Math.ceil(estimate / Math.max(1, Math.min(hostSlots, slots)));
     return Math.min(room, share, this.budgetLeft());
+  }
+
+  /** Running batches launched to wait for work (`Launch.waits`). */
+  waitingBatches(): number {
+    let waiting = 0;
+    for (const batch of this.running.values()) if (batch.waits) waiting += 1;
+    return waiting;
   }
 
   /**
@@ -261,11 +273,15 @@ export class CrawlScheduler {
    * When there are more hosts with work than free batch slots (a broad crawl), small shares
    * are packed into one batch up to the batch size, so a crawl of many small hosts runs as few
    * full batches rather than many tiny ones: fewer activities, fewer history events.
+   * `sharesWithWaiting` splits a host's backlog over the running batches that wait for work
+   * too (`shareOf`): when their activities start late, after the links they were launched for
+   * are queued, a batch ordered into the one free slot would otherwise take a host's links
+   * whole and fetch them one after another while they idle.
    */
-  launches(now: number): Launch[] {
+  launches(now: number, sharesWithWaiting = false): Launch[] {
     if (!this.launching() || (this.plan.fillsFromStore && !this.storeHasWork(now))) return [];
     const target = this.packTarget();
-    const launches = this.shareLaunches(now, target);
+    const launches = this.shareLaunches(now, target, sharesWithWaiting ? this.waitingBatches() : 0);
     if (this.plan.fillsFromStore) this.fillLaunches(launches, target);
     return launches;
   }
@@ -308,8 +324,8 @@ export class CrawlScheduler {
   private addFill(launch: Launch, room: number, waits = false): void {
     const fill = Math.min(room, this.budgetLeft());
     if (fill <= 0 || (!waits && this.unlisted() <= 0)) return;
-    if (waits) launch.waits = true;
     const batch = this.running.get(String(launch.seq))!;
+    if (waits) launch.waits = batch.waits = true;
     launch.fill += fill;
     batch.fill += fill;
     batch.limit += fill;
@@ -317,7 +333,7 @@ export class CrawlScheduler {
   }
 
   /** The launches of host shares the view names, packed up to `target` URLs (see `launches`). */
-  private shareLaunches(now: number, target: number): Launch[] {
+  private shareLaunches(now: number, target: number, waiting: number): Launch[] {
     const lanes = backlogLanes(
       this.state.view.hosts.filter(({ host }) => (this.state.hostReadyAt[host] ?? 0) <= now),
       this.plan.render !== null,
@@ -333,7 +349,7 @@ export class CrawlScheduler {
         const joins = open !== undefined && open.render === lane.render && !open.shares.some((share) => share.host === lane.host);
         if (!joins && this.running.size >= this.state.limits.concurrency) return launches;
         const room = joins ? size - this.running.get(String(open!.seq))!.limit : size;
-        const limit = this.shareOf(lane, room, pack);
+        const limit = this.shareOf(lane, room, pack, waiting);
         if (limit <= 0) continue;
         if (joins) this.extend(open!, lane, limit);
         else launches.push((open = this.start(lane, limit, lane.render)));
@@ -348,7 +364,7 @@ export class CrawlScheduler {
   private start(lane: Lane | null, limit: number, render: boolean): Launch {
     this.state.batchSeq += 1;
     const launch: Launch = { seq: this.state.batchSeq, shares: [], render, fill: 0 };
-    this.running.set(String(launch.seq), { hosts: [], limit: 0, render, fill: 0 });
+    this.running.set(String(launch.seq), { hosts: [], limit: 0, render, fill: 0, waits: false });
     if (lane !== null) this.extend(launch, lane, limit);
     return launch;
   }

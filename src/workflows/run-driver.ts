@@ -50,6 +50,13 @@ const PAUSE_STOPS_BATCHES = 'pause-stop-running-batches';
  */
 const HOLDS_OUTLAST_STORE_RETRY = 'holds-outlast-store-retry';
 
+/**
+ * The patch that splits a host's backlog over the running batches that wait for work too
+ * (`CrawlScheduler.launches`): without it, a batch ordered while they still waited to start took
+ * the host's links whole.
+ */
+const SHARES_WITH_WAITING_BATCHES = 'shares-with-waiting-batches';
+
 /** Search attributes are upserted on status changes and every this many batches. */
 const INDEX_EVERY_BATCHES = 25;
 
@@ -175,7 +182,8 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
     for (;;) {
       if (this.broken !== undefined) throw this.broken;
       if (workflowInfo().continueAsNewSuggested && !this.handingOver) this.handOver();
-      for (const launch of this.scheduler.launches(Date.now())) this.launch(launch);
+      const sharesWithWaiting = this.scheduler.waitingBatches() > 0 && patched(SHARES_WITH_WAITING_BATCHES);
+      for (const launch of this.scheduler.launches(Date.now(), sharesWithWaiting)) this.launch(launch);
       if (this.scheduler.parkedBatches().length > 0 && !this.recovering) this.awaitStore();
       setCurrentDetails(describeProgress(this.progress()));
       const outcome = this.scheduler.outcome();
