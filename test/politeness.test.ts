@@ -137,6 +137,9 @@ describe(`politeness across workers (${store} store)`, () => {
       const held = (await heldEntry())!;
       assert.equal(held.holdReason, reason);
       assert.deepEqual(await handle.query(hostQuery, host), held, 'the host query says the same');
+      const heldLine = `**held** ${host} (${held.queued} queued) until ${new Date(held.readyAt!).toISOString()}: ${reason}`;
+      const details = async () => ((await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string }).currentDetails ?? '';
+      await waitFor(async () => (await details()).split('\n\n').includes(heldLine), 5_000, `the Web UI's current details to name the hold: ${heldLine}`);
       await handle.result();
       const records = await readRecords(env.store, crawlId);
       const limitedAt = site.requests.find((request) => request.path === '/r/0')!.endedAt!;

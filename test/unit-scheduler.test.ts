@@ -124,7 +124,9 @@ describe('CrawlScheduler rules', () => {
     scheduler.batchEnded(first.seq, held, 100);
     assert.deepEqual(scheduler.nextWake(100), { at: 5_000, why: `a.test is held: ${reason}` });
     assert.deepEqual(scheduler.hostState('a.test', 100), { host: 'a.test', queued: 9, batchesInFlight: 0, readyAt: 5_000, holdReason: reason });
+    assert.deepEqual(scheduler.heldHosts(100, 5), [scheduler.hostState('a.test', 100)], "the Web UI's current details list it");
     assert.equal(scheduler.hostState('a.test', 5_000).holdReason, null, 'not once the time has come');
+    assert.deepEqual(scheduler.heldHosts(5_000, 5), []);
 
     const carried = scheduler.carried();
     assert.deepEqual(carried.holdReasons, { 'a.test': reason });

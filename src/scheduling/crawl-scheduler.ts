@@ -511,6 +511,12 @@ export class CrawlScheduler {
     };
   }
 
+  /** The hosts of the view held at `now`, the first `max` of them by backlog, as `hostState` gives them. */
+  heldHosts(now: number, max: number): HostState[] {
+    const held = this.state.view.hosts.filter(({ host }) => (this.state.hostReadyAt[host] ?? 0) > now);
+    return held.slice(0, max).map(({ host }) => this.hostState(host, now));
+  }
+
   /** What progress shows of the schedule. */
   counts() {
     return {

@@ -3,7 +3,7 @@
  * attributes that index a crawl, and update validation.
  */
 import { ApplicationFailure, upsertSearchAttributes } from '@temporalio/workflow';
-import type { BatchTotals, CrawlProgress } from '../shared/crawl-types';
+import type { BatchTotals, CrawlProgress, HostState } from '../shared/crawl-types';
 import { INVALID_CONFIG_FAILURE, InvalidCrawlConfigError } from '../shared/crawl-config';
 import { CRAWL_ID, CRAWL_STATUS, PAGES_CRAWLED, SEED_HOST } from '../shared/search-attributes';
 
@@ -19,8 +19,8 @@ export function addTotals(into: BatchTotals, from: BatchTotals): void {
   into.bytes += from.bytes;
 }
 
-/** The "current details" shown on the workflow's page in the Web UI (Markdown). */
-export function describeProgress(progress: CrawlProgress): string {
+/** The "current details" shown on the workflow's page in the Web UI (Markdown): progress, and the hosts the crawl holds and why. */
+export function describeProgress(progress: CrawlProgress, held: readonly HostState[] = []): string {
   const hosts = progress.hostsInFlight.slice(0, 10).join(', ') || 'none';
   return [
     `**${progress.status}** · run ${progress.run}`,
@@ -28,6 +28,7 @@ export function describeProgress(progress: CrawlProgress): string {
     `**batches** ${progress.batchesInFlight} in flight, ${progress.batchesCompleted} done · **hosts in flight** ${hosts}`,
     ...(progress.storeWait ? [`**waiting for the store** since ${new Date(progress.storeWait.since).toISOString()}: ${progress.storeWait.message}`] : []),
     ...progress.failures.map(({ code, message, batches }) => `**failed batches** ${batches} · \`${code}\` ${message}`),
+    ...held.map(({ host, queued, readyAt, holdReason }) => `**held** ${host} (${queued} queued) until ${new Date(readyAt ?? 0).toISOString()}${holdReason ? `: ${holdReason}` : ''}`),
   ].join('\n\n');
 }
 

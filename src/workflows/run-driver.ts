@@ -57,6 +57,9 @@ const HOLDS_OUTLAST_STORE_RETRY = 'holds-outlast-store-retry';
  */
 const SHARES_WITH_WAITING_BATCHES = 'shares-with-waiting-batches';
 
+/** Held hosts the Web UI's current details name, the biggest backlogs first. */
+const HELD_HOSTS_SHOWN = 5;
+
 /** Search attributes are upserted on status changes and every this many batches. */
 const INDEX_EVERY_BATCHES = 25;
 
@@ -185,7 +188,7 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
       const sharesWithWaiting = this.scheduler.waitingBatches() > 0 && patched(SHARES_WITH_WAITING_BATCHES);
       for (const launch of this.scheduler.launches(Date.now(), sharesWithWaiting)) this.launch(launch);
       if (this.scheduler.parkedBatches().length > 0 && !this.recovering) this.awaitStore();
-      setCurrentDetails(describeProgress(this.progress()));
+      setCurrentDetails(describeProgress(this.progress(), this.scheduler.heldHosts(Date.now(), HELD_HOSTS_SHOWN)));
       const outcome = this.scheduler.outcome();
       if (outcome !== null && this.tasks.size === 0) return outcome;
       this.changed = false;
