@@ -118,8 +118,9 @@ export class UrlProcessor {
       if (!changesNothing(pacing.current, pacingAfter(pacingPolicy, pacing.current, outcome, Date.now()))) {
         pacing.current = await store.updatePacing(host, (current) => pacingAfter(pacingPolicy, current, outcome, Date.now()));
       }
-      key.lastFailure = isRetryable(outcome) ? outcome : undefined;
-      if (attempts <= config.maxRetries && isRetryable(outcome)) {
+      const failed = isRetryable(outcome);
+      key.lastFailure = failed ? outcome : undefined;
+      if (failed && attempts <= config.maxRetries) {
         this.deps.metrics.retries.inc();
         continue;
       }
