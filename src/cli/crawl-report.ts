@@ -15,7 +15,7 @@ import {
 } from '@temporalio/client';
 import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { describeChanges, hasChanges } from '../results/change-summary';
-import type { CrawlProgress, CrawlStatus, CrawlSummary, CrawlTotals, FailureTally, FrontierStats, HostState } from '../shared/crawl-types';
+import { describeHold, type CrawlProgress, type CrawlStatus, type CrawlSummary, type CrawlTotals, type FailureTally, type FrontierStats, type HostState } from '../shared/crawl-types';
 import { frontierQuery, progressQuery } from '../shared/messages';
 import type { CrawlLimits } from '../shared/crawl-config';
 
@@ -266,11 +266,9 @@ function storedLines(report: CrawlStatusReport): string[] {
 }
 
 /** A host of the largest backlogs: its queued URLs, and until when the crawl holds it and why (Retry-After, a long Crawl-delay). */
-function backlogEntry({ host, queued, readyAt, holdReason }: HostState): string {
-  if (readyAt === null) return `${host} (${queued})`;
-  // An older workflow's answer has no reason at all.
-  const why = holdReason ? `: ${holdReason}` : '';
-  return `${host} (${queued}, held until ${new Date(readyAt).toISOString()}${why})`;
+function backlogEntry(state: HostState): string {
+  const { host, queued, readyAt } = state;
+  return readyAt === null ? `${host} (${queued})` : `${host} (${queued}, held ${describeHold(state)})`;
 }
 
 /** The report as short human text: the same facts `--json` gives. */

@@ -151,6 +151,14 @@ export interface HostState {
   holdReason: string | null;
 }
 
+/**
+ * How long and why a host is held, as `status` and the Web UI say it: `until <ISO time>: <reason>`.
+ * An older workflow's answer has no `holdReason` at all, and then the words end at the time.
+ */
+export function describeHold({ readyAt, holdReason }: Pick<HostState, 'readyAt' | 'holdReason'>): string {
+  return `until ${new Date(readyAt ?? 0).toISOString()}${holdReason ? `: ${holdReason}` : ''}`;
+}
+
 export interface FrontierStats {
   queued: number;
   snapshotVersion: number;

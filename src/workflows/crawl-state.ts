@@ -3,7 +3,7 @@
  * attributes that index a crawl, and update validation.
  */
 import { ApplicationFailure, upsertSearchAttributes } from '@temporalio/workflow';
-import type { BatchTotals, CrawlProgress, HostState } from '../shared/crawl-types';
+import { describeHold, type BatchTotals, type CrawlProgress, type HostState } from '../shared/crawl-types';
 import { INVALID_CONFIG_FAILURE, InvalidCrawlConfigError } from '../shared/crawl-config';
 import { CRAWL_ID, CRAWL_STATUS, PAGES_CRAWLED, SEED_HOST } from '../shared/search-attributes';
 
@@ -28,7 +28,7 @@ export function describeProgress(progress: CrawlProgress, held: readonly HostSta
     `**batches** ${progress.batchesInFlight} in flight, ${progress.batchesCompleted} done · **hosts in flight** ${hosts}`,
     ...(progress.storeWait ? [`**waiting for the store** since ${new Date(progress.storeWait.since).toISOString()}: ${progress.storeWait.message}`] : []),
     ...progress.failures.map(({ code, message, batches }) => `**failed batches** ${batches} · \`${code}\` ${message}`),
-    ...held.map(({ host, queued, readyAt, holdReason }) => `**held** ${host} (${queued} queued) until ${new Date(readyAt ?? 0).toISOString()}${holdReason ? `: ${holdReason}` : ''}`),
+    ...held.map((state) => `**held** ${state.host} (${state.queued} queued) ${describeHold(state)}`),
   ].join('\n\n');
 }
 
