@@ -29,6 +29,14 @@ function view(version: number, hosts: Record<string, number>, processed = 0): Cr
 }
 
 const hostsOf = (launch: Launch): string[] => launch.shares.map(({ host }) => host);
+
+/** A crawl of a.test started from its seed: the seed's batch, and a batch waiting for work in every other slot. */
+function startedFromSeed(p: CrawlPlan): { scheduler: CrawlScheduler; seed: Launch; waiting: Launch[] } {
+  const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 1 })));
+  const [seed, ...waiting] = scheduler.launches(0);
+  assert.deepEqual([hostsOf(seed), waiting.length, waiting.every((launch) => launch.waits === true)], [['a.test'], p.limits.concurrency - 1, true]);
+  return { scheduler, seed, waiting };
+}
 const limitOf = (launch: Launch): number => launch.shares.reduce((sum, share) => sum + share.limit, 0);
 /** What a batch may claim in all: its shares and its fill. */
 const orderedOf = (launch: Launch): number => limitOf(launch) + launch.fill;
@@ -330,9 +338,7 @@ describe('CrawlScheduler rules', () => {
     // The start of a one-host crawl whose waiting batches' activities start after the seed's batch reported.
     const p = plan({ concurrency: 8, perHostConcurrency: 8, batchSize: 50 });
     const started = (): CrawlScheduler => {
-      const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 1 })));
-      const [seed, ...waiting] = scheduler.launches(0);
-      assert.deepEqual([hostsOf(seed), waiting.length, waiting.every((launch) => launch.waits === true)], [['a.test'], 7, true]);
+      const { scheduler, seed } = startedFromSeed(p);
       scheduler.batchEnded(seed.seq, done(seed, view(2, { 'a.test': 12 }, 1)), 100);
       assert.equal(scheduler.waitingBatches(), 7);
       return scheduler;
@@ -367,9 +373,7 @@ describe('CrawlScheduler rules', () => {
     // The sequence of a crawl of a.test whose pages hang, then `addSeeds` of b.test.
     const p = plan({ concurrency: 8, perHostConcurrency: 2, batchSize: 10 });
     const heldOnA = (): CrawlScheduler => {
-      const scheduler = new CrawlScheduler(p, initialSchedulerState(p, view(1, { 'a.test': 1 })));
-      const [seed, ...waiting] = scheduler.launches(0);
-      assert.deepEqual([hostsOf(seed), waiting.length, waiting.every((launch) => launch.waits === true)], [['a.test'], 7, true]);
+      const { scheduler, seed, waiting } = startedFromSeed(p);
       // The seed's two links went to two waiting batches, which hang on them; five waited 10 s for nothing.
       scheduler.batchEnded(seed.seq, done(seed, view(5, {}, 1)), 100);
       for (const launch of waiting.slice(2)) scheduler.batchEnded(launch.seq, done(launch, view(7, {}, 1), null, 0), 10_000);

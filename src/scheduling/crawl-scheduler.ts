@@ -335,7 +335,7 @@ export class CrawlScheduler {
   /** The launches of host shares the view names, packed up to `target` URLs (see `launches`). */
   private shareLaunches(now: number, target: number, waiting: number): Launch[] {
     const lanes = backlogLanes(
-      this.state.view.hosts.filter(({ host }) => (this.state.hostReadyAt[host] ?? 0) <= now),
+      this.state.view.hosts.filter(({ host }) => this.heldUntil(host, now) === null),
       this.plan.render !== null,
     );
     const launches: Launch[] = [];
@@ -485,8 +485,8 @@ export class CrawlScheduler {
       next = { at: this.fruitlessSince + FRUITLESS_RETRY_MS, why: 'the store (no key was free) asked us to wait' };
     }
     for (const { host } of this.state.view.hosts) {
-      const at = this.state.hostReadyAt[host] ?? 0;
-      if (at <= now || (next !== undefined && at >= next.at)) continue;
+      const at = this.heldUntil(host, now);
+      if (at === null || (next !== undefined && at >= next.at)) continue;
       const reason = this.state.holdReasons[host];
       next = { at, why: reason === undefined ? `${host} asked us to wait` : `${host} is held: ${reason}` };
     }
@@ -500,20 +500,26 @@ export class CrawlScheduler {
     return this.state.paused ? 'paused' : 'running';
   }
 
+  /** When the host's hold ends, while it is still ahead of `now`; null for a host not held. */
+  private heldUntil(host: string, now: number): number | null {
+    const at = this.state.hostReadyAt[host];
+    return at !== undefined && at > now ? at : null;
+  }
+
   hostState(host: string, now: number): HostState {
-    const readyAt = this.state.hostReadyAt[host] ?? 0;
+    const readyAt = this.heldUntil(host, now);
     return {
       host,
       queued: this.state.view.hosts.find((entry) => entry.host === host)?.queued ?? 0,
       batchesInFlight: this.hostBatches(host),
-      readyAt: readyAt > now ? readyAt : null,
-      holdReason: readyAt > now ? (this.state.holdReasons[host] ?? null) : null,
+      readyAt,
+      holdReason: readyAt === null ? null : (this.state.holdReasons[host] ?? null),
     };
   }
 
   /** The hosts of the view held at `now`, the first `max` of them by backlog, as `hostState` gives them. */
   heldHosts(now: number, max: number): HostState[] {
-    const held = this.state.view.hosts.filter(({ host }) => (this.state.hostReadyAt[host] ?? 0) > now);
+    const held = this.state.view.hosts.filter(({ host }) => this.heldUntil(host, now) !== null);
     return held.slice(0, max).map(({ host }) => this.hostState(host, now));
   }
 
