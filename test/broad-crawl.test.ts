@@ -14,6 +14,7 @@ import type { BatchOrder } from '../src/scheduling/crawl-plan';
 import type { CrawlInput } from '../src/shared/crawl-config';
 import type { BatchReport } from '../src/shared/crawl-types';
 import { REPORT_HOSTS } from '../src/activities/crawl-batch';
+import { LONG_WAIT_MS } from '../src/activities/url-processor';
 import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { completedResults, historiesOf, scheduledInputs } from './helpers/histories';
 
@@ -94,6 +95,44 @@ describe(`a broad crawl: ${HOSTS} hosts, a seed on each, two workers`, () => {
       assert.deepEqual([...new Set(deferredHosts)].sort(), limitedPages.map((page) => new URL(page).host).sort(), 'each limited host deferred its batch');
     } finally {
       await deferring.close();
+    }
+  });
+
+  it('every host held past what a batch waits out: the crawl asks the store again when the first key is claimable, not every second', async () => {
+    // Each of 60 hosts answers its first /p0 with Retry-After 16, so once the front pages are
+    // done every key with backlog is held, and the view names only 48 of them. A key held
+    // less than a batch sits idle (LONG_WAIT_MS, 10 s) is claimable, so the holds end for the
+    // store 6 s on.
+    const retryAfterS = 16;
+    const holding = await startLinkedHosts(60, 2, {
+      firstAnswer: (_, path) => (path === '/p0' ? { status: 429, headers: { 'retry-after': String(retryAfterS) } } : undefined),
+    });
+    try {
+      const handle = await startCrawl(env.client, 'broad-held', { ...crawl(), seeds: holding.origins.map((origin) => `${origin}/`), maxRetries: 2 }, queue);
+      const summary = await handle.result();
+      assert.equal(summary.totals.fetched, holding.pages.length);
+      const p0 = holding.origins.map((origin) => `${origin}/p0`);
+      assert.deepEqual([...holding.requests].filter(([, n]) => n === 2).map(([url]) => url).sort(), [...p0].sort(), 'each /p0 asked twice: the 429, then its page');
+      assert.deepEqual([...holding.requests].filter(([, n]) => n > 2), [], 'no page asked more often');
+
+      const [{ history }] = await historiesOf(env.client, 'broad-held');
+      const orders = scheduledInputs<BatchOrder>(history, 'fetchBatch');
+      const reports = completedResults<BatchReport>(history, 'fetchBatch');
+      const claimedBy = new Map(reports.map((report) => [report.batchId, report.kind === 'done' ? report.claimed : 0]));
+      // The batches that wait for work at the crawl's tail find nothing by design: left out.
+      const fruitless = orders.filter((order) => (order.fill ?? 0) > 0 && order.waitsForWork !== true && claimedBy.get(order.batchId) === 0);
+      // One round of filling batches, in the free slots, finds every key held. Before: a round
+      // every second of the 6 s the store had nothing to claim, about 40 batches.
+      const concurrency = crawl().concurrency!;
+      assert.ok(fruitless.length <= concurrency, `${fruitless.length} filling batches found nothing: ${fruitless.map((order) => order.batchId).join(', ')}`);
+      const timers = (history.events ?? []).filter((event) => event.timerStartedEventAttributes);
+      const heldWaits = timers.filter((event) => Buffer.from(event.userMetadata?.summary?.data ?? []).toString('utf8') === JSON.stringify('every key with backlog is held'));
+      assert.equal(heldWaits.length, 1, 'one wait for the store, until a key is claimable');
+      const waitedS = Number(heldWaits[0].timerStartedEventAttributes!.startToFireTimeout!.seconds);
+      const claimableS = retryAfterS - LONG_WAIT_MS / 1_000;
+      assert.ok(waitedS >= claimableS - 2 && waitedS <= claimableS, `the wait ends as the first key becomes claimable (${waitedS} s)`);
+    } finally {
+      await holding.close();
     }
   });
 

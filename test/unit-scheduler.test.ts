@@ -334,6 +334,37 @@ describe('CrawlScheduler rules', () => {
     assert.equal(scheduler.launches(1_200).length, 1, 'a batch that claimed lets launches go on');
   });
 
+  it('a filling batch that found nothing and read when a key is claimable: the store is asked again then, unless another batch ends meanwhile', () => {
+    const p = plan({ concurrency: 2, perHostConcurrency: 1, batchSize: 10 });
+    const unnamed = { ...view(1, {}), queued: 50 };
+    const fruitless = (launch: Launch, version: number, claimableAt: number) => ({ ...done(launch, { ...unnamed, version }, null, 0), claimableAt });
+    const bothFruitless = (heed: boolean): CrawlScheduler => {
+      const scheduler = new CrawlScheduler(p, initialSchedulerState(p, unnamed));
+      const [first, second] = scheduler.launches(0);
+      scheduler.batchEnded(first.seq, fruitless(first, 2, 5_000), 100, heed);
+      scheduler.batchEnded(second.seq, fruitless(second, 3, 6_000), 200, heed);
+      return scheduler;
+    };
+
+    const heeding = bothFruitless(true);
+    assert.deepEqual(heeding.nextWake(200), { at: 6_000, why: 'every key with backlog is held' }, 'the last report read the store last');
+    assert.deepEqual(heeding.launches(200 + FRUITLESS_RETRY_MS), [], 'no key to claim a second on');
+    assert.equal(heeding.storeRetryDue(5_999), false);
+    assert.deepEqual(heeding.nextWake(5_999, heeding.storeRetryDue(5_999)), { at: 6_000, why: 'every key with backlog is held' });
+    assert.equal(heeding.launches(6_000).length, 2, 'filling batches once a key is claimable');
+
+    const before = bothFruitless(false);
+    assert.deepEqual(before.nextWake(200), { at: 200 + FRUITLESS_RETRY_MS, why: 'the store (no key was free) asked us to wait' }, 'as histories before the patch have it');
+    assert.equal(before.launches(200 + FRUITLESS_RETRY_MS).length, 2);
+
+    const soon = new CrawlScheduler(p, initialSchedulerState(p, unnamed));
+    const [filling, other] = soon.launches(0);
+    soon.batchEnded(filling.seq, fruitless(filling, 2, 9_000), 100, true);
+    soon.batchAbandoned(other.seq);
+    assert.deepEqual(soon.nextWake(100), { at: 100 + FRUITLESS_RETRY_MS, why: 'the store (no key was free) asked us to wait' }, 'a cancelled batch gave its claims back since the store was read');
+    assert.equal(soon.launches(100 + FRUITLESS_RETRY_MS).length, 2);
+  });
+
   it("splits a host's links over the batches still waiting for work, so the one free slot's batch takes its part only", () => {
     // The start of a one-host crawl whose waiting batches' activities start after the seed's batch reported.
     const p = plan({ concurrency: 8, perHostConcurrency: 8, batchSize: 50 });

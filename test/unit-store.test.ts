@@ -460,6 +460,26 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it('backlogFreeAt gives the earliest hold among the keys with backlog in the lane and shard; null where none has backlog', async () => {
+    const store = await impl.fresh();
+    try {
+      assert.equal(await store.backlogFreeAt(false), null, 'an empty frontier');
+      await store.enqueue([{ ...entry(urlA(0)), shard: 0 }, { ...entry(urlA(1)), shard: 0 }, { ...entry(urlB(0)), shard: 1 }, { ...entry(urlB(1)), shard: 1, render: true }]);
+      assert.equal(await store.backlogFreeAt(false), 0, 'keys never held are free since the epoch');
+      await store.holdHost(A, 9_000);
+      await store.holdHost(B, 7_000);
+      assert.equal(await store.backlogFreeAt(false), 7_000);
+      assert.equal(await store.backlogFreeAt(false, 0), 9_000, "shard 0's key only");
+      await store.claim('a', A, 2);
+      assert.equal(await store.backlogFreeAt(false, 0), null, 'a key whose URLs are all claimed has no backlog');
+      await store.claim('b', B, 1);
+      assert.equal(await store.backlogFreeAt(false), null, "b.test's one URL left is to render");
+      assert.equal(await store.backlogFreeAt(true), 7_000, 'the render lane');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('is quiet once no live shard has URLs queued or claimed; an ended shard\'s backlog does not count', async () => {
     const store = await impl.fresh();
     try {

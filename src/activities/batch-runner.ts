@@ -148,6 +148,16 @@ export class BatchRunner {
     return { claimed, deferred };
   }
 
+  /**
+   * When a filling batch's claim could next find a key, after one found none: a key free
+   * within what a batch waits out is claimed and waited for (`fillFromStore`), so the lane's
+   * first hold to end, less that wait. Undefined when the lane has no backlog.
+   */
+  async claimableAt(store: FrontierStore, shard: number | undefined): Promise<number | undefined> {
+    const freeAt = await store.backlogFreeAt(this.loader.render, shard);
+    return freeAt === null ? undefined : freeAt - LONG_WAIT_MS;
+  }
+
   /** The batch's shares, then its fill; returns the URLs claimed, adding each key's deferral to `deferred`. */
   private async crawlWork(run: BatchRun, deferred: HostDeferral[]): Promise<number> {
     const { work, stop } = run;

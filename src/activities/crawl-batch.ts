@@ -47,9 +47,11 @@ export function createBatchActivities(deps: ActivityDeps, loader: PageLoader = f
       order.perHostConcurrency === undefined ? undefined : { urls: order.fill ?? 0, perHostConcurrency: order.perHostConcurrency, waitsForWork: order.waitsForWork === true };
     const recorded = { version: order.configVersion, read };
     const { claimed, deferred } = await runner.run({ ...order, shares: order.hosts, config: await read(order.configVersion), fill, recorded }, store);
+    const claimableAt = fill && claimed === 0 ? await runner.claimableAt(store, order.shard) : undefined;
     const view = await store.view(REPORT_HOSTS, order.shard);
     gauges.recordFrontierSize(order.crawlId, view.queued);
-    return { kind: 'done', batchId: order.batchId, hosts: order.hosts.map(({ host }) => host), claimed, deferred, view };
+    const hosts = order.hosts.map(({ host }) => host);
+    return { kind: 'done', batchId: order.batchId, hosts, claimed, deferred, view, ...(claimableAt === undefined ? {} : { claimableAt }) };
   }
 
   /** A batch of a crawl started by 0.2.0: the config comes with it, the result has its totals and snapshot. */

@@ -46,6 +46,15 @@ export interface Launch {
  */
 export const FRUITLESS_RETRY_MS = 1_000;
 
+/** A filling batch found nothing at `since`; the store said a key would be claimable at `claimableAt`. */
+interface Fruitless {
+  since: number;
+  claimableAt?: number;
+}
+
+/** When the store is worth asking again after a fruitless fill: the short retry, or when a key is claimable if later. */
+const retryAt = ({ since, claimableAt = 0 }: Fruitless): number => Math.max(since + FRUITLESS_RETRY_MS, claimableAt);
+
 export type Outcome = 'completed' | 'max-pages-reached' | 'stopped' | 'failed' | 'continue-as-new';
 
 interface Running {
@@ -90,8 +99,12 @@ export class CrawlScheduler {
   private launchedSinceView = new Map<string, number>();
   /** Batches told to fill since the current view arrived: each takes at least one URL the view does not name. */
   private fillsSinceView = 0;
-  /** When a filling batch last claimed nothing, until one claims something again. */
-  private fruitlessSince: number | null = null;
+  /**
+   * When a filling batch last claimed nothing, until one claims something again, and when it
+   * found the store would next have a key to claim (`BatchReport.claimableAt`): the store is
+   * asked again at the later of the two.
+   */
+  private fruitless: Fruitless | null = null;
   private storeWait: StoreWait | null = null;
   private handingOver = false;
 
@@ -148,7 +161,7 @@ export class CrawlScheduler {
    */
   seedsAdded(view: CrawlView, added: number): void {
     this.acceptView(view);
-    if (added > 0) this.fruitlessSince = null;
+    if (added > 0) this.fruitless = null;
   }
 
   budgetLeft(): number {
@@ -202,7 +215,7 @@ export class CrawlScheduler {
    * nothing, until a batch claims again or, with none running, a short wait has passed.
    */
   private storeHasWork(now: number): boolean {
-    return this.fruitlessSince === null || this.storeRetryDue(now);
+    return this.fruitless === null || this.storeRetryDue(now);
   }
 
   /**
@@ -211,7 +224,16 @@ export class CrawlScheduler {
    * launched nothing: every key with backlog is held.
    */
   storeRetryDue(now: number): boolean {
-    return this.fruitlessSince !== null && this.running.size === 0 && now >= this.fruitlessSince + FRUITLESS_RETRY_MS;
+    return this.fruitless !== null && this.running.size === 0 && now >= retryAt(this.fruitless);
+  }
+
+  /**
+   * What the store's frontier may have become since a filling batch found nothing and read
+   * when a key frees: another batch ended (it may have given URLs back) or the store recovered
+   * (parked claims were released). The short retry stands; the reading does not.
+   */
+  private frontierMoved(): void {
+    if (this.fruitless !== null) this.fruitless = { since: this.fruitless.since };
   }
 
   /** The view's backlog not yet handed to a batch. */
@@ -377,8 +399,11 @@ export class CrawlScheduler {
     this.launchedSinceView.set(lane.key, (this.launchedSinceView.get(lane.key) ?? 0) + limit);
   }
 
-  /** A batch ended without failing. `seq` names it as its launch did. */
-  batchEnded(seq: number, report: BatchReport, now: number): void {
+  /**
+   * A batch ended without failing. `seq` names it as its launch did. `heedClaimable`: a
+   * filling batch's `claimableAt` is waited for (older runs retried a second on regardless).
+   */
+  batchEnded(seq: number, report: BatchReport, now: number, heedClaimable = false): void {
     const key = String(seq);
     if (report.kind === 'store-unavailable') {
       this.running.delete(key);
@@ -388,8 +413,9 @@ export class CrawlScheduler {
     }
     const batch = this.running.get(key);
     this.running.delete(key);
-    if (report.claimed > 0) this.fruitlessSince = null;
-    else if (batch !== undefined && batch.fill > 0) this.fruitlessSince = now;
+    if (report.claimed > 0) this.fruitless = null;
+    else if (batch !== undefined && batch.fill > 0) this.fruitless = { since: now, ...(heedClaimable ? { claimableAt: report.claimableAt } : {}) };
+    else this.frontierMoved();
     this.state.batchesCompleted += 1;
     // A batch that claimed nothing does not end a run of failures (see `succeededEver`).
     if (report.claimed > 0 || !this.plan.waitsForWork) this.failures.succeeded();
@@ -422,6 +448,7 @@ export class CrawlScheduler {
   /** A failed batch's URLs are recorded as failures (`view` after that), or it was cancelled (no view). */
   batchAbandoned(seq: number, view?: CrawlView): void {
     this.running.delete(String(seq));
+    this.frontierMoved();
     if (view) this.acceptView(view);
   }
 
@@ -434,6 +461,7 @@ export class CrawlScheduler {
   storeRecovered(released: readonly number[], view: CrawlView): void {
     for (const seq of released) this.parked.delete(String(seq));
     if (this.parked.size === 0) this.storeWait = null;
+    this.frontierMoved();
     this.acceptView(view);
   }
 
@@ -481,8 +509,9 @@ export class CrawlScheduler {
   nextWake(now: number, skipDueRetry = false): { at: number; why: string } | undefined {
     if (!this.launching()) return undefined;
     let next: { at: number; why: string } | undefined;
-    if (this.fruitlessSince !== null && this.running.size === 0 && !(skipDueRetry && this.storeRetryDue(now))) {
-      next = { at: this.fruitlessSince + FRUITLESS_RETRY_MS, why: 'the store (no key was free) asked us to wait' };
+    if (this.fruitless !== null && this.running.size === 0 && !(skipDueRetry && this.storeRetryDue(now))) {
+      const why = retryAt(this.fruitless) > this.fruitless.since + FRUITLESS_RETRY_MS ? 'every key with backlog is held' : 'the store (no key was free) asked us to wait';
+      next = { at: retryAt(this.fruitless), why };
     }
     for (const { host } of this.state.view.hosts) {
       const at = this.heldUntil(host, now);

@@ -29,7 +29,20 @@ export interface LegacyBatchInput {
  * A batch stopped that way keeps its claims under its ID until the workflow has them released.
  */
 export type BatchReport =
-  | { kind: 'done'; batchId: string; hosts: string[]; claimed: number; deferred: HostDeferral[]; view: CrawlView }
+  | {
+      kind: 'done';
+      batchId: string;
+      hosts: string[];
+      claimed: number;
+      deferred: HostDeferral[];
+      view: CrawlView;
+      /**
+       * Set when a filling batch claimed nothing and its lane has backlog: when the first of its
+       * keys can be claimed again (epoch ms), every one being held until then (Retry-After, a
+       * long Crawl-delay). Absent from older workers' reports.
+       */
+      claimableAt?: number;
+    }
   | { kind: 'store-unavailable'; batchId: string; hosts: string[]; message: string };
 
 /** A host that asked to be left alone until `until` (epoch ms): Retry-After, a long Crawl-delay. */

@@ -320,6 +320,12 @@ export interface FrontierStore {
    * Empty when no key has anything for the batch.
    */
   claimReady(batchId: string, query: ReadyQuery): Promise<ReadyClaim[]>;
+  /**
+   * When the first key of the lane (`render`) and shard with backlog is free to be asked: the
+   * earliest hold among them, which may be past; null with no backlog. A filling batch that
+   * found nothing reads it, so the crawl asks again when a key can be claimed, not sooner.
+   */
+  backlogFreeAt(render: boolean, shard?: number): Promise<number | null>;
   complete(batchId: string, record: PageRecord, discovered: readonly FrontierEntry[]): Promise<number>;
   /**
    * Puts a batch's unfinished URLs back in the queue for a later batch; `retried` is the URL

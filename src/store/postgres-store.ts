@@ -237,6 +237,11 @@ const READY_KEYS = `
      ORDER BY queued DESC LIMIT $7)
   ORDER BY held DESC, queued DESC LIMIT $7`;
 
+/** When the first key with backlog in lane $2 (render or not) and shard $3 (null: any) is free: see `backlogFreeAt`. */
+const BACKLOG_FREE_AT = `
+  SELECT min(next_request_at) AS at FROM crawlflow.hosts WHERE crawl = $1 AND queued > 0
+    AND CASE WHEN $2 THEN render_queued ELSE queued - render_queued END > 0 AND ($3::int IS NULL OR shard = $3)`;
+
 /**
  * Takes the host's next request start when the host is free at $3 (the caller's clock, read
  * once the statement had a connection), keeping it busy for $4 ms.
@@ -352,6 +357,11 @@ export class PostgresFrontierStore implements FrontierStore {
         return claimed;
       });
     });
+  }
+
+  async backlogFreeAt(render: boolean, shard?: number): Promise<number | null> {
+    const { rows } = await this.run<{ at: number | null }>(BACKLOG_FREE_AT, [render, shard ?? null]);
+    return rows[0].at;
   }
 
   /**

@@ -51,6 +51,10 @@ function queueStatements(db: Database.Database) {
          AND ${otherHoldersSql('urls', 'hosts.host', '@batchId')} < @maxHolders
        ORDER BY queued DESC LIMIT @limit`,
     ).pluck(),
+    backlogFreeAt: db.prepare(
+      `SELECT min(next_request_at) FROM hosts WHERE queued > 0 AND iif(@render, render_queued, queued - render_queued) > 0
+         AND (@shard IS NULL OR shard = @shard)`,
+    ).pluck(),
     taken: db.prepare('SELECT taken FROM hosts WHERE host = ?').pluck(),
     keyQueued: db.prepare('SELECT iif(?, render_queued, queued - render_queued) FROM hosts WHERE host = ?').pluck(),
     // The rows a claim just took, by the ids (a JSON array) its updates returned.

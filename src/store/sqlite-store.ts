@@ -301,6 +301,10 @@ export class SqliteFrontierStore implements FrontierStore {
     return this.writes.claimReady.immediate(batchId, query);
   }
 
+  async backlogFreeAt(render: boolean, shard?: number): Promise<number | null> {
+    return this.statements.backlogFreeAt.get({ render: render ? 1 : 0, shard: shard ?? null }) as number | null;
+  }
+
   /**
    * Links known to be seen are left out of the write. The others are known once the group's
    * transaction has committed (the write settles after its COMMIT), and only if the record was

@@ -57,6 +57,14 @@ const HOLDS_OUTLAST_STORE_RETRY = 'holds-outlast-store-retry';
  */
 const SHARES_WITH_WAITING_BATCHES = 'shares-with-waiting-batches';
 
+/**
+ * The patch that has a filling batch that found nothing wait, before the store is asked again,
+ * for when the batch found a key would be claimable (`BatchReport.claimableAt`): without it, a
+ * crawl whose every key was held past what a batch waits out launched filling batches every
+ * second, each of which found nothing, for as long as the holds lasted.
+ */
+const RETRY_WHEN_CLAIMABLE = 'retry-store-when-claimable';
+
 /** Held hosts the Web UI's current details name, the biggest backlogs first. */
 const HELD_HOSTS_SHOWN = 5;
 
@@ -233,7 +241,9 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
     this.track(
       runBatch(this.plan, order, batchSummary(seq, order)).then(
         (report) => {
-          this.scheduler.batchEnded(seq, report, Date.now());
+          // patched() only where the choice arises: only a filling batch that found nothing says when to ask again.
+          const heedClaimable = report.kind === 'done' && report.claimableAt !== undefined && patched(RETRY_WHEN_CLAIMABLE);
+          this.scheduler.batchEnded(seq, report, Date.now(), heedClaimable);
           if (this.scheduler.counts().batchesCompleted % INDEX_EVERY_BATCHES === 0) this.index();
         },
         (err: unknown) => this.abandon(seq, err),

@@ -151,6 +151,20 @@ function holdScenarios(env: TestTemporal, queue: string): Scenario[] {
       }
       return 'rec-retry-after';
     }],
+    ['held-past-batch-wait', async () => {
+      // Held past what a batch waits out: the batch waiting for work finds nothing and reads when the key is claimable.
+      const limited = await startRecordingSite({
+        '/': (_req, res) => page(res, ['/r/0', '/r/1']),
+        '/r/0': (_req, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': '14' }).end() : page(res)),
+        '/r/1': (_req, res) => page(res),
+      });
+      try {
+        await (await startCrawl(env.client, 'rec-held-past', { seeds: [`${limited.origin}/`], perHostConcurrency: 1 }, queue)).result();
+      } finally {
+        await limited.close();
+      }
+      return 'rec-held-past';
+    }],
   ];
 }
 
