@@ -24,6 +24,7 @@ import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from '
 import { runCli, spawnWorker } from './helpers/processes';
 import { sleep, waitFor } from './helpers/fixtures';
 import { decodePayload } from './helpers/histories';
+import { page, startRecordingSite } from './helpers/recording-site';
 
 const execFileAsync = promisify(execFile);
 
@@ -105,6 +106,37 @@ describe('Temporal-native operation', () => {
       assert.equal(text, `${first} · batch ${index + 1} · up to ${limit} ${limit === 1 ? 'URL' : 'URLs'}`);
     });
     assert.ok(batches.some((event) => decodePayload(event.userMetadata?.summary) === `links running batches find · batch 2 · up to 10 URLs`), 'the slots free at the start wait for the seed\'s links');
+  });
+
+  it("a held host's timer is one durable timer, kept while other hosts' batches report", async () => {
+    // One page answers 429 with Retry-After 11 once, past what a batch waits out, so its batch
+    // hands the host back; the other site's ten pages, 150 ms each, keep batches of two
+    // reporting through the hold.
+    const held = await startRecordingSite({
+      '/': (_req, res) => page(res, ['/r/0']),
+      '/r/0': (_req, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': '11' }).end() : page(res)),
+    });
+    const busyPaths = Array.from({ length: 10 }, (_, n) => `/b/${n}`);
+    const busy = await startRecordingSite({ '/': (_req, res) => page(res, busyPaths), ...Object.fromEntries(busyPaths.map((path) => [path, (_req, res) => page(res)])) }, 150);
+    try {
+      const input = { seeds: [`${held.origin}/`, `${busy.origin}/`], batchSize: 2, perHostConcurrency: 1, concurrency: 2, respectRobots: false };
+      const handle = await startCrawl(env.client, 'native-kept-timer', input, queue);
+      assert.equal((await handle.result()).totals.fetched, 13);
+      const events = (await handle.fetchHistory()).events ?? [];
+      const holdTimers = events.filter((event) => event.timerStartedEventAttributes && decodePayload(event.userMetadata?.summary) === `${held.host} is held: HTTP 429 with Retry-After 11 s`);
+      assert.equal(holdTimers.length, 1, 'one timer for the hold');
+      const timerId = holdTimers[0].timerStartedEventAttributes!.timerId;
+      const heldFrom = events.indexOf(holdTimers[0]);
+      const fired = events.findIndex((event) => event.timerFiredEventAttributes?.timerId === timerId);
+      assert.ok(fired > heldFrom, 'it fired');
+      const meanwhile = events.slice(heldFrom + 1, fired);
+      const reportsMeanwhile = meanwhile.filter((event) => event.activityTaskCompletedEventAttributes).length;
+      assert.ok(reportsMeanwhile >= 3, `batches reported while it ran (${reportsMeanwhile})`);
+      assert.deepEqual(meanwhile.filter((event) => event.timerCanceledEventAttributes || event.timerStartedEventAttributes), [], 'none cancelled or started meanwhile');
+    } finally {
+      await held.close();
+      await busy.close();
+    }
   });
 
   it('answers frontier and host queries, and validates updates before they enter history', async () => {

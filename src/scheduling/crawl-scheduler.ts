@@ -55,6 +55,12 @@ interface Fruitless {
 /** When the store is worth asking again after a fruitless fill: the short retry, or when a key is claimable if later. */
 const retryAt = ({ since, claimableAt = 0 }: Fruitless): number => Math.max(since + FRUITLESS_RETRY_MS, claimableAt);
 
+/** When the schedule wants to look again with nothing else to wake it, and why: the words of its timer in the Web UI. */
+export interface Wake {
+  at: number;
+  why: string;
+}
+
 export type Outcome = 'completed' | 'max-pages-reached' | 'stopped' | 'failed' | 'continue-as-new';
 
 interface Running {
@@ -506,9 +512,9 @@ export class CrawlScheduler {
    * (`storeRetryDue`): it launched nothing, and waking for it again at once would repeat that
    * until the holds end.
    */
-  nextWake(now: number, skipDueRetry = false): { at: number; why: string } | undefined {
+  nextWake(now: number, skipDueRetry = false): Wake | undefined {
     if (!this.launching()) return undefined;
-    let next: { at: number; why: string } | undefined;
+    let next: Wake | undefined;
     if (this.fruitless !== null && this.running.size === 0 && !(skipDueRetry && this.storeRetryDue(now))) {
       const why = retryAt(this.fruitless) > this.fruitless.since + FRUITLESS_RETRY_MS ? 'every key with backlog is held' : 'the store (no key was free) asked us to wait';
       next = { at: retryAt(this.fruitless), why };

@@ -21,9 +21,10 @@ import {
 import type { CrawlLimits } from '../shared/crawl-config';
 import { parseLimitsChange } from '../shared/crawl-config';
 import type { BatchTotals, CrawlEndStatus, CrawlProgress, CrawlStatus, CrawlSummary, EndReport, FrontierStats, HostState } from '../shared/crawl-types';
-import { CrawlScheduler, type Launch, type Outcome } from '../scheduling/crawl-scheduler';
+import { CrawlScheduler, type Launch, type Outcome, type Wake } from '../scheduling/crawl-scheduler';
 import { batchIdOf, type BatchOrder, type CrawlPlan } from '../scheduling/crawl-plan';
 import { batchFailure, lifecycle, runBatch, storeWatch } from './crawl-activities';
+import { WakeTimer } from './wake-timer';
 import { describeProgress } from './crawl-state';
 import type { EarlyMessages, CrawlMessages } from './crawl-messages';
 import type { CarriedCrawl, Opened } from './open-crawl';
@@ -65,6 +66,12 @@ const SHARES_WITH_WAITING_BATCHES = 'shares-with-waiting-batches';
  */
 const RETRY_WHEN_CLAIMABLE = 'retry-store-when-claimable';
 
+/**
+ * The patch that keeps the schedule's wake timer while its wake stays the same (`WakeTimer`):
+ * without it, every wait started a timer of its own, and each batch's report cancelled it.
+ */
+const KEEP_WAKE_TIMER = 'keep-wake-timer';
+
 /** Held hosts the Web UI's current details name, the biggest backlogs first. */
 const HELD_HOSTS_SHOWN = 5;
 
@@ -94,6 +101,13 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
   private broken: unknown;
   private recovering = false;
   private handingOver = false;
+  private readonly wakeTimer = new WakeTimer(
+    () => void (this.changed = true),
+    (err) => {
+      this.broken ??= err;
+      this.changed = true;
+    },
+  );
   /** How the crawl ended, once it has: what progress then shows. */
   private ended: CrawlStatus | undefined;
 
@@ -202,9 +216,21 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
       this.changed = false;
       // patched() only where the choice arises, so histories that never met it keep their shape.
       const wake = this.scheduler.nextWake(Date.now(), this.scheduler.storeRetryDue(Date.now()) && patched(HOLDS_OUTLAST_STORE_RETRY));
-      if (wake === undefined) await condition(() => this.changed);
-      else await condition(() => this.changed, Math.max(1, wake.at - Date.now()), { summary: wake.why });
+      await this.waitForWake(wake);
     }
+  }
+
+  /**
+   * Waits for the next change, or for `wake` when there is one. patched() only where the
+   * choice arises: a wake to wait for, or a timer kept from an earlier wait.
+   */
+  private async waitForWake(wake: Wake | undefined): Promise<void> {
+    if (wake !== undefined && !this.wakeTimer.pending && !patched(KEEP_WAKE_TIMER)) {
+      await condition(() => this.changed, Math.max(1, wake.at - Date.now()), { summary: wake.why });
+      return;
+    }
+    if (wake !== undefined || this.wakeTimer.pending) this.wakeTimer.set(wake);
+    await condition(() => this.changed);
   }
 
   /** Runs `work` alongside the schedule; whatever it throws stops the crawl instead of being lost. */

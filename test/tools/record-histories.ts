@@ -165,6 +165,23 @@ function holdScenarios(env: TestTemporal, queue: string): Scenario[] {
       }
       return 'rec-held-past';
     }],
+    ['held-while-others-report', async () => {
+      // One host held 11 s by a 429 while the other's batches of two report: the hold's timer is kept through them.
+      const held = await startRecordingSite({
+        '/': (_req, res) => page(res, ['/r/0']),
+        '/r/0': (_req, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': '11' }).end() : page(res)),
+      });
+      const busyPaths = Array.from({ length: 10 }, (_, n) => `/b/${n}`);
+      const busy = await startRecordingSite({ '/': (_req, res) => page(res, busyPaths), ...Object.fromEntries(busyPaths.map((path) => [path, (_req, res) => page(res)])) }, 150);
+      try {
+        const input = { seeds: [`${held.origin}/`, `${busy.origin}/`], batchSize: 2, perHostConcurrency: 1, concurrency: 2, respectRobots: false };
+        await (await startCrawl(env.client, 'rec-held-others', input, queue)).result();
+      } finally {
+        await held.close();
+        await busy.close();
+      }
+      return 'rec-held-others';
+    }],
   ];
 }
 
