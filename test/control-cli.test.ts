@@ -13,7 +13,9 @@ import { progressQuery } from '../src/shared/messages';
 import { CRAWL_WORKFLOW_TYPE } from '../src/shared/names';
 import { waitFor } from './helpers/fixtures';
 import { runCli, type CliResult } from './helpers/processes';
-import { page, startRecordingSite, type RecordingSite } from './helpers/recording-site';
+import { page, startRecordingSite, type Handler, type RecordingSite } from './helpers/recording-site';
+import { shardOf } from '../src/scheduling/shards';
+import type { CrawlStatusReport } from '../src/cli/crawl-report';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { uniqueQueue } from './helpers/temporal';
 import { cliTemporal } from './helpers/cli-temporal';
@@ -194,6 +196,51 @@ describe('control commands against a dev server and a worker', () => {
       await running.terminate('test over');
     }
     assert.equal(other.requests.filter((request) => request.path !== '/robots.txt').length - requestsBefore, 1, 'only start-fresh fetched a page of the other site');
+  });
+
+  it("status of a sharded crawl is its shards', read live: their batches in flight, counts and held hosts with why", async () => {
+    // Two sites whose keys fall in shards 0 and 1: one page of the first hangs in its batch,
+    // and the second answers its /r with 429 and Retry-After 30, so its shard holds it.
+    const inShard = async (shard: number, routes: Record<string, Handler>): Promise<RecordingSite> => {
+      for (;;) {
+        const candidate = await startRecordingSite(routes);
+        if (shardOf(candidate.host, 2) === shard) return candidate;
+        await candidate.close();
+      }
+    };
+    let releaseHang: () => void = () => {};
+    const hangs = new Promise<void>((resolve) => (releaseHang = resolve));
+    const hanging = await inShard(0, { '/': (_req, res) => page(res, ['/hang']), '/hang': (_req, res) => void hangs.then(() => page(res)) });
+    const holding = await inShard(1, { '/': (_req, res) => page(res, ['/r']), '/r': (_req, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': '30' }).end() : page(res)) });
+    const seeds = [`${hanging.origin}/`, `${holding.origin}/`];
+    const handle = await startCrawl(temporal.env.client, 'status-sharded', { seeds, shards: 2, concurrency: 2, perHostConcurrency: 1, respectRobots: false }, temporal.taskQueue);
+    try {
+      await waitFor(() => hanging.pages().some(({ path }) => path === '/hang') && holding.pages().some(({ path }) => path === '/r'), 20_000, 'the hang and the 429');
+      const heldUntil = Date.now() + 30_000;
+      const status = await runCli(['status', 'status-sharded', '--json'], temporal.cliEnv);
+      assert.equal(status.code, 0, status.stderr);
+      const { progress, frontier } = JSON.parse(status.stdout) as CrawlStatusReport;
+      // Each shard's queue is as its last batch report read it: /hang still queued then, /r queued again.
+      assert.deepEqual(
+        { processed: progress?.processed, queued: progress?.queued, batchesInFlight: progress?.batchesInFlight, hostsInFlight: progress?.hostsInFlight },
+        { processed: 2, queued: 2, batchesInFlight: 1, hostsInFlight: [hanging.host] },
+        'the front pages done, /hang in its batch',
+      );
+      const held = frontier?.hosts.find(({ host }) => host === holding.host);
+      assert.deepEqual(
+        frontier?.hosts.sort((a, b) => a.host.localeCompare(b.host)),
+        [
+          { host: hanging.host, queued: 1, batchesInFlight: 1, readyAt: null, holdReason: null },
+          { host: holding.host, queued: 1, batchesInFlight: 0, readyAt: held?.readyAt, holdReason: 'HTTP 429 with Retry-After 30 s' },
+        ].sort((a, b) => a.host.localeCompare(b.host)),
+      );
+      assert.ok(held?.readyAt != null && Math.abs(held.readyAt - heldUntil) < 3_000, `held about 30 s from the 429 (${held?.readyAt})`);
+    } finally {
+      await handle.cancel();
+      releaseHang();
+      await hanging.close();
+      await holding.close();
+    }
   });
 
   describe('add-seeds', () => {

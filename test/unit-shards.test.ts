@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { partOf, shardOf } from '../src/scheduling/shards';
 import { planOf, shardPlan } from '../src/scheduling/crawl-plan';
 import { parseCrawlConfig } from '../src/shared/crawl-config';
+import { mergedFrontier, mergedProgress } from '../src/shared/shard-progress';
+import type { CrawlProgress, HostState } from '../src/shared/crawl-types';
 
 describe('shards', () => {
   it('a key always hashes to the same shard (FNV-1a), and keys spread over every shard', () => {
@@ -31,5 +33,53 @@ describe('shards', () => {
     assert.deepEqual(parts.map((part) => part.maxPages), [3, 3, 2, 2]);
     assert.deepEqual(parts.map((part) => part.limits.concurrency), [2, 2, 1, 1]);
     assert.ok(parts.every((part) => !part.readsSitemaps));
+  });
+
+  it("a sharded crawl's progress and frontier are its shards' added up; its status, start and ID stay its own", () => {
+    const base: CrawlProgress = {
+      crawlId: 'c',
+      status: 'running',
+      processed: 0,
+      fetched: 0,
+      errors: 0,
+      skipped: 0,
+      bytes: 0,
+      queued: 0,
+      batchesInFlight: 0,
+      batchesCompleted: 0,
+      hostsInFlight: [],
+      startedAt: 1_000,
+      run: 1,
+      storeWait: null,
+      failures: [],
+    };
+    const crawl: CrawlProgress = { ...base, status: 'paused', processed: 7, shards: 2 };
+    const failure = { code: 'HeadersFromEnvMissing', message: 'x' };
+    const zero: CrawlProgress = { ...base, crawlId: 'c/shard-0', processed: 10, fetched: 9, errors: 1, skipped: 0, bytes: 100, queued: 4, batchesInFlight: 2, batchesCompleted: 5, hostsInFlight: ['a.test', 'b.test'], run: 3, failures: [{ ...failure, batches: 1 }] };
+    const storeWait = { since: 5, message: 'down' };
+    const one: CrawlProgress = { ...base, crawlId: 'c/shard-1', processed: 3, fetched: 2, skipped: 1, bytes: 20, queued: 1, batchesInFlight: 1, batchesCompleted: 2, hostsInFlight: ['c.test'], storeWait, failures: [{ ...failure, batches: 2 }] };
+    assert.deepEqual(mergedProgress(crawl, [zero, one]), {
+      ...crawl,
+      processed: 13,
+      fetched: 11,
+      errors: 1,
+      skipped: 1,
+      bytes: 120,
+      queued: 5,
+      batchesInFlight: 3,
+      batchesCompleted: 7,
+      hostsInFlight: ['a.test', 'b.test', 'c.test'],
+      run: 3,
+      storeWait,
+      failures: [{ ...failure, batches: 3 }],
+    });
+
+    const host = (name: string, queued: number): HostState => ({ host: name, queued, batchesInFlight: 0, readyAt: null, holdReason: null });
+    const frontier = mergedFrontier([
+      { queued: 60, snapshotVersion: 4, hosts: [host('a.test', 30), ...Array.from({ length: 30 }, (_, n) => host(`z${n}.test`, 1))] },
+      { queued: 50, snapshotVersion: 3, hosts: [host('b.test', 40), ...Array.from({ length: 30 }, (_, n) => host(`y${n}.test`, 1))] },
+    ]);
+    assert.deepEqual([frontier.queued, frontier.snapshotVersion, frontier.hosts.length], [110, 7, 50], 'the largest 50 backlogs of both');
+    assert.deepEqual(frontier.hosts.slice(0, 3).map(({ host: name }) => name), ['b.test', 'a.test', 'y0.test']);
   });
 });

@@ -10,6 +10,7 @@ import {
   TerminatedFailure,
   TimeoutFailure,
   WorkflowFailedError,
+  WorkflowNotFoundError,
   type Client,
   type WorkflowExecutionStatusName,
 } from '@temporalio/client';
@@ -18,6 +19,8 @@ import { describeChanges, hasChanges } from '../results/change-summary';
 import { describeHold, type CrawlProgress, type CrawlStatus, type CrawlSummary, type CrawlTotals, type FailureTally, type FrontierStats, type HostState } from '../shared/crawl-types';
 import { frontierQuery, progressQuery } from '../shared/messages';
 import type { CrawlLimits } from '../shared/crawl-config';
+import { mergedFrontier, mergedProgress } from '../shared/shard-progress';
+import { shardWorkflowId } from '../scheduling/shards';
 
 /** How a crawl's workflow ended when it returned no summary (it failed, was terminated, ...). */
 type WorkflowEnd = 'failed' | 'terminated' | 'timed-out' | 'cancelled';
@@ -214,10 +217,31 @@ export async function askWorkers<T>(client: Client, handle: CrawlHandle, taskQue
   }
 }
 
-/** A running crawl's progress and frontier, asked of the workers that run it. */
-function liveState(client: Client, handle: CrawlHandle, taskQueue: string): Promise<[CrawlProgress, FrontierStats]> {
+/** A workflow's progress and frontier, asked of the workers that run it. */
+function queriedState(client: Client, handle: CrawlHandle, taskQueue: string): Promise<[CrawlProgress, FrontierStats]> {
   // One after the other: a query still retrying when the first one gave up would outlive the connection.
   return askWorkers(client, handle, taskQueue, async () => [await handle.query(progressQuery), await handle.query(frontierQuery)]);
+}
+
+/**
+ * A running crawl's progress and frontier. A sharded crawl's are its shards', read now: its
+ * own are a view it reads every few seconds, and its shards run the batches, hold the hosts
+ * and tally the failures. Before its shards start (it reads its sitemaps first) its own stand.
+ */
+async function liveState(client: Client, handle: CrawlHandle, taskQueue: string): Promise<[CrawlProgress, FrontierStats]> {
+  const own = await queriedState(client, handle, taskQueue);
+  const [progress] = own;
+  if (progress.shards === undefined) return own;
+  const shards: Array<[CrawlProgress, FrontierStats]> = [];
+  try {
+    for (let shard = 0; shard < progress.shards; shard += 1) {
+      shards.push(await queriedState(client, crawlHandle(client, shardWorkflowId(handle.workflowId, shard)), taskQueue));
+    }
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return own;
+    throw err;
+  }
+  return [mergedProgress(progress, shards.map(([shardProgress]) => shardProgress)), mergedFrontier(shards.map(([, shardFrontier]) => shardFrontier))];
 }
 
 /** Everything `status` reports, from one describe and, by the crawl's state, its result or its queries. */

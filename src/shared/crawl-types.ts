@@ -133,6 +133,11 @@ export interface CrawlProgress {
   run: number;
   storeWait: StoreWait | null;
   failures: FailureTally[];
+  /**
+   * Set on a sharded crawl, whose own progress is a view read every few seconds, with no
+   * batches: its shards (`<crawl ID>/shard-<n>`) run them, and `status` reads theirs.
+   */
+  shards?: number;
 }
 
 export interface CrawlSummary {

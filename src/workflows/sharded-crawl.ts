@@ -7,7 +7,7 @@
  *
  * Its messages: progress, frontier and host are answered from a view of the whole crawl read
  * every PROGRESS_POLL_MS until Temporal suggests continue-as-new (batch counts are the
- * shards': query `<crawl ID>/shard-<n>`);
+ * shards': query `<crawl ID>/shard-<n>`, which `crawlflow status` does for every shard);
  * pause and resume are passed on to every shard; cancelling the crawl cancels its shards
  * (children in its scope). stop, setLimits and addSeeds are refused with SHARDED_UNSUPPORTED.
  */
@@ -26,10 +26,11 @@ import {
   type SignalDefinition,
 } from '@temporalio/workflow';
 import type { CrawlLimits } from '../shared/crawl-config';
-import type { BatchFailure, CrawlEndStatus, CrawlProgress, CrawlSummary, CrawlTotals, CrawlView, FailureTally, FrontierStats, HostState, ShardSummary } from '../shared/crawl-types';
+import type { BatchFailure, CrawlEndStatus, CrawlProgress, CrawlSummary, CrawlTotals, CrawlView, FrontierStats, HostState, ShardSummary } from '../shared/crawl-types';
 import { pauseSignal, resumeSignal } from '../shared/messages';
 import { shardPlan } from '../scheduling/crawl-plan';
 import { shardWorkflowId } from '../scheduling/shards';
+import { mergedFailures } from '../shared/shard-progress';
 import { lifecycle } from './crawl-activities';
 import { crawlShard } from './crawl-shard';
 import { describeProgress, indexedAttributes } from './crawl-state';
@@ -163,6 +164,7 @@ export class ShardedCrawl implements CrawlMessages {
       run: 1,
       storeWait: null,
       failures: [],
+      shards: this.shards,
     };
   }
 
@@ -237,13 +239,4 @@ function unsupported(message: string): ApplicationFailure {
 /** The crawl's end, from its shards': the first of END_ORDER any of them reached, else completed. */
 function crawlEnd(shards: ShardSummary[]): CrawlSummary['status'] {
   return END_ORDER.find((status) => shards.some((shard) => shard.status === status)) ?? 'completed';
-}
-
-function mergedFailures(tallies: FailureTally[]): FailureTally[] {
-  const byCode = new Map<string, FailureTally>();
-  for (const tally of tallies) {
-    const seen = byCode.get(tally.code);
-    byCode.set(tally.code, seen ? { ...seen, batches: seen.batches + tally.batches } : { ...tally });
-  }
-  return [...byCode.values()];
 }
