@@ -24,7 +24,7 @@ import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from '
 import { runCli, spawnWorker } from './helpers/processes';
 import { sleep, waitFor } from './helpers/fixtures';
 import { decodePayload } from './helpers/histories';
-import { page, startRecordingSite } from './helpers/recording-site';
+import { startHeldWhileBusy } from './helpers/recording-site';
 
 const execFileAsync = promisify(execFile);
 
@@ -109,18 +109,11 @@ describe('Temporal-native operation', () => {
   });
 
   it("a held host's timer is one durable timer, kept while other hosts' batches report", async () => {
-    // One page answers 429 with Retry-After 11 once, past what a batch waits out, so its batch
-    // hands the host back; the other site's ten pages, 150 ms each, keep batches of two
-    // reporting through the hold.
-    const held = await startRecordingSite({
-      '/': (_req, res) => page(res, ['/r/0']),
-      '/r/0': (_req, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': '11' }).end() : page(res)),
-    });
-    const busyPaths = Array.from({ length: 10 }, (_, n) => `/b/${n}`);
-    const busy = await startRecordingSite({ '/': (_req, res) => page(res, busyPaths), ...Object.fromEntries(busyPaths.map((path) => [path, (_req, res) => page(res)])) }, 150);
+    // Held 11 s, past what a batch waits out, so its batch hands the host back.
+    const sites = await startHeldWhileBusy(11);
+    const { held } = sites;
     try {
-      const input = { seeds: [`${held.origin}/`, `${busy.origin}/`], batchSize: 2, perHostConcurrency: 1, concurrency: 2, respectRobots: false };
-      const handle = await startCrawl(env.client, 'native-kept-timer', input, queue);
+      const handle = await startCrawl(env.client, 'native-kept-timer', sites.input, queue);
       assert.equal((await handle.result()).totals.fetched, 13);
       const events = (await handle.fetchHistory()).events ?? [];
       const holdTimers = events.filter((event) => event.timerStartedEventAttributes && decodePayload(event.userMetadata?.summary) === `${held.host} is held: HTTP 429 with Retry-After 11 s`);
@@ -134,8 +127,7 @@ describe('Temporal-native operation', () => {
       assert.ok(reportsMeanwhile >= 3, `batches reported while it ran (${reportsMeanwhile})`);
       assert.deepEqual(meanwhile.filter((event) => event.timerCanceledEventAttributes || event.timerStartedEventAttributes), [], 'none cancelled or started meanwhile');
     } finally {
-      await held.close();
-      await busy.close();
+      await sites.close();
     }
   });
 

@@ -5,7 +5,7 @@ import { partOf, shardOf } from '../src/scheduling/shards';
 import { planOf, shardPlan } from '../src/scheduling/crawl-plan';
 import { parseCrawlConfig } from '../src/shared/crawl-config';
 import { mergedFrontier, mergedProgress } from '../src/shared/shard-progress';
-import type { CrawlProgress, HostState } from '../src/shared/crawl-types';
+import { openingProgress, type CrawlProgress, type HostState } from '../src/shared/crawl-types';
 
 describe('shards', () => {
   it('a key always hashes to the same shard (FNV-1a), and keys spread over every shard', () => {
@@ -36,23 +36,7 @@ describe('shards', () => {
   });
 
   it("a sharded crawl's progress and frontier are its shards' added up; its status, start and ID stay its own", () => {
-    const base: CrawlProgress = {
-      crawlId: 'c',
-      status: 'running',
-      processed: 0,
-      fetched: 0,
-      errors: 0,
-      skipped: 0,
-      bytes: 0,
-      queued: 0,
-      batchesInFlight: 0,
-      batchesCompleted: 0,
-      hostsInFlight: [],
-      startedAt: 1_000,
-      run: 1,
-      storeWait: null,
-      failures: [],
-    };
+    const base = openingProgress('c', 1_000);
     const crawl: CrawlProgress = { ...base, status: 'paused', processed: 7, shards: 2 };
     const failure = { code: 'HeadersFromEnvMissing', message: 'x' };
     const zero: CrawlProgress = { ...base, crawlId: 'c/shard-0', processed: 10, fetched: 9, errors: 1, skipped: 0, bytes: 100, queued: 4, batchesInFlight: 2, batchesCompleted: 5, hostsInFlight: ['a.test', 'b.test'], run: 3, failures: [{ ...failure, batches: 1 }] };

@@ -140,6 +140,27 @@ export interface CrawlProgress {
   shards?: number;
 }
 
+/** The progress of a crawl that has not started scheduling: nothing counted, nothing running. */
+export function openingProgress(crawlId: string, startedAt: number): CrawlProgress {
+  return {
+    crawlId,
+    status: 'running',
+    processed: 0,
+    fetched: 0,
+    errors: 0,
+    skipped: 0,
+    bytes: 0,
+    queued: 0,
+    batchesInFlight: 0,
+    batchesCompleted: 0,
+    hostsInFlight: [],
+    startedAt,
+    run: 1,
+    storeWait: null,
+    failures: [],
+  };
+}
+
 export interface CrawlSummary {
   crawlId: string;
   /** A crawl that fails (every batch failed the same way) ends as a failed workflow, not with a summary. */

@@ -4,7 +4,7 @@
  */
 import { ApplicationFailure, condition, log, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
 import { parseLimitsChange, parseSeeds, type CrawlLimits } from '../shared/crawl-config';
-import type { CrawlProgress, FrontierStats, HostState } from '../shared/crawl-types';
+import { openingProgress, type CrawlProgress, type FrontierStats, type HostState } from '../shared/crawl-types';
 import { addSeedsUpdate, frontierQuery, hostQuery, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate, stopUpdate } from '../shared/messages';
 import { validateWith } from './crawl-state';
 
@@ -77,25 +77,5 @@ function warnOfStraySignal(crawlId: string, signal: string): void {
     ? `${signal} is an update, send it as one: temporal workflow update execute --workflow-id ${crawlId} --name ${signal}`
     : `the crawl takes the signals ${SIGNAL_NAMES}`;
   log.warn(`signal "${signal}" ignored: ${why}`, { crawlId, signal });
-}
-
-function openingProgress(crawlId: string, startedAt: number): CrawlProgress {
-  return {
-    crawlId,
-    status: 'running',
-    processed: 0,
-    fetched: 0,
-    errors: 0,
-    skipped: 0,
-    bytes: 0,
-    queued: 0,
-    batchesInFlight: 0,
-    batchesCompleted: 0,
-    hostsInFlight: [],
-    startedAt,
-    run: 1,
-    storeWait: null,
-    failures: [],
-  };
 }
 

@@ -54,6 +54,29 @@ export async function startRecordingSite(routes: Record<string, Handler>, latenc
   };
 }
 
+/**
+ * A host held by a 429 while another's batches report: `held` answers its /r/0 with 429 and
+ * `Retry-After: retryAfterS` the first time; `busy` links ten pages of 150 ms each. `seeds`
+ * and `input` make the crawl of both, in batches of two, one key at a time.
+ */
+export async function startHeldWhileBusy(retryAfterS: number) {
+  const held = await startRecordingSite({
+    '/': (_req, res) => page(res, ['/r/0']),
+    '/r/0': (_req, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': String(retryAfterS) }).end() : page(res)),
+  });
+  const busyPaths = Array.from({ length: 10 }, (_, n) => `/b/${n}`);
+  const busy = await startRecordingSite({ '/': (_req, res) => page(res, busyPaths), ...Object.fromEntries(busyPaths.map((path): [string, Handler] => [path, (_req, res) => page(res)])) }, 150);
+  return {
+    held,
+    busy,
+    input: { seeds: [`${held.origin}/`, `${busy.origin}/`], batchSize: 2, perHostConcurrency: 1, concurrency: 2, respectRobots: false },
+    close: async () => {
+      await held.close();
+      await busy.close();
+    },
+  };
+}
+
 /** Gaps between the starts of consecutive requests, in order. */
 export function startGaps(requests: readonly RequestLogEntry[]): number[] {
   return gapsBetween(requests.map((request) => request.startedAt));

@@ -18,7 +18,7 @@ import { shardWorkflowId } from '../../src/scheduling/shards';
 import { projectRoot } from '../../src/temporal/project-paths';
 import { waitFor } from '../helpers/fixtures';
 import { historiesOf, writeHistoryFile } from '../helpers/histories';
-import { page, startRecordingSite } from '../helpers/recording-site';
+import { page, startHeldWhileBusy, startRecordingSite } from '../helpers/recording-site';
 import { startTestTemporal, uniqueQueue, type TestTemporal } from '../helpers/temporal';
 
 const { version } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string };
@@ -167,18 +167,11 @@ function holdScenarios(env: TestTemporal, queue: string): Scenario[] {
     }],
     ['held-while-others-report', async () => {
       // One host held 11 s by a 429 while the other's batches of two report: the hold's timer is kept through them.
-      const held = await startRecordingSite({
-        '/': (_req, res) => page(res, ['/r/0']),
-        '/r/0': (_req, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': '11' }).end() : page(res)),
-      });
-      const busyPaths = Array.from({ length: 10 }, (_, n) => `/b/${n}`);
-      const busy = await startRecordingSite({ '/': (_req, res) => page(res, busyPaths), ...Object.fromEntries(busyPaths.map((path) => [path, (_req, res) => page(res)])) }, 150);
+      const sites = await startHeldWhileBusy(11);
       try {
-        const input = { seeds: [`${held.origin}/`, `${busy.origin}/`], batchSize: 2, perHostConcurrency: 1, concurrency: 2, respectRobots: false };
-        await (await startCrawl(env.client, 'rec-held-others', input, queue)).result();
+        await (await startCrawl(env.client, 'rec-held-others', sites.input, queue)).result();
       } finally {
-        await held.close();
-        await busy.close();
+        await sites.close();
       }
       return 'rec-held-others';
     }],
