@@ -11,7 +11,7 @@ import { startCrawl } from '../src/client/crawl-client';
 import { frontierQuery, hostQuery } from '../src/shared/messages';
 import { historyEventTypes, readRecords, runCrawlToEnd, startTestTemporal, STORE_KINDS, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { html, linkedRoutes, reachablePagePaths, sortedPaths, waitFor } from './helpers/fixtures';
-import { gapsBetween, startGaps } from './helpers/recording-site';
+import { gapsBetween, page, startGaps, startRecordingSite, type Handler } from './helpers/recording-site';
 import { recordRequestSends } from './helpers/request-sends';
 import { startSiteThread } from './helpers/site-thread';
 
@@ -94,6 +94,35 @@ describe(`politeness across workers (${store} store)`, () => {
       assert.ok(minStartGap(open.requests) < 285, 'and no delay');
     } finally {
       await Promise.all([strict.close(), open.close()]);
+    }
+  });
+
+  it("a batch of several delayed hosts crawls them in turn, each still paced by its delay", async () => {
+    // Five hosts of a root and three pages, one batch at a time: the second batch holds all
+    // fifteen pages. One host at a time, it would sit out every 500 ms gap; in turn, each
+    // round asks each host once.
+    const paths = ['/p0', '/p1', '/p2'];
+    const sites = await Promise.all(
+      Array.from({ length: 5 }, () => startRecordingSite({ '/': (_req, res) => page(res, paths), ...Object.fromEntries(paths.map((path): [string, Handler] => [path, (_req, res) => page(res)])) })),
+    );
+    try {
+      const input = { seeds: sites.map((site) => `${site.origin}/`), concurrency: 1, perHostConcurrency: 1, delayMs: 500, respectRobots: false };
+      const { records } = await runCrawlToEnd(env, queue, 'polite-in-turn', input);
+      assert.equal(records.length, 20, 'every page recorded once');
+      const asked = sites.flatMap((site) => site.pages().map((request) => ({ host: site.host, path: request.path, at: request.startedAt })));
+      assert.deepEqual(asked.map(({ host, path }) => `${host}${path}`).sort(), records.map((record) => record.url.replace('http://', '')).sort(), 'every page asked once');
+      const rounds = asked.filter(({ path }) => path !== '/').sort((a, b) => a.at - b.at);
+      const everyHost = sites.map((site) => site.host).sort();
+      for (let round = 0; round < paths.length; round += 1) {
+        const hosts = rounds.slice(round * sites.length, (round + 1) * sites.length).map(({ host }) => host);
+        assert.deepEqual([...hosts].sort(), everyHost, `round ${round + 1} asks each host once: ${rounds.map(({ host, path }) => `${host}${path}`).join(', ')}`);
+      }
+      for (const site of sites) {
+        const closest = minStartGap(site.requests);
+        assert.ok(closest >= 500 - ARRIVAL_JITTER_MS, `${site.host}: requests 500 ms apart (closest: ${closest} ms)`);
+      }
+    } finally {
+      await Promise.all(sites.map((site) => site.close()));
     }
   });
 

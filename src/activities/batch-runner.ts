@@ -1,6 +1,7 @@
 /**
- * One attempt of a batch: its shares of hosts, then ready work from the store, each key's
- * claimed URLs crawled in order, every record and its new links written before the next.
+ * One attempt of a batch: its shares of hosts, then ready work from the store, its keys
+ * crawled in turn and each key's claimed URLs in order, every record and its new links
+ * written before the next.
  *
  * Liveness and stopping: a ticker heartbeats every second whatever the network does, so a
  * slow response never looks like a dead worker, and reads the store's stop order for the
@@ -13,7 +14,7 @@
 import { Context } from '@temporalio/activity';
 import type { BatchProgress, HostDeferral } from '../shared/crawl-types';
 import type { CrawlConfig } from '../shared/crawl-config';
-import type { ClaimBounds, ClaimedUrl, FrontierStore, ReadyClaim } from '../store/frontier-store';
+import type { ClaimedUrl, FrontierStore, ReadyClaim } from '../store/frontier-store';
 import { RequestStarts } from '../store/request-starts';
 import { markRendered } from '../policy/render-routing';
 import { sharePriority } from '../policy/frontier-order';
@@ -50,6 +51,21 @@ const WORK_POLL_MS = 250;
  * for one indexed read a second per batch rather than one per page.
  */
 const CONFIG_CHECK_MS = 1_000;
+
+/**
+ * A key's next URL that would wait longer than this for the host, while the batch has other
+ * keys to crawl, is left for the key's next turn (`crawlInTurn`). Shorter waits are waited:
+ * they cost less than going round the other keys.
+ */
+const YIELD_AFTER_MS = 5;
+
+/** A key a batch crawls: its claimed URLs, the next one to fetch, and its requests once it has been reached. */
+interface KeyWalk {
+  host: string;
+  urls: readonly ClaimedUrl[];
+  next: number;
+  requests?: KeyRequests;
+}
 
 /** How long a batch's store calls and body writes wait out an outage, with the wait on the metrics. */
 export const batchPatience = (metrics: CrawlMetrics, signal: AbortSignal): Patience => ({
@@ -160,29 +176,62 @@ export class BatchRunner {
 
   /** The batch's shares, then its fill; returns the URLs claimed, adding each key's deferral to `deferred`. */
   private async crawlWork(run: BatchRun, deferred: HostDeferral[]): Promise<number> {
-    const { work, stop } = run;
-    let claimed = 0;
+    const { work } = run;
     const batchLimit = work.shares.reduce((sum, share) => sum + share.limit, work.fill?.urls ?? 0);
-    for (const share of work.shares) {
-      if (stop.asked) break;
-      // A share is bounded by its own limit per key; only the fill after it needs the batch-wide one.
-      const crawled = await this.crawlShare(run, share, { holders: holdersOf(run, share.host) });
-      claimed += crawled.claimed;
-      if (crawled.deferral !== undefined) deferred.push(crawled.deferral);
-    }
+    const walks = await this.claimShares(run);
+    const claimed = walks.reduce((sum, walk) => sum + walk.urls.length, 0);
+    if (claimed > 0) await this.followConfig(run);
+    await this.crawlInTurn(run, walks, deferred);
     // Shares the view overstated (keys others took meanwhile) leave room: it is filled like the fill itself.
-    if (work.fill) claimed += await this.fillFromStore(run, batchLimit, claimed, deferred);
+    if (work.fill) return claimed + (await this.fillFromStore(run, batchLimit, claimed, deferred));
     return claimed;
   }
 
+  /** Claims each share of the batch: a share is bounded by its own limit per key; only the fill after them needs the batch-wide one. */
+  private async claimShares(run: BatchRun): Promise<KeyWalk[]> {
+    const { work, store, stop } = run;
+    const walks: KeyWalk[] = [];
+    for (const { host, limit } of work.shares) {
+      if (stop.asked) break;
+      const urls = await store.claim(work.batchId, host, limit, work.config.maxPagesPerHost, this.loader.render, { holders: holdersOf(run, host) });
+      walks.push({ host, urls, next: 0 });
+    }
+    return walks;
+  }
+
   /**
-   * Claims the share of one host and fetches its URLs in order; stops early for a long wait
-   * the host asked for (the deferral is returned) or a hand-over (the rest is given back).
+   * Crawls the batch's keys in turn, each from where it was left: a key's URLs in order until
+   * the next one would wait for the host's gap (a delay, a Crawl-delay) while other keys are
+   * left in the turn, then the next key; a key is asked at least once a turn, waiting if it
+   * must, so every turn goes forward. A batch of many paced keys thus keeps one request going
+   * where one key at a time would sit out each gap. A deferral (a wait longer than a batch
+   * sits idle) or a hand-over gives back every URL the batch holds unfinished, the other keys'
+   * too, and ends the walk. Returns the URLs of the keys it reached.
    */
-  private async crawlShare(run: BatchRun, { host, limit }: HostShare, bounds: ClaimBounds): Promise<{ claimed: number; deferral?: HostDeferral }> {
-    const claimed = await run.store.claim(run.work.batchId, host, limit, run.work.config.maxPagesPerHost, this.loader.render, bounds);
-    if (claimed.length > 0) await this.followConfig(run);
-    return { claimed: claimed.length, ...(await this.crawlClaimed(run, host, claimed)) };
+  private async crawlInTurn(run: BatchRun, walks: KeyWalk[], deferred: HostDeferral[]): Promise<number> {
+    const unfinished = () => walks.reduce((sum, walk) => sum + walk.urls.length - walk.next, 0);
+    this.gauges.held.inc(unfinished());
+    let reached = 0;
+    try {
+      for (let turn = walks.filter((walk) => walk.urls.length > 0); turn.length > 0; turn = turn.filter((walk) => walk.next < walk.urls.length)) {
+        for (const walk of turn) {
+          if (run.stop.asked) {
+            await run.store.release(run.work.batchId);
+            return reached;
+          }
+          if (walk.requests === undefined) reached += walk.urls.length;
+          const deferral = await this.crawlKey(run, walk, turn.length > 1);
+          if (deferral !== undefined) {
+            deferred.push(deferral);
+            return reached;
+          }
+        }
+      }
+      return reached;
+    } finally {
+      this.gauges.held.dec(unfinished());
+      await Promise.all(walks.map((walk) => walk.requests?.starts.settled()));
+    }
   }
 
   /**
@@ -204,44 +253,40 @@ export class BatchRunner {
     run.policy = await this.policies.forCrawl(run.work.crawlId, config, run.store);
   }
 
-  /** Fetches the claimed URLs of one key in order (see `crawlShare`). */
-  private async crawlClaimed(run: BatchRun, host: string, claimed: readonly ClaimedUrl[]): Promise<{ deferral?: HostDeferral }> {
+  /**
+   * Fetches a key's claimed URLs in order from where the walk left it (see `crawlInTurn`):
+   * `mayYield`, it stops at a URL after the first that would wait for the host. Returns the
+   * key's deferral when the host asked for a longer wait (every unfinished URL given back).
+   */
+  private async crawlKey(run: BatchRun, walk: KeyWalk, mayYield: boolean): Promise<HostDeferral | undefined> {
     const { work, store, stop } = run;
     const { signal } = stop;
-    const key: KeyRequests = {
+    const { host } = walk;
+    walk.requests ??= {
       pacing: { current: await store.hostPacing(host) },
-      starts: new RequestStarts(store, host, signal, work.config.politenessKey === 'host' ? undefined : hostsOf(claimed)),
+      starts: new RequestStarts(store, host, signal, work.config.politenessKey === 'host' ? undefined : hostsOf(walk.urls)),
     };
     let urlWork = { crawlId: work.crawlId, config: work.config, host };
-    this.gauges.held.inc(claimed.length);
-    let pending = claimed.length;
-    try {
-      for (const item of claimed) {
-        signal.throwIfAborted();
-        if (stop.asked) {
-          await store.release(work.batchId);
-          break;
-        }
-        if (Date.now() - run.configCheckedAt >= CONFIG_CHECK_MS) {
-          await this.followConfig(run);
-          urlWork = { ...urlWork, config: run.work.config };
-        }
-        const result = await this.urls.process(urlWork, store, item, run.policy, key, signal);
-        if ('deferUntil' in result) {
-          await store.release(work.batchId, { url: item.url, attempts: result.attempts });
-          this.deps.metrics.hostDeferrals.inc();
-          const { deferUntil: until, reason } = result;
-          return { deferral: reason === undefined ? { host, until } : { host, until, reason } };
-        }
-        await this.complete(run, item, result.outcome);
-        pending -= 1;
-        this.gauges.held.dec();
+    for (const from = walk.next; walk.next < walk.urls.length && !stop.asked; walk.next += 1) {
+      signal.throwIfAborted();
+      if (Date.now() - run.configCheckedAt >= CONFIG_CHECK_MS) {
+        await this.followConfig(run);
+        urlWork = { ...urlWork, config: run.work.config };
       }
-      return {};
-    } finally {
-      this.gauges.held.dec(pending);
-      await key.starts.settled();
+      const item = walk.urls[walk.next];
+      const yields = mayYield && walk.next > from;
+      const result = await this.urls.process(urlWork, store, item, run.policy, walk.requests, signal, yields ? YIELD_AFTER_MS : LONG_WAIT_MS);
+      if ('deferUntil' in result) {
+        if (yields && result.deferUntil <= Date.now() + LONG_WAIT_MS) return undefined;
+        await store.release(work.batchId, { url: item.url, attempts: result.attempts });
+        this.deps.metrics.hostDeferrals.inc();
+        const { deferUntil: until, reason } = result;
+        return reason === undefined ? { host, until } : { host, until, reason };
+      }
+      await this.complete(run, item, result.outcome);
+      this.gauges.held.dec();
     }
+    return undefined;
   }
 
   /** Writes a URL's record and its new links (its body first, when the crawl keeps bodies). */
@@ -315,25 +360,8 @@ export class BatchRunner {
     stop.signal.throwIfAborted();
   }
 
-  /**
-   * Crawls the keys of one ready claim in order; returns the URLs of those it crawled. A
-   * deferral or a hand-over gives back every URL the batch holds unfinished, the later keys'
-   * too, so those are left to a later claim.
-   */
-  private async crawlReadyClaims(run: BatchRun, claims: readonly ReadyClaim[], deferred: HostDeferral[]): Promise<number> {
-    let crawledUrls = 0;
-    for (const { key, urls } of claims) {
-      if (run.stop.asked) {
-        await run.store.release(run.work.batchId);
-        break;
-      }
-      const crawled = await this.crawlClaimed(run, key, urls);
-      crawledUrls += urls.length;
-      if (crawled.deferral !== undefined) {
-        deferred.push(crawled.deferral);
-        break;
-      }
-    }
-    return crawledUrls;
+  /** Crawls the keys of one ready claim in turn (`crawlInTurn`); returns the URLs of those it reached. */
+  private crawlReadyClaims(run: BatchRun, claims: readonly ReadyClaim[], deferred: HostDeferral[]): Promise<number> {
+    return this.crawlInTurn(run, claims.map(({ key, urls }) => ({ host: key, urls, next: 0 })), deferred);
   }
 }

@@ -41,6 +41,17 @@ export interface KeyRequests {
   lastFailure?: RequestOutcome;
 }
 
+/** One URL to read, with everything its requests go by (`UrlProcessor.process`'s arguments). */
+interface UrlRequest {
+  work: UrlWork;
+  store: FrontierStore;
+  item: ClaimedUrl;
+  crawlPolicy: CrawlPolicy;
+  key: KeyRequests;
+  signal: AbortSignal;
+  firstWaitMs: number;
+}
+
 /** The fetch policy of a URL's requests: the crawl's limits, and the host's own headers and route. */
 function fetchPolicyOf(config: CrawlConfig, crawlPolicy: CrawlPolicy, userAgent: string): FetchPolicy {
   const { page: pagePolicy, guard, proxy, headersFor } = crawlPolicy;
@@ -65,12 +76,17 @@ export class UrlProcessor {
     private readonly loader: PageLoader,
   ) {}
 
-  async process(work: UrlWork, store: FrontierStore, item: ClaimedUrl, crawlPolicy: CrawlPolicy, key: KeyRequests, signal: AbortSignal): Promise<UrlResult> {
+  /**
+   * `firstWaitMs`: the longest wait for the URL's first request slot, past which the result is
+   * the time the host is free (a batch with other keys to crawl meanwhile asks with less than
+   * `LONG_WAIT_MS`). Retries wait up to `LONG_WAIT_MS`.
+   */
+  async process(work: UrlWork, store: FrontierStore, item: ClaimedUrl, crawlPolicy: CrawlPolicy, key: KeyRequests, signal: AbortSignal, firstWaitMs = LONG_WAIT_MS): Promise<UrlResult> {
     const { recrawlOf } = work.config;
     // A recrawl reads the earlier crawl's record of the URL: validators, hash, links.
     const previous = recrawlOf === undefined ? undefined : await this.deps.stores.use(recrawlOf, (earlier) => earlier.record(item.url));
     const context: OutcomeContext = { extractor: crawlPolicy.extractor, recrawl: recrawlOf === undefined ? undefined : { previous } };
-    const result = await this.read(work, store, item, crawlPolicy, key, signal, context);
+    const result = await this.read({ work, store, item, crawlPolicy, key, signal, firstWaitMs }, context);
     if (recrawlOf === undefined || !('outcome' in result) || !keepsEarlierLinks(previous, result.outcome.record)) return result;
     // Only links to pages the earlier crawl recorded: a page it read as nofollow keeps its links in
     // its record, and they were never followed.
@@ -79,7 +95,8 @@ export class UrlProcessor {
   }
 
   /** The URL's outcome from robots.txt, its fetch and retries, or the time its host may be asked again. */
-  private async read(work: UrlWork, store: FrontierStore, item: ClaimedUrl, crawlPolicy: CrawlPolicy, key: KeyRequests, signal: AbortSignal, context: OutcomeContext): Promise<UrlResult> {
+  private async read(request: UrlRequest, context: OutcomeContext): Promise<UrlResult> {
+    const { work, store, item, crawlPolicy, key, signal, firstWaitMs } = request;
     const { config, host, crawlId } = work;
     if (item.skipped !== undefined) return { outcome: withChange(skippedOutcome(item, item.skipped), context) }; // over the host's page cap
     // Requests (headers, cookies, robots.txt) belong to the URL's host; pacing to its politeness key.
@@ -99,7 +116,7 @@ export class UrlProcessor {
     const validators = conditionalHeaders(crawlPolicy.revalidates ? context.recrawl?.previous : undefined, config.storeBodies);
     for (let attempts = item.attempts; ; ) {
       const gapMs = requestGapMs(pacingPolicy, pacing.current);
-      const start = await starts.take(gapMs, LONG_WAIT_MS);
+      const start = await starts.take(gapMs, attempts === item.attempts ? firstWaitMs : LONG_WAIT_MS);
       if ('deferUntil' in start) return { deferUntil: start.deferUntil, attempts, reason: holdReason(pacingPolicy, gapMs, LONG_WAIT_MS, pacing.current.errorStreak, key.lastFailure) };
       this.deps.metrics.politenessWait.observe(start.waitedMs / 1000);
 
