@@ -15,6 +15,7 @@ import type { CrawlInput } from '../src/shared/crawl-config';
 import type { BatchReport } from '../src/shared/crawl-types';
 import { REPORT_HOSTS } from '../src/activities/crawl-batch';
 import { LONG_WAIT_MS } from '../src/activities/url-processor';
+import { page, startRecordingSite, type Handler } from './helpers/recording-site';
 import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { completedResults, decodePayload, historiesOf, scheduledInputs } from './helpers/histories';
 
@@ -70,10 +71,10 @@ describe(`a broad crawl: ${HOSTS} hosts, a seed on each, two workers`, () => {
     assert.ok(orders.every((order) => order.hosts.reduce((sum, share) => sum + share.limit, order.fill ?? 0) <= 20), 'no batch ordered more than the batch size');
   });
 
-  it('a host that defers mid-claim gives back the keys claimed with it: each is fetched once later, the deferred page twice', async () => {
+  it('a host that defers mid-claim gives back its own URLs, and its batch goes on with the keys claimed with it: each page fetched once, the deferred page twice', async () => {
     // 60 hosts seeded at once: batches claim several ready keys at a time. Every sixth host
-    // answers its first /p0 with a Retry-After long enough to defer the batch, which gives
-    // back every URL it holds unfinished, the later keys of its claim too.
+    // answers its first /p0 with a Retry-After long enough to defer it: its batch gives back
+    // the rest of that key and crawls its other keys.
     const limited = (host: number) => host % 6 === 0;
     const deferring = await startLinkedHosts(60, 2, {
       firstAnswer: (host, path) => (limited(host) && path === '/p0' ? { status: 429, headers: { 'retry-after': '11' } } : undefined),
@@ -95,6 +96,36 @@ describe(`a broad crawl: ${HOSTS} hosts, a seed on each, two workers`, () => {
       assert.deepEqual([...new Set(deferredHosts)].sort(), limitedPages.map((page) => new URL(page).host).sort(), 'each limited host deferred its batch');
     } finally {
       await deferring.close();
+    }
+  });
+
+  it("a batch whose first host defers crawls its other host's share itself, not a later batch", async () => {
+    // One batch at a time: the second holds the first site's six pages, the biggest share,
+    // crawled first, and the other site's four. The first site's first page answers 429 with
+    // Retry-After 11; giving back only that site's URLs, the batch crawls the other's four.
+    const pagesOf = (paths: string[]) => Object.fromEntries(paths.map((path): [string, Handler] => [path, (_req, res) => page(res)]));
+    const held = ['/s/0', '/s/1', '/s/2', '/s/3', '/s/4'];
+    const deferring = await startRecordingSite({
+      '/': (_req, res) => page(res, ['/r', ...held]),
+      '/r': (_req, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': '11' }).end() : page(res)),
+      ...pagesOf(held),
+    });
+    const paths = ['/b/0', '/b/1', '/b/2', '/b/3'];
+    const other = await startRecordingSite({ '/': (_req, res) => page(res, paths), ...pagesOf(paths) });
+    try {
+      const input = { seeds: [`${deferring.origin}/`, `${other.origin}/`], concurrency: 1, perHostConcurrency: 1, respectRobots: false, allowPrivateNetwork: true };
+      const handle = await startCrawl(env.client, 'broad-defer-one', input, queue);
+      assert.equal((await handle.result()).totals.fetched, 12);
+      assert.deepEqual(other.pages().map(({ path }) => path).sort(), ['/', ...paths].sort(), "each of the other site's pages once");
+      const [{ history }] = await historiesOf(env.client, 'broad-defer-one');
+      const orders = scheduledInputs<BatchOrder>(history, 'fetchBatch');
+      const withOther = orders.filter((order) => order.hosts.some(({ host }) => host === other.host)).map((order) => order.batchId);
+      const deferredBy = completedResults<BatchReport>(history, 'fetchBatch').filter((report) => report.kind === 'done' && report.deferred.some(({ host }) => host === deferring.host));
+      assert.equal(deferredBy.length, 1, 'one batch deferred a.test');
+      assert.deepEqual(withOther, [orders[0].batchId, deferredBy[0].batchId], 'the other site: its root in the first batch, its pages in the batch that deferred');
+    } finally {
+      await deferring.close();
+      await other.close();
     }
   });
 

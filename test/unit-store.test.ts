@@ -660,6 +660,30 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it("releaseKey returns one key's unfinished URLs to the queue, with the given attempt count, and leaves the batch's other keys claimed", async () => {
+    const store = await impl.fresh();
+    try {
+      await store.enqueue([...[0, 1, 2].map((n) => entry(urlA(n))), ...[0, 1].map((n) => entry(urlB(n)))]);
+      await store.claim('batch', A, 3);
+      await store.claim('batch', B, 2);
+      await store.complete('batch', pageRecord(urlA(0)), []);
+      const before = (await store.snapshot(10)).version;
+      assert.equal(await store.releaseKey('batch', A, { url: urlA(1), attempts: 2 }), 2);
+      const snapshot = await store.snapshot(10);
+      assert.ok(snapshot.version > before);
+      assert.deepEqual({ queued: snapshot.queued, hosts: snapshot.hosts }, { queued: 2, hosts: [{ host: A, queued: 2 }] }, "b.test's URLs stay claimed");
+      assert.deepEqual(await store.claim('batch-2', A, 10), [
+        { url: urlA(1), depth: 0, attempts: 2, priority: 1 },
+        { url: urlA(2), depth: 0, attempts: 0, priority: 1 },
+      ]);
+      assert.equal(await store.complete('batch', pageRecord(urlB(0)), []), 0, 'the batch still completes its other key');
+      assert.equal((await store.totals()).processed, 2);
+      assert.equal(await store.releaseKey('batch', A), 0, 'nothing of a.test left to give back');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('abandon records unfinished URLs as failed and never hands them out again', async () => {
     const store = await seeded(4);
     try {

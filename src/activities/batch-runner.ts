@@ -59,7 +59,10 @@ const CONFIG_CHECK_MS = 1_000;
  */
 const YIELD_AFTER_MS = 5;
 
-/** A key a batch crawls: its claimed URLs, the next one to fetch, and its requests once it has been reached. */
+/**
+ * A key a batch crawls: its claimed URLs, the next one to fetch (past the last once the key is
+ * done or its rest was given back), and its requests once it has been reached.
+ */
 interface KeyWalk {
   host: string;
   urls: readonly ClaimedUrl[];
@@ -205,8 +208,9 @@ export class BatchRunner {
    * left in the turn, then the next key; a key is asked at least once a turn, waiting if it
    * must, so every turn goes forward. A batch of many paced keys thus keeps one request going
    * where one key at a time would sit out each gap. A deferral (a wait longer than a batch
-   * sits idle) or a hand-over gives back every URL the batch holds unfinished, the other keys'
-   * too, and ends the walk. Returns the URLs of the keys it reached.
+   * sits idle) gives back the rest of its key, and the others go on; a hand-over gives back
+   * every URL the batch holds unfinished and ends the walk. Returns the URLs of the keys it
+   * reached.
    */
   private async crawlInTurn(run: BatchRun, walks: KeyWalk[], deferred: HostDeferral[]): Promise<number> {
     const unfinished = () => walks.reduce((sum, walk) => sum + walk.urls.length - walk.next, 0);
@@ -221,10 +225,7 @@ export class BatchRunner {
           }
           if (walk.requests === undefined) reached += walk.urls.length;
           const deferral = await this.crawlKey(run, walk, turn.length > 1);
-          if (deferral !== undefined) {
-            deferred.push(deferral);
-            return reached;
-          }
+          if (deferral !== undefined) deferred.push(deferral);
         }
       }
       return reached;
@@ -256,7 +257,7 @@ export class BatchRunner {
   /**
    * Fetches a key's claimed URLs in order from where the walk left it (see `crawlInTurn`):
    * `mayYield`, it stops at a URL after the first that would wait for the host. Returns the
-   * key's deferral when the host asked for a longer wait (every unfinished URL given back).
+   * key's deferral when the host asked for a longer wait, the key's unfinished URLs given back.
    */
   private async crawlKey(run: BatchRun, walk: KeyWalk, mayYield: boolean): Promise<HostDeferral | undefined> {
     const { work, store, stop } = run;
@@ -278,7 +279,9 @@ export class BatchRunner {
       const result = await this.urls.process(urlWork, store, item, run.policy, walk.requests, signal, yields ? YIELD_AFTER_MS : LONG_WAIT_MS);
       if ('deferUntil' in result) {
         if (yields && result.deferUntil <= Date.now() + LONG_WAIT_MS) return undefined;
-        await store.release(work.batchId, { url: item.url, attempts: result.attempts });
+        await store.releaseKey(work.batchId, host, { url: item.url, attempts: result.attempts });
+        this.gauges.held.dec(walk.urls.length - walk.next);
+        walk.next = walk.urls.length;
         this.deps.metrics.hostDeferrals.inc();
         const { deferUntil: until, reason } = result;
         return reason === undefined ? { host, until } : { host, until, reason };

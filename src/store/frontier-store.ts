@@ -332,6 +332,8 @@ export interface FrontierStore {
    * the batch was retrying, whose attempt count is kept so retries stay bounded across batches.
    */
   release(batchId: string, retried?: { url: string; attempts: number }): Promise<number>;
+  /** As `release`, for the batch's URLs of one key only: the batch goes on with its other keys. */
+  releaseKey(batchId: string, key: string, retried?: { url: string; attempts: number }): Promise<number>;
   /** Records a batch's unfinished URLs as failed, so a URL that kills workers cannot stall the crawl. */
   abandon(batchId: string, error: string, at: string): Promise<number>;
   /** Puts every claimed, unfinished URL back in the queue: the crawl has stopped. */

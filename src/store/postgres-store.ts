@@ -165,6 +165,7 @@ const requeue = (filter: string) => `
   ${bumpShardsAfter('counted', '(SELECT count(*) FROM back)::int AS released')}`;
 
 const RELEASE = requeue('batch_id = $2');
+const RELEASE_KEY = requeue('batch_id = $2 AND host = $5');
 // $2 is unused (null), so both variants take the same parameters; batch_id IS NOT NULL lets the batch index serve.
 const RELEASE_ALL = requeue('batch_id IS NOT NULL AND $2::text IS NULL');
 
@@ -456,6 +457,11 @@ export class PostgresFrontierStore implements FrontierStore {
   async abandon(batchId: string, error: string, at: string): Promise<number> {
     const { rows } = await this.run<{ abandoned: number }>(ABANDON, [batchId, error, at]);
     return rows[0]?.abandoned ?? 0;
+  }
+
+  async releaseKey(batchId: string, key: string, retried?: { url: string; attempts: number }): Promise<number> {
+    const { rows } = await this.run<{ released: number }>(RELEASE_KEY, [batchId, retried?.url ?? null, retried?.attempts ?? 0, key]);
+    return rows[0]?.released ?? 0;
   }
 
   async releaseAll(): Promise<number> {

@@ -62,6 +62,8 @@ function queueStatements(db: Database.Database) {
     // The host counts read the batch's claimed rows before `releaseBatch` queues them again.
     releaseBatchCounts: db.prepare(requeueHostCounts(SQLITE_COUNTS, { hosts: 'hosts', rows: `urls WHERE batch_id = ? AND state = ${CLAIMED}` })).pluck(),
     releaseBatch: db.prepare(`UPDATE urls SET ${requeuedUrl('@url', '@attempts')} WHERE batch_id = @batchId AND state = ${CLAIMED}`),
+    releaseKeyCounts: db.prepare(requeueHostCounts(SQLITE_COUNTS, { hosts: 'hosts', rows: `urls WHERE batch_id = ? AND host = ? AND state = ${CLAIMED}` })).pluck(),
+    releaseKey: db.prepare(`UPDATE urls SET ${requeuedUrl('@url', '@attempts')} WHERE batch_id = @batchId AND host = @key AND state = ${CLAIMED}`),
     releaseAllCounts: db.prepare(requeueHostCounts(SQLITE_COUNTS, { hosts: 'hosts', rows: `urls WHERE state = ${CLAIMED}` })).pluck(),
     releaseAll: db.prepare(`UPDATE urls SET ${requeuedUrl('NULL', 'attempts')} WHERE state = ${CLAIMED}`),
     insertGone: db.prepare(

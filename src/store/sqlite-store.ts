@@ -241,6 +241,10 @@ function writeTransactions(db: Database.Database, s: SqliteStatements) {
       bumpShards(s, s.releaseBatchCounts.all(batchId) as number[]);
       return s.releaseBatch.run({ batchId, url: retried?.url ?? null, attempts: retried?.attempts ?? 0 }).changes;
     }),
+    releaseKey: db.transaction((batchId: string, key: string, retried?: { url: string; attempts: number }) => {
+      bumpShards(s, s.releaseKeyCounts.all(batchId, key) as number[]);
+      return s.releaseKey.run({ batchId, key, url: retried?.url ?? null, attempts: retried?.attempts ?? 0 }).changes;
+    }),
     abandon: db.transaction((batchId: string, error: string, at: string) => {
       // A batch claims the keys of one shard only.
       const shard = (s.shardOfBatch.get(batchId) as number | undefined) ?? 0;
@@ -320,6 +324,10 @@ export class SqliteFrontierStore implements FrontierStore {
 
   async release(batchId: string, retried?: { url: string; attempts: number }): Promise<number> {
     return this.writes.release.immediate(batchId, retried);
+  }
+
+  async releaseKey(batchId: string, key: string, retried?: { url: string; attempts: number }): Promise<number> {
+    return this.writes.releaseKey.immediate(batchId, key, retried);
   }
 
   async abandon(batchId: string, error: string, at: string): Promise<number> {
