@@ -41,17 +41,6 @@ export interface KeyRequests {
   lastFailure?: RequestOutcome;
 }
 
-/** One URL to read, with everything its requests go by (`UrlProcessor.process`'s arguments). */
-interface UrlRequest {
-  work: UrlWork;
-  store: FrontierStore;
-  item: ClaimedUrl;
-  crawlPolicy: CrawlPolicy;
-  key: KeyRequests;
-  signal: AbortSignal;
-  firstWaitMs: number;
-}
-
 /** The fetch policy of a URL's requests: the crawl's limits, and the host's own headers and route. */
 function fetchPolicyOf(config: CrawlConfig, crawlPolicy: CrawlPolicy, userAgent: string): FetchPolicy {
   const { page: pagePolicy, guard, proxy, headersFor } = crawlPolicy;
@@ -86,7 +75,7 @@ export class UrlProcessor {
     // A recrawl reads the earlier crawl's record of the URL: validators, hash, links.
     const previous = recrawlOf === undefined ? undefined : await this.deps.stores.use(recrawlOf, (earlier) => earlier.record(item.url));
     const context: OutcomeContext = { extractor: crawlPolicy.extractor, recrawl: recrawlOf === undefined ? undefined : { previous } };
-    const result = await this.read({ work, store, item, crawlPolicy, key, signal, firstWaitMs }, context);
+    const result = await this.read(work, store, item, crawlPolicy, key, signal, firstWaitMs, context);
     if (recrawlOf === undefined || !('outcome' in result) || !keepsEarlierLinks(previous, result.outcome.record)) return result;
     // Only links to pages the earlier crawl recorded: a page it read as nofollow keeps its links in
     // its record, and they were never followed.
@@ -94,9 +83,17 @@ export class UrlProcessor {
     return { outcome: withEarlierLinks(result.outcome, recorded, work.config, crawlPolicy.page.urls) };
   }
 
-  /** The URL's outcome from robots.txt, its fetch and retries, or the time its host may be asked again. */
-  private async read(request: UrlRequest, context: OutcomeContext): Promise<UrlResult> {
-    const { work, store, item, crawlPolicy, key, signal, firstWaitMs } = request;
+  /** The URL's outcome from robots.txt, its fetch and retries, or the time its host may be asked again (`process`). */
+  private async read(
+    work: UrlWork,
+    store: FrontierStore,
+    item: ClaimedUrl,
+    crawlPolicy: CrawlPolicy,
+    key: KeyRequests,
+    signal: AbortSignal,
+    firstWaitMs: number,
+    context: OutcomeContext,
+  ): Promise<UrlResult> {
     const { config, host, crawlId } = work;
     if (item.skipped !== undefined) return { outcome: withChange(skippedOutcome(item, item.skipped), context) }; // over the host's page cap
     // Requests (headers, cookies, robots.txt) belong to the URL's host; pacing to its politeness key.
