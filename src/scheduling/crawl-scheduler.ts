@@ -516,8 +516,8 @@ export class CrawlScheduler {
     if (!this.launching()) return undefined;
     let next: Wake | undefined;
     if (this.fruitless !== null && this.running.size === 0 && !(skipDueRetry && this.storeRetryDue(now))) {
-      const why = retryAt(this.fruitless) > this.fruitless.since + FRUITLESS_RETRY_MS ? 'every key with backlog is held' : 'the store (no key was free) asked us to wait';
-      next = { at: retryAt(this.fruitless), why };
+      const at = retryAt(this.fruitless);
+      next = { at, why: at > this.fruitless.since + FRUITLESS_RETRY_MS ? 'every key with backlog is held' : 'the store (no key was free) asked us to wait' };
     }
     for (const { host } of this.state.view.hosts) {
       const at = this.heldUntil(host, now);

@@ -26,7 +26,7 @@ import {
   type SignalDefinition,
 } from '@temporalio/workflow';
 import type { CrawlLimits } from '../shared/crawl-config';
-import type { BatchFailure, CrawlEndStatus, CrawlProgress, CrawlSummary, CrawlTotals, CrawlView, FrontierStats, HostState, ShardSummary } from '../shared/crawl-types';
+import { openingProgress, type BatchFailure, type CrawlEndStatus, type CrawlProgress, type CrawlSummary, type CrawlTotals, type CrawlView, type FrontierStats, type HostState, type ShardSummary } from '../shared/crawl-types';
 import { pauseSignal, resumeSignal } from '../shared/messages';
 import { shardPlan } from '../scheduling/crawl-plan';
 import { shardWorkflowId } from '../scheduling/shards';
@@ -151,19 +151,13 @@ export class ShardedCrawl implements CrawlMessages {
     indexedAttributes(this.crawlId, this.opened.plan.seedHost, status, this.view.totals.processed);
   }
 
+  /** The crawl's view, with none of the batches, holds or failures: its shards have those. */
   progress(): CrawlProgress {
     return {
-      crawlId: this.crawlId,
+      ...openingProgress(this.crawlId, this.opened.startedAt),
       status: this.ended ?? (this.paused ? 'paused' : 'running'),
       ...this.view.totals,
       queued: this.view.queued,
-      batchesInFlight: 0,
-      batchesCompleted: 0,
-      hostsInFlight: [],
-      startedAt: this.opened.startedAt,
-      run: 1,
-      storeWait: null,
-      failures: [],
       shards: this.shards,
     };
   }
