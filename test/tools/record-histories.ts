@@ -135,36 +135,27 @@ function lifecycleScenarios(env: TestTemporal, queue: string, site: SyntheticSit
   ];
 }
 
+/** A crawl of one host whose /r/0 answers 429 with `Retry-After: retryAfterS` the first time; returns its workflow ID. */
+async function crawlOfLimitedHost(env: TestTemporal, queue: string, workflowId: string, retryAfterS: number): Promise<string> {
+  const limited = await startRecordingSite({
+    '/': (_req, res) => page(res, ['/r/0', '/r/1']),
+    '/r/0': (_req, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': String(retryAfterS) }).end() : page(res)),
+    '/r/1': (_req, res) => page(res),
+  });
+  try {
+    await (await startCrawl(env.client, workflowId, { seeds: [`${limited.origin}/`], perHostConcurrency: 1 }, queue)).result();
+  } finally {
+    await limited.close();
+  }
+  return workflowId;
+}
+
 /** A crawl whose host asks it to wait: a durable timer that says why, and the hold's reason in the run's state. */
 function holdScenarios(env: TestTemporal, queue: string): Scenario[] {
   return [
-    ['held-by-retry-after', async () => {
-      const limited = await startRecordingSite({
-        '/': (_req, res) => page(res, ['/r/0', '/r/1']),
-        '/r/0': (_req, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': '11' }).end() : page(res)),
-        '/r/1': (_req, res) => page(res),
-      });
-      try {
-        await (await startCrawl(env.client, 'rec-retry-after', { seeds: [`${limited.origin}/`], perHostConcurrency: 1 }, queue)).result();
-      } finally {
-        await limited.close();
-      }
-      return 'rec-retry-after';
-    }],
-    ['held-past-batch-wait', async () => {
-      // Held past what a batch waits out: the batch waiting for work finds nothing and reads when the key is claimable.
-      const limited = await startRecordingSite({
-        '/': (_req, res) => page(res, ['/r/0', '/r/1']),
-        '/r/0': (_req, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': '14' }).end() : page(res)),
-        '/r/1': (_req, res) => page(res),
-      });
-      try {
-        await (await startCrawl(env.client, 'rec-held-past', { seeds: [`${limited.origin}/`], perHostConcurrency: 1 }, queue)).result();
-      } finally {
-        await limited.close();
-      }
-      return 'rec-held-past';
-    }],
+    ['held-by-retry-after', () => crawlOfLimitedHost(env, queue, 'rec-retry-after', 11)],
+    // Held past what a batch waits out: the batch waiting for work finds nothing and reads when the key is claimable.
+    ['held-past-batch-wait', () => crawlOfLimitedHost(env, queue, 'rec-held-past', 14)],
     ['held-while-others-report', async () => {
       // One host held 11 s by a 429 while the other's batches of two report: the hold's timer is kept through them.
       const sites = await startHeldWhileBusy(11);
