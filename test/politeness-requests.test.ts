@@ -43,6 +43,27 @@ describe('per-host backoff', () => {
       assert.ok(gaps[4] >= 150 && gaps[4] < 1_200, `reset after a success (gap ${gaps[4]} ms)`);
     });
   });
+
+  it("a host's retry waits out its backoff while the batch crawls its other host", async () => {
+    // One batch at a time holds both hosts' pages, each host paced 100 ms. The failing host's
+    // retry waits 1 s of backoff; the other host's six pages are asked meanwhile, not after it.
+    const failOnce: Handler = (_req, res, nth) => {
+      if (nth === 1) res.writeHead(503, { 'content-type': 'text/plain' }).end('busy');
+      else page(res);
+    };
+    const list = paths(6);
+    const sites = [startRecordingSite({ '/': (_req, res) => page(res, ['/a']), '/a': failOnce }), startRecordingSite({ '/': (_req, res) => page(res, list), ...pagesAt(list) })];
+    await withSites(sites, async ([failing, other]) => {
+      const seeds = [`${failing.origin}/`, `${other.origin}/`];
+      const records = await crawler.crawl({ seeds, concurrency: 1, delayMs: 100, maxRetries: 2, respectRobots: false, backoff: { baseMs: 1_000, maxMs: 5_000 } });
+      assert.deepEqual(records.map((record) => record.status), Array(9).fill(200), 'every page recorded once, the failed one after its retry');
+      assert.deepEqual(failing.pages().map((request) => request.path), ['/', '/a', '/a']);
+      const [failedAt, retriedAt] = failing.pages().slice(1).map((request) => request.startedAt);
+      assert.ok(retriedAt - failedAt >= 1_000, `the retry waited out the backoff (${retriedAt - failedAt} ms)`);
+      const otherAt = other.pages().filter((request) => request.path !== '/').map((request) => request.startedAt - failedAt);
+      assert.ok(otherAt.every((at) => at < retriedAt - failedAt), `the other host's pages asked during the backoff (at ${otherAt} ms after the 503)`);
+    });
+  });
 });
 
 describe('AutoThrottle', () => {

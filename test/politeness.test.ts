@@ -126,6 +126,32 @@ describe(`politeness across workers (${store} store)`, () => {
     }
   });
 
+  it("a host with a longer delay does not hold up its batch's other host: each is asked when free", async () => {
+    // One batch at a time holds both hosts' pages. Waiting at every turn for the slow host's
+    // 1 s gap would give the fast host one page a second; asked by readiness, the fast host
+    // goes at its own 100 ms while the slow one waits.
+    const slowPaths = ['/s0', '/s1'];
+    const fastPaths = Array.from({ length: 6 }, (_, i) => `/f${i}`);
+    const siteOf = (paths: string[]) => startRecordingSite({ '/': (_req, res) => page(res, paths), ...Object.fromEntries(paths.map((path): [string, Handler] => [path, (_req, res) => page(res)])) });
+    const [slow, fast] = await Promise.all([siteOf(slowPaths), siteOf(fastPaths)]);
+    try {
+      const input = { seeds: [`${slow.origin}/`, `${fast.origin}/`], concurrency: 1, perHostConcurrency: 1, delayMs: 100, hosts: { [slow.host]: { delayMs: 1_000 } }, respectRobots: false };
+      const { records } = await runCrawlToEnd(env, queue, 'polite-by-readiness', input);
+      assert.equal(records.length, 3 + 7, 'every page recorded once');
+      const asked = (site: typeof slow) => site.pages().map((request) => request.startedAt).sort((a, b) => a - b);
+      assert.deepEqual([slow, fast].map((site) => site.pages().length), [3, 7], 'every page asked once');
+      const [slowAt, fastAt] = [asked(slow), asked(fast)];
+      const lastFast = fastAt[fastAt.length - 1];
+      assert.ok(lastFast < slowAt[2], `the fast host's pages all asked before the slow host's third request (fast at ${fastAt.map((at) => at - fastAt[0])} ms, slow at ${slowAt.map((at) => at - fastAt[0])} ms)`);
+      const fastGaps = gapsBetween(fastAt);
+      assert.ok(Math.max(...fastGaps) < 500, `the fast host waited for none of the slow host's gaps (gaps ${fastGaps} ms)`);
+      assert.ok(Math.min(...fastGaps) >= 100 - ARRIVAL_JITTER_MS, `the fast host's requests 100 ms apart (gaps ${fastGaps} ms)`);
+      assert.ok(minGap(slowAt) >= 1_000 - ARRIVAL_JITTER_MS, `the slow host's requests 1 s apart (gaps ${gapsBetween(slowAt)} ms)`);
+    } finally {
+      await Promise.all([slow.close(), fast.close()]);
+    }
+  });
+
   it('honours robots.txt Crawl-delay across batches', async () => {
     const site = await startSiteThread({ pages: 5, linksPerPage: 4, robotsTxt: 'User-agent: *\nCrawl-delay: 1\n' });
     const sends = recordRequestSends(site.origin);

@@ -60,14 +60,42 @@ const CONFIG_CHECK_MS = 1_000;
 const YIELD_AFTER_MS = 5;
 
 /**
- * A key a batch crawls: its claimed URLs, the next one to fetch (past the last once the key is
- * done or its rest was given back), and its requests once it has been reached.
+ * A key a batch crawls: its claimed URLs (a URL left between retries carries the attempts it
+ * made), the next one to fetch (past the last once the key is done or its rest was given back),
+ * its requests once it has been reached, and when its host is free again, while the key is
+ * left for a later turn.
  */
 interface KeyWalk {
   host: string;
-  urls: readonly ClaimedUrl[];
+  urls: ClaimedUrl[];
   next: number;
   requests?: KeyRequests;
+  freeAt?: number;
+}
+
+/** How long a key's first request, and each later one or retry, may wait for its host (`crawlInTurn`). */
+interface KeyAsk {
+  firstWaitMs: number;
+  laterWaitMs: number;
+}
+/** A key alone in its batch waits for its host throughout, as a one-host crawl always has. */
+const ALONE: KeyAsk = { firstWaitMs: LONG_WAIT_MS, laterWaitMs: LONG_WAIT_MS };
+/** A key among others takes what its host gives now, and is left for a later turn after. */
+const IN_TURN: KeyAsk = { firstWaitMs: YIELD_AFTER_MS, laterWaitMs: YIELD_AFTER_MS };
+/** When none of a turn's keys could go, the one free soonest: its first request waits for the host. */
+const SOONEST: KeyAsk = { firstWaitMs: LONG_WAIT_MS, laterWaitMs: YIELD_AFTER_MS };
+
+/** The keys with URLs left. */
+const walksLeft = (walks: readonly KeyWalk[]): KeyWalk[] => walks.filter((walk) => walk.next < walk.urls.length);
+
+/** The key whose host is free soonest, when every key left found its host busy; else undefined. */
+function soonestFree(walks: readonly KeyWalk[]): KeyWalk | undefined {
+  let soonest: KeyWalk | undefined;
+  for (const walk of walks) {
+    if (walk.freeAt === undefined) return undefined;
+    if (soonest === undefined || walk.freeAt < soonest.freeAt!) soonest = walk;
+  }
+  return soonest;
 }
 
 /** How long a batch's store calls and body writes wait out an outage, with the wait on the metrics. */
@@ -204,29 +232,38 @@ export class BatchRunner {
 
   /**
    * Crawls the batch's keys in turn, each from where it was left: a key's URLs in order until
-   * the next one would wait for the host's gap (a delay, a Crawl-delay) while other keys are
-   * left in the turn, then the next key; a key is asked at least once a turn, waiting if it
-   * must, so every turn goes forward. A batch of many paced keys thus keeps one request going
-   * where one key at a time would sit out each gap. A deferral (a wait longer than a batch
-   * sits idle) gives back the rest of its key, and the others go on; a hand-over gives back
-   * every URL the batch holds unfinished and ends the walk. Returns the URLs of the keys it
-   * reached.
+   * the next one would wait for the host's gap (a delay, a Crawl-delay, a backoff) while other
+   * keys are left, then the next key. A key whose host was busy is asked again once it is free,
+   * and a turn in which no key could go waits for the one free soonest, so a paced or backed-off
+   * host never holds up the others. A batch of many paced keys thus keeps one request going
+   * where one key at a time would sit out each gap. A deferral (a wait longer than a batch sits
+   * idle) gives back the rest of its key, and the others go on; a hand-over gives back every
+   * URL the batch holds unfinished and ends the walk. Returns the URLs of the keys it reached.
    */
   private async crawlInTurn(run: BatchRun, walks: KeyWalk[], deferred: HostDeferral[]): Promise<number> {
     const unfinished = () => walks.reduce((sum, walk) => sum + walk.urls.length - walk.next, 0);
     this.gauges.held.inc(unfinished());
     let reached = 0;
+    /** Crawls a key as `ask` says; false once the batch was asked to stop, its claims given back. */
+    const crawl = async (walk: KeyWalk, ask: KeyAsk): Promise<boolean> => {
+      if (run.stop.asked) {
+        await run.store.release(run.work.batchId);
+        return false;
+      }
+      if (walk.requests === undefined) reached += walk.urls.length;
+      const deferral = await this.crawlKey(run, walk, ask);
+      if (deferral !== undefined) deferred.push(deferral);
+      return true;
+    };
     try {
-      for (let turn = walks.filter((walk) => walk.urls.length > 0); turn.length > 0; turn = turn.filter((walk) => walk.next < walk.urls.length)) {
+      for (let turn = walksLeft(walks); turn.length > 0; turn = walksLeft(turn)) {
+        const ask = turn.length > 1 ? IN_TURN : ALONE;
         for (const walk of turn) {
-          if (run.stop.asked) {
-            await run.store.release(run.work.batchId);
-            return reached;
-          }
-          if (walk.requests === undefined) reached += walk.urls.length;
-          const deferral = await this.crawlKey(run, walk, turn.length > 1);
-          if (deferral !== undefined) deferred.push(deferral);
+          if (ask === IN_TURN && walk.freeAt !== undefined && walk.freeAt > Date.now() + YIELD_AFTER_MS) continue;
+          if (!(await crawl(walk, ask))) return reached;
         }
+        const soonest = soonestFree(walksLeft(turn));
+        if (soonest !== undefined && !(await crawl(soonest, SOONEST))) return reached;
       }
       return reached;
     } finally {
@@ -255,11 +292,12 @@ export class BatchRunner {
   }
 
   /**
-   * Fetches a key's claimed URLs in order from where the walk left it (see `crawlInTurn`):
-   * `mayYield`, it stops at a URL after the first that would wait for the host. Returns the
-   * key's deferral when the host asked for a longer wait, the key's unfinished URLs given back.
+   * Fetches a key's claimed URLs in order from where the walk left it, each waiting for the
+   * host as `ask` says (see `crawlInTurn`). A URL whose host would make it wait longer than that
+   * is left for the key's next turn, with the time the host is free. Returns the key's deferral
+   * when the host asked for a longer wait, the key's unfinished URLs given back.
    */
-  private async crawlKey(run: BatchRun, walk: KeyWalk, mayYield: boolean): Promise<HostDeferral | undefined> {
+  private async crawlKey(run: BatchRun, walk: KeyWalk, ask: KeyAsk): Promise<HostDeferral | undefined> {
     const { work, store, stop } = run;
     const { signal } = stop;
     const { host } = walk;
@@ -267,6 +305,7 @@ export class BatchRunner {
       pacing: { current: await store.hostPacing(host) },
       starts: new RequestStarts(store, host, signal, work.config.politenessKey === 'host' ? undefined : hostsOf(walk.urls)),
     };
+    walk.freeAt = undefined;
     let urlWork = { crawlId: work.crawlId, config: work.config, host };
     for (const from = walk.next; walk.next < walk.urls.length && !stop.asked; walk.next += 1) {
       signal.throwIfAborted();
@@ -275,10 +314,14 @@ export class BatchRunner {
         urlWork = { ...urlWork, config: run.work.config };
       }
       const item = walk.urls[walk.next];
-      const yields = mayYield && walk.next > from;
-      const result = await this.urls.process(urlWork, store, item, run.policy, walk.requests, signal, yields ? YIELD_AFTER_MS : LONG_WAIT_MS);
+      const waitMs = walk.next === from ? ask.firstWaitMs : ask.laterWaitMs;
+      const result = await this.urls.process(urlWork, store, item, run.policy, walk.requests, signal, waitMs, ask.laterWaitMs);
       if ('deferUntil' in result) {
-        if (yields && result.deferUntil <= Date.now() + LONG_WAIT_MS) return undefined;
+        if (ask.laterWaitMs < LONG_WAIT_MS && result.deferUntil <= Date.now() + LONG_WAIT_MS) {
+          walk.freeAt = result.deferUntil;
+          if (result.attempts !== item.attempts) walk.urls[walk.next] = { ...item, attempts: result.attempts };
+          return undefined;
+        }
         await store.releaseKey(work.batchId, host, { url: item.url, attempts: result.attempts });
         this.gauges.held.dec(walk.urls.length - walk.next);
         walk.next = walk.urls.length;

@@ -66,16 +66,26 @@ export class UrlProcessor {
   ) {}
 
   /**
-   * `firstWaitMs`: the longest wait for the URL's first request slot, past which the result is
-   * the time the host is free (a batch with other keys to crawl meanwhile asks with less than
-   * `LONG_WAIT_MS`). Retries wait up to `LONG_WAIT_MS`.
+   * `firstWaitMs` and `retryWaitMs`: the longest wait for the URL's first request slot and for
+   * a retry's, past which the result is the time the host is free and the attempts made so far
+   * (a batch with other keys to crawl meanwhile asks with less than `LONG_WAIT_MS`, and comes
+   * back to the URL later).
    */
-  async process(work: UrlWork, store: FrontierStore, item: ClaimedUrl, crawlPolicy: CrawlPolicy, key: KeyRequests, signal: AbortSignal, firstWaitMs = LONG_WAIT_MS): Promise<UrlResult> {
+  async process(
+    work: UrlWork,
+    store: FrontierStore,
+    item: ClaimedUrl,
+    crawlPolicy: CrawlPolicy,
+    key: KeyRequests,
+    signal: AbortSignal,
+    firstWaitMs: number,
+    retryWaitMs: number,
+  ): Promise<UrlResult> {
     const { recrawlOf } = work.config;
     // A recrawl reads the earlier crawl's record of the URL: validators, hash, links.
     const previous = recrawlOf === undefined ? undefined : await this.deps.stores.use(recrawlOf, (earlier) => earlier.record(item.url));
     const context: OutcomeContext = { extractor: crawlPolicy.extractor, recrawl: recrawlOf === undefined ? undefined : { previous } };
-    const result = await this.read(work, store, item, crawlPolicy, key, signal, firstWaitMs, context);
+    const result = await this.read(work, store, item, crawlPolicy, key, signal, firstWaitMs, retryWaitMs, context);
     if (recrawlOf === undefined || !('outcome' in result) || !keepsEarlierLinks(previous, result.outcome.record)) return result;
     // Only links to pages the earlier crawl recorded: a page it read as nofollow keeps its links in
     // its record, and they were never followed.
@@ -92,6 +102,7 @@ export class UrlProcessor {
     key: KeyRequests,
     signal: AbortSignal,
     firstWaitMs: number,
+    retryWaitMs: number,
     context: OutcomeContext,
   ): Promise<UrlResult> {
     const { config, host, crawlId } = work;
@@ -113,7 +124,7 @@ export class UrlProcessor {
     const validators = conditionalHeaders(crawlPolicy.revalidates ? context.recrawl?.previous : undefined, config.storeBodies);
     for (let attempts = item.attempts; ; ) {
       const gapMs = requestGapMs(pacingPolicy, pacing.current);
-      const start = await starts.take(gapMs, attempts === item.attempts ? firstWaitMs : LONG_WAIT_MS);
+      const start = await starts.take(gapMs, attempts === item.attempts ? firstWaitMs : retryWaitMs);
       if ('deferUntil' in start) return { deferUntil: start.deferUntil, attempts, reason: holdReason(pacingPolicy, gapMs, LONG_WAIT_MS, pacing.current.errorStreak, key.lastFailure) };
       this.deps.metrics.politenessWait.observe(start.waitedMs / 1000);
 

@@ -118,13 +118,15 @@ async function writeResults(crawlId: string, flags: ResultsFlags): Promise<void>
   const print = printer(writesToStdout(out));
   const progress = await progressOrWhyNone(flags, store, crawlId);
   const standing = await unfinishedStanding(flags, crawlId, progress);
-  const account = standing && standingText(crawlId, standing, progress);
-  if (account !== undefined && flags.requireFinished) throw new CrawlNotFinishedError(`${account}; nothing written (--require-finished)`);
+  if (standing !== undefined && flags.requireFinished) throw new CrawlNotFinishedError(`${standingText(crawlId, standing, progress)}; nothing written (--require-finished)`);
   const count = await exportResults(flags.format, store, crawlId, out);
   print(`${counted(count, EXPORT_UNITS[flags.format])} written to ${describeOut(out)}`);
   const changes = await storedChangeSummary(store, crawlId);
   if (changes !== undefined) print(changes);
-  if (account !== undefined) process.stderr.write(`crawlflow: ${account}; this export ${standing?.kind === 'unknown' ? 'may be' : 'is'} partial\n`);
+  if (standing === undefined) return;
+  // A running crawl records pages while the export reads: its count is taken after, so it is never below what was written.
+  const now = standing.kind === 'ended-early' ? progress : await readStoredProgress(store, crawlId);
+  process.stderr.write(`crawlflow: ${standingText(crawlId, standing, now)}; this export ${standing.kind === 'unknown' ? 'may be' : 'is'} partial\n`);
 }
 
 export function addResultsCommand(program: Command): void {
