@@ -123,6 +123,13 @@ describe('redirect hops in the WARC file', () => {
   const pathOf = (uri: string | null) => (uri === null ? null : new URL(uri).pathname);
   /** Each record as type, target path and HTTP status, in file order. */
   const listing = (records: WarcioRecord[]) => records.map((record) => [record.type, pathOf(record.uri), record.status]);
+  /** /a's two hops (records 7-10) are each dated when sent, before /c's own capture (records 11-12), which came 1.2 s later. */
+  const assertHopDates = (records: WarcioRecord[]) => {
+    const [a, b, c] = [7, 9, 11].map((at) => [records[at].date, records[at + 1].date]);
+    const dated = `(/a ${a}, /b ${b}, /c ${c})`;
+    for (const pair of [a, b, c]) assert.equal(pair[0], pair[1], `a request and its response share their date ${dated}`);
+    assert.ok(a[0]! <= b[0]! && b[0]! < c[0]!, `each hop dated when it was sent, before the slow page's capture ${dated}`);
+  };
   before(async () => {
     site = await new ChangingSite().start();
     site.pages = {
@@ -131,7 +138,8 @@ describe('redirect hops in the WARC file', () => {
       '/new': { html: '<title>New</title>' },
       '/a': { status: 302, location: '/b', html: foundBody },
       '/b': { status: 301, location: '/c', html: 'moved for good' },
-      '/c': { html: '<title>C</title>' },
+      // Answered 1.2 s late, so the hops to it, sent before, fall in an earlier second of WARC-Date.
+      '/c': { html: '<title>C</title>', delayMs: 1_200 },
       '/out': { status: 301, location: 'http://elsewhere.invalid/out', html: '' },
     };
     env = {
@@ -184,6 +192,7 @@ describe('redirect hops in the WARC file', () => {
     ]);
     const found = first[8];
     assert.deepEqual(new Map(found.headers).get('location'), '/b');
+    assertHopDates(first);
     assert.deepEqual([found.payloadSha256, found.payloadLength], [createHash('sha256').update(foundBody).digest('hex'), foundBody.length], 'the hop keeps its own body');
 
     const jsonl = join(dir, 'hops-1.jsonl');
@@ -212,5 +221,6 @@ describe('redirect hops in the WARC file', () => {
       ['revisit', '/c', '200'],
     ]);
     for (const at of [2, 6, 12]) assert.equal(second[at].refersTo, first[at].id, `${second[at].uri}: refers to the first crawl's response`);
+    assertHopDates(second);
   });
 });

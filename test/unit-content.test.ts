@@ -276,8 +276,8 @@ describe('WARC records', () => {
 
 describe('WARC records of a redirected page', () => {
   const hops = [
-    exchange({ url: 'http://site.test/old', status: 301, headers: { location: '/moved' }, body: Buffer.from('moved') }),
-    exchange({ url: 'http://site.test/moved', status: 302, headers: { location: '/page?q=1' }, body: Buffer.alloc(0), truncated: 'unspecified' }),
+    { ...exchange({ url: 'http://site.test/old', status: 301, headers: { location: '/moved' }, body: Buffer.from('moved') }), sentAt: Date.parse('2026-01-02T03:04:03Z') },
+    { ...exchange({ url: 'http://site.test/moved', status: 302, headers: { location: '/page?q=1' }, body: Buffer.alloc(0), truncated: 'unspecified' as const }), sentAt: Date.parse('2026-01-02T03:04:04Z') },
   ];
 
   it('each hop is a request and its response before the page\'s own pair; the page\'s response is read back, and named as its payload', async () => {
@@ -295,6 +295,11 @@ describe('WARC records of a redirected page', () => {
       ],
     );
     for (const at of [0, 2, 4]) assert.equal(records[at].headers['warc-concurrent-to'], records[at + 1].headers['warc-record-id']);
+    assert.deepEqual(
+      records.map((record) => record.headers['warc-date']),
+      ['2026-01-02T03:04:03Z', '2026-01-02T03:04:03Z', '2026-01-02T03:04:04Z', '2026-01-02T03:04:04Z', '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z'],
+      'each hop is dated when its request was sent, the page by its capture',
+    );
     assert.equal(records[1].headers['warc-payload-digest'], sha1Digest(Buffer.from('moved')));
     assert.equal(payload.id, records[5].headers['warc-record-id']);
     const stored = readStoredResponse(bytes);

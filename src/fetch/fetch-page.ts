@@ -11,7 +11,7 @@ import { FetchError, toFetchError } from './errors';
 import type { RequestStop, TransportResponse } from './response';
 import type { OnSent, Transport } from './transport';
 import type { HopHeaders, ProxyRoute } from './request-profile';
-import type { HttpExchange } from '../warc/warc-record';
+import type { RedirectHop } from '../warc/warc-record';
 
 export interface FetchPolicy {
   userAgent: string;
@@ -68,12 +68,12 @@ export interface FetchedResource {
    * With `recordRedirects`, each redirect followed, in order, as its WARC records keep it (its
    * request headers redacted like `requestHeaders`); otherwise, and with no redirect, empty.
    */
-  redirects: readonly HttpExchange[];
+  redirects: readonly RedirectHop[];
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** The `redirects` of a fetch that recorded none: shared, so a page with no redirect allocates nothing for them. */
-const NO_REDIRECTS: readonly HttpExchange[] = Object.freeze([]);
+const NO_REDIRECTS: readonly RedirectHop[] = Object.freeze([]);
 const HTML_TYPES = /\b(?:text\/html|application\/xhtml\+xml)\b/i;
 
 /** A single-valued header (the first, if a server repeated it). */
@@ -185,8 +185,8 @@ function redirectTarget(location: string, from: URL, visited: ReadonlySet<string
  * the page, which a crawl not storing bodies fetches all the same; a fetch stopped meanwhile
  * fails at its next request.
  */
-async function redirectExchange(url: URL, response: TransportResponse, requestHeaders: Record<string, string>, maxBytes: number): Promise<HttpExchange> {
-  const exchange = { url: url.href, status: response.status, headers: response.headers, requestHeaders };
+async function redirectHop(url: URL, sentAt: number, response: TransportResponse, requestHeaders: Record<string, string>, maxBytes: number): Promise<RedirectHop> {
+  const exchange = { url: url.href, sentAt, status: response.status, headers: response.headers, requestHeaders };
   try {
     const { bytes, truncated } = await response.body.read({ contentEncoding: header(response, 'content-encoding') ?? undefined, maxBytes, truncate: true });
     return truncated ? { ...exchange, body: bytes, truncated: 'length' } : { ...exchange, body: bytes };
@@ -200,7 +200,7 @@ interface FollowedRedirects {
   response: TransportResponse;
   blocked: string | null;
   headers: Record<string, string>;
-  redirects: readonly HttpExchange[];
+  redirects: readonly RedirectHop[];
 }
 
 async function followRedirects(transport: Transport, start: URL, policy: FetchPolicy, stop: RequestStop, extraHeaders: Record<string, string>): Promise<FollowedRedirects> {
@@ -213,11 +213,12 @@ async function followRedirects(transport: Transport, start: URL, policy: FetchPo
   // A hop's headers as its request record keeps them: the host's too, their secrets redacted.
   const recorded = (host: HopHeaders | undefined) => (host ? { ...headers, ...host.recordedHeaders } : headers);
   const visited = new Set<string>([start.href]);
-  let redirects: HttpExchange[] | undefined;
+  let redirects: RedirectHop[] | undefined;
   let url = start;
   for (let hop = 0; ; hop++) {
     const host = policy.headersFor?.(url);
     const hopHeaders = host ? { ...headers, ...host.headers } : headers;
+    const sentAt = Date.now();
     const response = await transport.get(url, hopHeaders, stop, policy.guard, policy.proxy, policy.onSent);
     const location = header(response, 'location');
     const followed = redirects ?? NO_REDIRECTS;
@@ -231,7 +232,7 @@ async function followRedirects(transport: Transport, start: URL, policy: FetchPo
     }
     // Not followed: its caller drops the body.
     if (!policy.allowRedirect(target)) return { url, response, blocked: target.href, headers: recorded(host), redirects: followed };
-    if (policy.recordRedirects) (redirects ??= []).push(await redirectExchange(url, response, recorded(host), policy.maxBodyBytes));
+    if (policy.recordRedirects) (redirects ??= []).push(await redirectHop(url, sentAt, response, recorded(host), policy.maxBodyBytes));
     else response.body.discard();
     visited.add(target.href);
     url = target;

@@ -184,10 +184,15 @@ export function revisitRecords(exchange: HttpExchange, earlier: EarlierCapture, 
  * What a crawl stores of one page: the redirects its fetch followed, the exchange that ended it,
  * and for an unchanged page the capture that exchange repeats.
  */
+/** A redirect followed on the way to a page: its exchange, and when its request was sent (its records' WARC-Date). */
+export interface RedirectHop extends HttpExchange {
+  sentAt: number;
+}
+
 export interface Capture {
   exchange: HttpExchange;
   /** Each redirect followed on the way to `exchange`, in order: its request and its 3xx response. */
-  redirects: readonly HttpExchange[];
+  redirects: readonly RedirectHop[];
   earlier?: EarlierCapture;
 }
 
@@ -211,7 +216,7 @@ function pageRecords(exchange: HttpExchange, earlier: EarlierCapture | undefined
 export function captureRecords({ exchange, redirects, earlier }: Capture, date: Date): StoredCapture {
   const page = pageRecords(exchange, earlier, date);
   if (redirects.length === 0) return page;
-  const hops = redirects.map((hop) => exchangeRecords(hop, date));
+  const hops = redirects.map((hop) => exchangeRecords(hop, new Date(hop.sentAt)));
   return { bytes: Buffer.concat([...hops, page.bytes]), payload: page.payload };
 }
 
