@@ -28,7 +28,7 @@ import type { BatchGauges } from './batch-gauges';
 import type { CrawlPolicies, CrawlPolicy } from './crawl-policy';
 import type { PageLoader } from './page-loader';
 import type { PageOutcome } from './page-outcome';
-import { LONG_WAIT_MS, type KeyRequests, type UrlProcessor } from './url-processor';
+import { LONG_WAIT_MS, type KeyRequests, type UrlProcessor, type UrlWaits } from './url-processor';
 import { WorkNotices } from './work-notices';
 
 /**
@@ -73,17 +73,21 @@ interface KeyWalk {
   freeAt?: number;
 }
 
-/** How long a key's first request, and each later one or retry, may wait for its host (`crawlInTurn`). */
+/** How long a key's first URL, and each later one, may wait for its host (`crawlInTurn`). */
 interface KeyAsk {
-  firstWaitMs: number;
-  laterWaitMs: number;
+  first: UrlWaits;
+  later: UrlWaits;
 }
+/** Every request waits for its host, up to what a batch waits out. */
+const WAITS: UrlWaits = { firstMs: LONG_WAIT_MS, retryMs: LONG_WAIT_MS };
+/** Every request takes what its host gives now. */
+const NOW: UrlWaits = { firstMs: YIELD_AFTER_MS, retryMs: YIELD_AFTER_MS };
 /** A key alone in its batch waits for its host throughout, as a one-host crawl always has. */
-const ALONE: KeyAsk = { firstWaitMs: LONG_WAIT_MS, laterWaitMs: LONG_WAIT_MS };
+const ALONE: KeyAsk = { first: WAITS, later: WAITS };
 /** A key among others takes what its host gives now, and is left for a later turn after. */
-const IN_TURN: KeyAsk = { firstWaitMs: YIELD_AFTER_MS, laterWaitMs: YIELD_AFTER_MS };
+const IN_TURN: KeyAsk = { first: NOW, later: NOW };
 /** When none of a turn's keys could go, the one free soonest: its first request waits for the host. */
-const SOONEST: KeyAsk = { firstWaitMs: LONG_WAIT_MS, laterWaitMs: YIELD_AFTER_MS };
+const SOONEST: KeyAsk = { first: { firstMs: LONG_WAIT_MS, retryMs: YIELD_AFTER_MS }, later: NOW };
 
 /** The keys with URLs left. */
 const walksLeft = (walks: readonly KeyWalk[]): KeyWalk[] => walks.filter((walk) => walk.next < walk.urls.length);
@@ -314,10 +318,9 @@ export class BatchRunner {
         urlWork = { ...urlWork, config: run.work.config };
       }
       const item = walk.urls[walk.next];
-      const waitMs = walk.next === from ? ask.firstWaitMs : ask.laterWaitMs;
-      const result = await this.urls.process(urlWork, store, item, run.policy, walk.requests, signal, waitMs, ask.laterWaitMs);
+      const result = await this.urls.process(urlWork, store, item, run.policy, walk.requests, signal, walk.next === from ? ask.first : ask.later);
       if ('deferUntil' in result) {
-        if (ask.laterWaitMs < LONG_WAIT_MS && result.deferUntil <= Date.now() + LONG_WAIT_MS) {
+        if (ask !== ALONE && result.deferUntil <= Date.now() + LONG_WAIT_MS) {
           walk.freeAt = result.deferUntil;
           if (result.attempts !== item.attempts) walk.urls[walk.next] = { ...item, attempts: result.attempts };
           return undefined;

@@ -22,6 +22,12 @@ import type { PageLoader } from './page-loader';
 /** Waits longer than this are handed back to the workflow as durable timers. */
 export const LONG_WAIT_MS = 10_000;
 
+/** How long a URL's first request, and each retry, may wait for its host (`UrlProcessor.process`). */
+export interface UrlWaits {
+  firstMs: number;
+  retryMs: number;
+}
+
 type Attempt = { page: FetchedPage } | { error: FetchErrorCode };
 /** The URL's outcome, or the time its host may be asked again and why (`holdReason`). */
 export type UrlResult = { outcome: PageOutcome } | { deferUntil: number; attempts: number; reason: string | undefined };
@@ -66,26 +72,16 @@ export class UrlProcessor {
   ) {}
 
   /**
-   * `firstWaitMs` and `retryWaitMs`: the longest wait for the URL's first request slot and for
-   * a retry's, past which the result is the time the host is free and the attempts made so far
-   * (a batch with other keys to crawl meanwhile asks with less than `LONG_WAIT_MS`, and comes
-   * back to the URL later).
+   * `waits`: how long the URL's first request and each retry may wait for the host, past which
+   * the result is the time the host is free and the attempts made so far (a batch with other
+   * keys to crawl meanwhile asks with less than `LONG_WAIT_MS`, and comes back to the URL later).
    */
-  async process(
-    work: UrlWork,
-    store: FrontierStore,
-    item: ClaimedUrl,
-    crawlPolicy: CrawlPolicy,
-    key: KeyRequests,
-    signal: AbortSignal,
-    firstWaitMs: number,
-    retryWaitMs: number,
-  ): Promise<UrlResult> {
+  async process(work: UrlWork, store: FrontierStore, item: ClaimedUrl, crawlPolicy: CrawlPolicy, key: KeyRequests, signal: AbortSignal, waits: UrlWaits): Promise<UrlResult> {
     const { recrawlOf } = work.config;
     // A recrawl reads the earlier crawl's record of the URL: validators, hash, links.
     const previous = recrawlOf === undefined ? undefined : await this.deps.stores.use(recrawlOf, (earlier) => earlier.record(item.url));
     const context: OutcomeContext = { extractor: crawlPolicy.extractor, recrawl: recrawlOf === undefined ? undefined : { previous } };
-    const result = await this.read(work, store, item, crawlPolicy, key, signal, firstWaitMs, retryWaitMs, context);
+    const result = await this.read(work, store, item, crawlPolicy, key, signal, waits, context);
     if (recrawlOf === undefined || !('outcome' in result) || !keepsEarlierLinks(previous, result.outcome.record)) return result;
     // Only links to pages the earlier crawl recorded: a page it read as nofollow keeps its links in
     // its record, and they were never followed.
@@ -101,8 +97,7 @@ export class UrlProcessor {
     crawlPolicy: CrawlPolicy,
     key: KeyRequests,
     signal: AbortSignal,
-    firstWaitMs: number,
-    retryWaitMs: number,
+    waits: UrlWaits,
     context: OutcomeContext,
   ): Promise<UrlResult> {
     const { config, host, crawlId } = work;
@@ -124,7 +119,7 @@ export class UrlProcessor {
     const validators = conditionalHeaders(crawlPolicy.revalidates ? context.recrawl?.previous : undefined, config.storeBodies);
     for (let attempts = item.attempts; ; ) {
       const gapMs = requestGapMs(pacingPolicy, pacing.current);
-      const start = await starts.take(gapMs, attempts === item.attempts ? firstWaitMs : retryWaitMs);
+      const start = await starts.take(gapMs, attempts === item.attempts ? waits.firstMs : waits.retryMs);
       if ('deferUntil' in start) return { deferUntil: start.deferUntil, attempts, reason: holdReason(pacingPolicy, gapMs, LONG_WAIT_MS, pacing.current.errorStreak, key.lastFailure) };
       this.deps.metrics.politenessWait.observe(start.waitedMs / 1000);
 
