@@ -180,15 +180,15 @@ export function revisitRecords(exchange: HttpExchange, earlier: EarlierCapture, 
   });
 }
 
-/**
- * What a crawl stores of one page: the redirects its fetch followed, the exchange that ended it,
- * and for an unchanged page the capture that exchange repeats.
- */
 /** A redirect followed on the way to a page: its exchange, and when its request was sent (its records' WARC-Date). */
 export interface RedirectHop extends HttpExchange {
   sentAt: number;
 }
 
+/**
+ * What a crawl stores of one page: the redirects its fetch followed, the exchange that ended it,
+ * and for an unchanged page the capture that exchange repeats.
+ */
 export interface Capture {
   exchange: HttpExchange;
   /** Each redirect followed on the way to `exchange`, in order: its request and its 3xx response. */
