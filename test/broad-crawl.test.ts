@@ -15,11 +15,13 @@ import type { CrawlInput } from '../src/shared/crawl-config';
 import type { BatchReport } from '../src/shared/crawl-types';
 import { REPORT_HOSTS } from '../src/activities/crawl-batch';
 import { LONG_WAIT_MS } from '../src/activities/url-processor';
-import { page, startRecordingSite, type Handler } from './helpers/recording-site';
+import { gapsBetween, page, startRecordingSite, type Handler } from './helpers/recording-site';
 import { readRecords, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 import { completedResults, decodePayload, historiesOf, scheduledInputs } from './helpers/histories';
 
 const HOSTS = 200;
+/** How much closer two requests may reach a host than they left the crawler: the site's thread notes them when next scheduled (politeness.test.ts). */
+const ARRIVAL_JITTER_MS = 25;
 const PAGES_PER_HOST = 2;
 
 describe(`a broad crawl: ${HOSTS} hosts, a seed on each, two workers`, () => {
@@ -96,6 +98,33 @@ describe(`a broad crawl: ${HOSTS} hosts, a seed on each, two workers`, () => {
       assert.deepEqual([...new Set(deferredHosts)].sort(), limitedPages.map((page) => new URL(page).host).sort(), 'each limited host deferred its batch');
     } finally {
       await deferring.close();
+    }
+  });
+
+  it("batches whose hosts all wait out a delay crawl other hosts' ready URLs meanwhile, in the slots the slow hosts hold", async () => {
+    // 60 hosts of a root and two pages, four batches at a time: six slow hosts (1 s delay) need
+    // 2 s each, the others (100 ms) 0.2 s. Batches that sat out their slow hosts' gaps in their
+    // slots left the fast hosts' URLs queued until the slow hosts were done (at 2.2 s, after the
+    // slow hosts' last pages); topping themselves up, they crawl them during those gaps.
+    const linked = await startLinkedHosts(60, 2);
+    const slow = linked.origins.filter((_, host) => host % 10 === 0);
+    const fast = linked.origins.filter((origin) => !slow.includes(origin));
+    try {
+      const hosts = Object.fromEntries(slow.map((origin) => [new URL(origin).host, { delayMs: 1_000 }]));
+      const input = { seeds: linked.origins.map((origin) => `${origin}/`), concurrency: 4, perHostConcurrency: 1, delayMs: 100, hosts, respectRobots: false, allowPrivateNetwork: true };
+      const summary = await (await startCrawl(env.client, 'broad-top-up', input, queue)).result();
+      assert.equal(summary.totals.fetched, linked.pages.length);
+      assert.deepEqual([...linked.requests].filter(([, n]) => n !== 1), [], 'every page fetched once');
+      assert.equal(linked.requests.size, linked.pages.length, 'every page was asked for');
+      const askedOf = (origin: string) => linked.pages.filter((url) => url.startsWith(`${origin}/`)).map((url) => linked.askedAt.get(url)!).sort((a, b) => a - b);
+      const start = Math.min(...linked.askedAt.values());
+      const fastDone = Math.max(...fast.map((origin) => askedOf(origin)[2]));
+      const slowLast = slow.map((origin) => askedOf(origin)[2]);
+      assert.ok(fastDone < Math.min(...slowLast), `the fast hosts all done (at ${fastDone - start} ms) before any slow host's last page (at ${slowLast.map((at) => at - start)} ms)`);
+      for (const origin of slow) assert.ok(Math.min(...gapsBetween(askedOf(origin))) >= 1_000 - ARRIVAL_JITTER_MS, `a slow host's requests 1 s apart (gaps ${gapsBetween(askedOf(origin))} ms)`);
+      for (const origin of fast) assert.ok(Math.min(...gapsBetween(askedOf(origin))) >= 100 - ARRIVAL_JITTER_MS, `a fast host's requests 100 ms apart (gaps ${gapsBetween(askedOf(origin))} ms)`);
+    } finally {
+      await linked.close();
     }
   });
 

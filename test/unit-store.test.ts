@@ -379,6 +379,22 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it('hands a batch waiting for its own keys (besidesHeld) only keys it holds nothing of', async () => {
+    const store = await impl.fresh();
+    try {
+      await store.enqueue([...[0, 1, 2].map((n) => entry(urlA(n))), ...[0, 1, 2, 3, 4].map((n) => entry(urlB(n)))]);
+      const query = { render: false, freeBy: Date.now() + 10_000, batchLimit: 10, maxPagesPerHost: 100, holdersOf: () => 2, maxHolders: 2 };
+      assert.deepEqual(claimedKeys(await store.claimReady('waiting', query)), [{ key: B, urls: [0, 1, 2, 3, 4].map(urlB) }], 'the biggest backlog first');
+      await store.complete('waiting', pageRecord(urlB(0)), []);
+      const besides = { ...query, besidesHeld: true };
+      assert.deepEqual(claimedKeys(await store.claimReady('waiting', besides)), [{ key: A, urls: [0, 1, 2].map(urlA) }], 'not B, which it holds and which has a holder to spare');
+      assert.deepEqual(await store.claimReady('waiting', besides), [], 'both keys held: nothing besides them');
+      assert.deepEqual(claimedKeys(await store.claimReady('waiting', query)), [{ key: A, urls: [0, 1, 2].map(urlA) }, { key: B, urls: [1, 2, 3, 4].map(urlB) }], 'asked plainly, its own unfinished claims come back');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('hands a filling batch ready work: its own keys first, then free ones by backlog, within every bound', async () => {
     const store = await impl.fresh();
     const C = 'c.test';

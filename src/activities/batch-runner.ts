@@ -14,7 +14,7 @@
 import { Context } from '@temporalio/activity';
 import type { BatchProgress, HostDeferral } from '../shared/crawl-types';
 import type { CrawlConfig } from '../shared/crawl-config';
-import type { ClaimedUrl, FrontierStore, ReadyClaim } from '../store/frontier-store';
+import type { ClaimedUrl, FrontierStore, ReadyClaim, ReadyQuery } from '../store/frontier-store';
 import { RequestStarts } from '../store/request-starts';
 import { markRendered } from '../policy/render-routing';
 import { sharePriority } from '../policy/frontier-order';
@@ -60,6 +60,17 @@ const CONFIG_CHECK_MS = 1_000;
 const YIELD_AFTER_MS = 5;
 
 /**
+ * A filling batch whose keys' hosts are all busy for at least this long claims other work to
+ * crawl meanwhile (`topUp`). A shorter wait is waited: a claim costs a write transaction.
+ */
+const TOP_UP_AFTER_MS = 50;
+/**
+ * After a top-up that found nothing, the batch waits for its own keys this long before it asks
+ * the store again: a paced one-host crawl would otherwise ask before every request.
+ */
+const TOP_UP_RETRY_MS = 1_000;
+
+/**
  * A key a batch crawls: its claimed URLs (a URL left between retries carries the attempts it
  * made), the next one to fetch (past the last once the key is done or its rest was given back),
  * its requests once it has been reached, and when its host is free again, while the key is
@@ -82,7 +93,7 @@ interface KeyAsk {
 const WAITS: UrlWaits = { firstMs: LONG_WAIT_MS, retryMs: LONG_WAIT_MS };
 /** Every request takes what its host gives now. */
 const NOW: UrlWaits = { firstMs: YIELD_AFTER_MS, retryMs: YIELD_AFTER_MS };
-/** A key alone in its batch waits for its host throughout, as a one-host crawl always has. */
+/** A key alone in a batch that does not fill (a render batch) waits for its host throughout: there is nothing else to do meanwhile. */
 const ALONE: KeyAsk = { first: WAITS, later: WAITS };
 /** A key among others takes what its host gives now, and is left for a later turn after. */
 const IN_TURN: KeyAsk = { first: NOW, later: NOW };
@@ -133,6 +144,12 @@ interface BatchRun {
   bodyWriter: ReturnType<BodyStore['writer']> | undefined;
   /** When the store's config version was last read (`followConfig`). */
   configCheckedAt: number;
+  /** What a filling batch asks the store's ready keys for (`fillFromStore`, `topUp`); absent when the batch does not fill. */
+  readyQuery?: Omit<ReadyQuery, 'freeBy'>;
+  /** Until when a batch whose keys are all busy waits for them without asking the store for more (`topUp`). */
+  topUpAfter: number;
+  /** The URLs its top-ups claimed. */
+  toppedUp: number;
 }
 
 /** Whether a host is one of the claimed URLs': the hosts under a politeness key that this batch meets. */
@@ -174,7 +191,8 @@ export class BatchRunner {
     const bodyWriter = work.config.storeBodies
       ? patientBodyWriter(this.deps.bodies.writer(work.crawlId, work.batchId, context.info.attempt), batchPatience(metrics, stop.signal))
       : undefined;
-    const run: BatchRun = { work, store, policy: await this.policies.forCrawl(work.crawlId, work.config, store), progress, stop, bodyWriter, configCheckedAt: Date.now() };
+    const policy = await this.policies.forCrawl(work.crawlId, work.config, store);
+    const run: BatchRun = { work, store, policy, progress, stop, bodyWriter, configCheckedAt: Date.now(), topUpAfter: 0, toppedUp: 0 };
     const stopTimer = metrics.taskDuration.startTimer({ type: 'batch' });
     const stopTicker = startTicker({ run: work.run, seq: batchSeqOf(work.batchId) }, work.shard, store, progress, stop);
     this.gauges.trackBatch(work.crawlId, 1);
@@ -213,13 +231,30 @@ export class BatchRunner {
   private async crawlWork(run: BatchRun, deferred: HostDeferral[]): Promise<number> {
     const { work } = run;
     const batchLimit = work.shares.reduce((sum, share) => sum + share.limit, work.fill?.urls ?? 0);
+    if (work.fill) run.readyQuery = this.readyQueryOf(run, work.fill, batchLimit);
     const walks = await this.claimShares(run);
-    const claimed = walks.reduce((sum, walk) => sum + walk.urls.length, 0);
-    if (claimed > 0) await this.followConfig(run);
+    const shared = walks.reduce((sum, walk) => sum + walk.urls.length, 0);
+    if (shared > 0) await this.followConfig(run);
     await this.crawlInTurn(run, walks, deferred);
+    const claimed = shared + run.toppedUp;
     // Shares the view overstated (keys others took meanwhile) leave room: it is filled like the fill itself.
-    if (work.fill) return claimed + (await this.fillFromStore(run, batchLimit, claimed, deferred));
+    if (run.readyQuery) return claimed + (await this.fillFromStore(run, run.readyQuery, claimed, deferred));
     return claimed;
+  }
+
+  /** What a filling batch asks the store's ready keys for: its lane and shard, its limit, and each key's holder bound. */
+  private readyQueryOf(run: BatchRun, fill: NonNullable<BatchWork['fill']>, batchLimit: number): Omit<ReadyQuery, 'freeBy'> {
+    const { config, shard } = run.work;
+    const overrides = Object.values(config.hosts).map((override) => override.perHostConcurrency ?? 0);
+    return {
+      render: this.loader.render,
+      shard,
+      batchLimit,
+      maxPagesPerHost: config.maxPagesPerHost,
+      holdersOf: (key: string) => holdersOf(run, key)!,
+      maxHolders: Math.max(fill.perHostConcurrency, ...overrides),
+      spread: fill.waitsForWork,
+    };
   }
 
   /** Claims each share of the batch: a share is bounded by its own limit per key; only the fill after them needs the batch-wide one. */
@@ -238,9 +273,10 @@ export class BatchRunner {
    * Crawls the batch's keys in turn, each from where it was left: a key's URLs in order until
    * the next one would wait for the host's gap (a delay, a Crawl-delay, a backoff) while other
    * keys are left, then the next key. A key whose host was busy is asked again once it is free,
-   * and a turn in which no key could go waits for the one free soonest, so a paced or backed-off
-   * host never holds up the others. A batch of many paced keys thus keeps one request going
-   * where one key at a time would sit out each gap. A deferral (a wait longer than a batch sits
+   * and a turn in which no key could go tops the batch up with other keys (`topUp`) or waits
+   * for the one free soonest, so a paced or backed-off host never holds up the others. A batch
+   * of many paced keys thus keeps one request going where one key at a time would sit out each
+   * gap. A deferral (a wait longer than a batch sits
    * idle) gives back the rest of its key, and the others go on; a hand-over gives back every
    * URL the batch holds unfinished and ends the walk. Returns the URLs of the keys it reached.
    */
@@ -260,20 +296,44 @@ export class BatchRunner {
       return true;
     };
     try {
-      for (let turn = walksLeft(walks); turn.length > 0; turn = walksLeft(turn)) {
-        const ask = turn.length > 1 ? IN_TURN : ALONE;
+      for (let turn = walksLeft(walks); turn.length > 0; turn = walksLeft(walks)) {
+        // A lone key of a filling batch is asked in turn too: while its host is busy, the batch may take other keys.
+        const ask = turn.length > 1 || run.readyQuery !== undefined ? IN_TURN : ALONE;
         for (const walk of turn) {
           if (ask === IN_TURN && walk.freeAt !== undefined && walk.freeAt > Date.now() + YIELD_AFTER_MS) continue;
           if (!(await crawl(walk, ask))) return reached;
         }
         const soonest = soonestFree(walksLeft(turn));
-        if (soonest !== undefined && !(await crawl(soonest, SOONEST))) return reached;
+        if (soonest === undefined) continue;
+        const added = await this.topUp(run, soonest.freeAt!);
+        if (added.length > 0) {
+          walks.push(...added);
+          this.gauges.held.inc(added.reduce((sum, walk) => sum + walk.urls.length, 0));
+        } else if (!(await crawl(soonest, SOONEST))) return reached;
       }
       return reached;
     } finally {
       this.gauges.held.dec(unfinished());
       await Promise.all(walks.map((walk) => walk.requests?.starts.settled()));
     }
+  }
+
+  /**
+   * When every key left of a filling batch waits for its host until `freeAt`, claims keys the
+   * batch holds nothing of that are free by then, to crawl in the same turns: a batch whose
+   * keys are paced hosts then works through their gaps instead of sitting them out in its slot
+   * while other hosts' URLs wait for one. Returns the keys claimed: none when the wait is short,
+   * the batch is stopping, or a top-up found nothing a moment ago.
+   */
+  private async topUp(run: BatchRun, freeAt: number): Promise<KeyWalk[]> {
+    const now = Date.now();
+    if (run.readyQuery === undefined || run.stop.asked || freeAt - now < TOP_UP_AFTER_MS || now < run.topUpAfter) return [];
+    const claims = await run.store.claimReady(run.work.batchId, { ...run.readyQuery, freeBy: freeAt, besidesHeld: true });
+    if (claims.length === 0) run.topUpAfter = now + TOP_UP_RETRY_MS;
+    else await this.followConfig(run);
+    const walks = claims.map(({ key, urls }) => ({ host: key, urls, next: 0 }));
+    run.toppedUp += walks.reduce((sum, walk) => sum + walk.urls.length, 0);
+    return walks;
   }
 
   /**
@@ -362,19 +422,9 @@ export class BatchRunner {
    * time, crawled one after another, until it holds as many URLs as it was ordered
    * (`batchLimit`, which the store checks with every claim) or no key has anything for it.
    */
-  private async fillFromStore(run: BatchRun, batchLimit: number, claimedSoFar: number, deferred: HostDeferral[]): Promise<number> {
+  private async fillFromStore(run: BatchRun, query: Omit<ReadyQuery, 'freeBy'>, claimedSoFar: number, deferred: HostDeferral[]): Promise<number> {
     const { work, store, stop } = run;
-    const { perHostConcurrency } = work.fill!;
-    const overrides = Object.values(work.config.hosts).map((override) => override.perHostConcurrency ?? 0);
-    const query = {
-      render: this.loader.render,
-      shard: work.shard,
-      batchLimit,
-      maxPagesPerHost: work.config.maxPagesPerHost,
-      holdersOf: (key: string) => holdersOf(run, key)!,
-      maxHolders: Math.max(perHostConcurrency, ...overrides),
-      spread: work.fill!.waitsForWork,
-    };
+    const { batchLimit } = query;
     let claimed = 0;
     const waitUntil = work.fill!.waitsForWork ? Date.now() + WORK_WAIT_MS : 0;
     // What is queued as a waiting batch starts belongs to the shares launched with it: it

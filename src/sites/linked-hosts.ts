@@ -17,6 +17,8 @@ export interface LinkedHosts {
   pages: string[];
   /** Requests per URL served. */
   requests: Map<string, number>;
+  /** When each URL was first asked for (epoch ms, as the request arrived). */
+  askedAt: Map<string, number>;
   /** The most requests each host had in flight at once, by origin. */
   maxInFlight: Map<string, number>;
   close(): Promise<void>;
@@ -42,6 +44,7 @@ export async function startLinkedHosts(hosts: number, pagesPerHost: number, { fi
   const servers: Server[] = [];
   const origins: string[] = [];
   const requests = new Map<string, number>();
+  const askedAt = new Map<string, number>();
   const maxInFlight = new Map<string, number>();
   for (let n = 0; n < hosts; n += 1) {
     let inFlight = 0;
@@ -49,6 +52,7 @@ export async function startLinkedHosts(hosts: number, pagesPerHost: number, { fi
       const origin = origins[n];
       const asked = (requests.get(`${origin}${req.url}`) ?? 0) + 1;
       requests.set(`${origin}${req.url}`, asked);
+      if (asked === 1) askedAt.set(`${origin}${req.url}`, Date.now());
       inFlight += 1;
       maxInFlight.set(origin, Math.max(maxInFlight.get(origin) ?? 0, inFlight));
       res.on('close', () => void (inFlight -= 1));
@@ -72,6 +76,7 @@ export async function startLinkedHosts(hosts: number, pagesPerHost: number, { fi
     origins,
     pages,
     requests,
+    askedAt,
     maxInFlight,
     close: async () => {
       for (const server of servers) server.closeAllConnections();

@@ -103,6 +103,11 @@ export interface ReadyQuery {
   maxHolders: number;
   /** The batch's claims are spread (`ClaimBounds.spread`): it is one of several waiting for a short queue. */
   spread?: boolean;
+  /**
+   * Keys the batch holds no claimed URL of, only: a batch whose own keys' hosts are all busy
+   * takes other work meanwhile, and waits for its own keys rather than topping them up.
+   */
+  besidesHeld?: boolean;
 }
 
 export interface ReadyClaim {

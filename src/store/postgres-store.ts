@@ -225,10 +225,11 @@ interface KeyClaim extends ClaimRequest {
 
 /**
  * The keys a ready claim tries ($2 the batch, $3 its lane, $4 its shard or null, $5 the holders
- * a key may have, $6 free-by, $7 how many): those the batch holds, then ready ones.
+ * a key may have, $6 free-by, $7 how many, $8 ready ones only): those the batch holds, then
+ * ready ones it does not hold.
  */
 const READY_KEYS = `
-  (SELECT DISTINCT host, true AS held, 0::bigint AS queued FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND state = ${CLAIMED})
+  (SELECT DISTINCT host, true AS held, 0::bigint AS queued FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND state = ${CLAIMED} AND NOT $8)
   UNION ALL
   (SELECT host, false, queued::bigint FROM crawlflow.hosts h WHERE crawl = $1 AND queued > 0
      AND CASE WHEN $3 THEN render_queued ELSE queued - render_queued END > 0
@@ -343,6 +344,7 @@ export class PostgresFrontierStore implements FrontierStore {
         query.maxHolders,
         query.freeBy,
         READY_CANDIDATES,
+        query.besidesHeld === true,
       ]);
       // The batch's rows, counted under its lock once, then grown by each ready key's claim. A
       // held key's claim (a retried attempt, rare) counts them again after the others' top-ups.

@@ -229,8 +229,11 @@ function writeTransactions(db: Database.Database, s: SqliteStatements) {
     ),
     claimReady: db.transaction((batchId: string, query: ReadyQuery): ReadyClaim[] => {
       const render = query.render ? 1 : 0;
-      const ready = () => s.readyKeys.all({ batchId, render, shard: query.shard ?? null, maxHolders: query.maxHolders, freeBy: query.freeBy, limit: READY_CANDIDATES }) as string[];
-      const walk = { held: s.heldKeys.all({ batchId }) as string[], ready, room: query.batchLimit - (s.batchRows.get(batchId) as number) };
+      const held = s.heldKeys.all({ batchId }) as string[];
+      const candidates = () => s.readyKeys.all({ batchId, render, shard: query.shard ?? null, maxHolders: query.maxHolders, freeBy: query.freeBy, limit: READY_CANDIDATES }) as string[];
+      // A held key is ready to its holder too (the holder count leaves the batch out): besides them, it is not.
+      const ready = query.besidesHeld ? () => candidates().filter((key) => !held.includes(key)) : candidates;
+      const walk = { held: query.besidesHeld ? [] : held, ready, room: query.batchLimit - (s.batchRows.get(batchId) as number) };
       return readyClaims(walk, (key) =>
         claimNow(s, batchId, key, query.batchLimit, query.maxPagesPerHost, render, { holders: query.holdersOf(key), batchLimit: query.batchLimit, spread: query.spread }),
       );
