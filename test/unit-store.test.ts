@@ -379,6 +379,22 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it("claims a batch's shares in one call, each as its own claim would: its limit, its holders, a retried attempt's claims back", async () => {
+    const store = await impl.fresh();
+    try {
+      await store.enqueue([...[0, 1, 2].map((n) => entry(urlA(n))), ...[0, 1, 2, 3, 4].map((n) => entry(urlB(n)))]);
+      const shares = [{ host: B, limit: 2, holders: 1 }, { host: A, limit: 5 }, { host: 'none.test', limit: 3 }];
+      const claimed = (batchId: string, of = shares) => store.claimShares(batchId, of).then((lists) => lists.map(urlsOf));
+      assert.deepEqual(await claimed('shares'), [[urlB(0), urlB(1)], [0, 1, 2].map(urlA), []], 'in the order of the shares, each within its limit');
+      assert.deepEqual(await claimed('shares'), [[urlB(0), urlB(1)], [0, 1, 2].map(urlA), []], 'a retried attempt gets its claims back');
+      assert.deepEqual(await claimed('other', [{ host: B, limit: 2, holders: 1 }]), [[]], "B's one holder is taken");
+      assert.deepEqual(await claimed('other', [{ host: B, limit: 2, holders: 2 }]), [[urlB(2), urlB(3)]], 'a second holder allowed: the next two');
+      assert.deepEqual(await store.claimShares('empty', []), []);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('hands a batch waiting for its own keys (besidesHeld) only keys it holds nothing of', async () => {
     const store = await impl.fresh();
     try {

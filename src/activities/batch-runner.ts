@@ -257,16 +257,13 @@ export class BatchRunner {
     };
   }
 
-  /** Claims each share of the batch: a share is bounded by its own limit per key; only the fill after them needs the batch-wide one. */
+  /** Claims the batch's shares: a share is bounded by its own limit per key; only the fill after them needs the batch-wide one. */
   private async claimShares(run: BatchRun): Promise<KeyWalk[]> {
-    const { work, store, stop } = run;
-    const walks: KeyWalk[] = [];
-    for (const { host, limit } of work.shares) {
-      if (stop.asked) break;
-      const urls = await store.claim(work.batchId, host, limit, work.config.maxPagesPerHost, this.loader.render, { holders: holdersOf(run, host) });
-      walks.push({ host, urls, next: 0 });
-    }
-    return walks;
+    const { work, store } = run;
+    if (work.shares.length === 0) return [];
+    const shares = work.shares.map(({ host, limit }) => ({ host, limit, holders: holdersOf(run, host) }));
+    const claimed = await store.claimShares(work.batchId, shares, work.config.maxPagesPerHost, this.loader.render);
+    return work.shares.map(({ host }, n) => ({ host, urls: claimed[n], next: 0 }));
   }
 
   /**

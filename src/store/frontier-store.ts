@@ -87,6 +87,13 @@ export interface ClaimBounds {
   spread?: boolean;
 }
 
+/** A key's share of a batch (`FrontierStore.claimShares`): up to `limit` URLs, with the key's holder bound. */
+export interface ShareClaim {
+  host: string;
+  limit: number;
+  holders?: number;
+}
+
 /** What a filling batch may claim (see `FrontierStore.claimReady`). */
 export interface ReadyQuery {
   render: boolean;
@@ -315,6 +322,12 @@ export interface FrontierStore {
    * true) only those enqueued with it; the page cap counts both.
    */
   claim(batchId: string, host: string, limit: number, maxPagesPerHost?: number, render?: boolean, bounds?: ClaimBounds): Promise<ClaimedUrl[]>;
+  /**
+   * Each share as `claim` claims it, in one transaction, the URLs in the shares' order: a
+   * batch of a broad crawl holds many small keys, and a write transaction each cost more than
+   * their claims.
+   */
+  claimShares(batchId: string, shares: readonly ShareClaim[], maxPagesPerHost?: number, render?: boolean): Promise<ClaimedUrl[][]>;
   /**
    * The store hands a filling batch ready work: in one atomic step, the URLs of its keys, each
    * as `claim` would with the query's bounds, in the order the batch is to crawl them. First

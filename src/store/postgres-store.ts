@@ -23,6 +23,7 @@ import {
   type ClaimedUrl,
   type ReadyClaim,
   type ReadyQuery,
+  type ShareClaim,
   type CrawlTotals,
   type CrawlView,
   type FrontierEntry,
@@ -331,6 +332,20 @@ export class PostgresFrontierStore implements FrontierStore {
   async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false, bounds: ClaimBounds = {}): Promise<ClaimedUrl[]> {
     const crawl = await this.crawl();
     return this.db.transaction((client) => this.claimWith(client, crawl, { batchId, host, limit, maxPagesPerHost, render, bounds }));
+  }
+
+  async claimShares(batchId: string, shares: readonly ShareClaim[], maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false): Promise<ClaimedUrl[][]> {
+    const crawl = await this.crawl();
+    // Keys are locked in one order by every batch: two batches sharing keys never wait on each other in a cycle.
+    const inLockOrder = shares.map((_, n) => n).sort((a, b) => (shares[a].host < shares[b].host ? -1 : shares[a].host > shares[b].host ? 1 : a - b));
+    return this.db.transaction(async (client) => {
+      const claimed: ClaimedUrl[][] = [];
+      for (const n of inLockOrder) {
+        const { host, limit, holders } = shares[n];
+        claimed[n] = await this.claimWith(client, crawl, { batchId, host, limit, maxPagesPerHost, render, bounds: { holders } });
+      }
+      return claimed;
+    });
   }
 
   async claimReady(batchId: string, query: ReadyQuery): Promise<ReadyClaim[]> {

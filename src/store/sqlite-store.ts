@@ -14,6 +14,7 @@ import {
   type ClaimedUrl,
   type ReadyClaim,
   type ReadyQuery,
+  type ShareClaim,
   type CrawlTotals,
   type CrawlView,
   type FrontierEntry,
@@ -227,6 +228,9 @@ function writeTransactions(db: Database.Database, s: SqliteStatements) {
     claim: db.transaction((batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1, bounds: ClaimBounds) =>
       claimNow(s, batchId, host, limit, maxPagesPerHost, render, bounds),
     ),
+    claimShares: db.transaction((batchId: string, shares: readonly ShareClaim[], maxPagesPerHost: number, render: 0 | 1) =>
+      shares.map(({ host, limit, holders }) => claimNow(s, batchId, host, limit, maxPagesPerHost, render, { holders })),
+    ),
     claimReady: db.transaction((batchId: string, query: ReadyQuery): ReadyClaim[] => {
       const render = query.render ? 1 : 0;
       const held = s.heldKeys.all({ batchId }) as string[];
@@ -302,6 +306,10 @@ export class SqliteFrontierStore implements FrontierStore {
 
   async claim(batchId: string, host: string, limit: number, maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false, bounds: ClaimBounds = {}): Promise<ClaimedUrl[]> {
     return this.writes.claim.immediate(batchId, host, limit, maxPagesPerHost, render ? 1 : 0, bounds);
+  }
+
+  async claimShares(batchId: string, shares: readonly ShareClaim[], maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false): Promise<ClaimedUrl[][]> {
+    return this.writes.claimShares.immediate(batchId, shares, maxPagesPerHost, render ? 1 : 0);
   }
 
   async claimReady(batchId: string, query: ReadyQuery): Promise<ReadyClaim[]> {
