@@ -128,6 +128,29 @@ describe(`a broad crawl: ${HOSTS} hosts, a seed on each, two workers`, () => {
     }
   });
 
+  it('a waiting batch that finds the only key held waits for its holder, then claims what is left', async () => {
+    // Three slots and a budget of the site's five pages: the root's batch, and two batches that
+    // wait for work with two URLs each. Of the root's four slow pages, one waiting batch claims
+    // two and holds the key (per-host concurrency 1); the other must wait for it to let go.
+    // Ending with nothing instead, its report could reach the workflow after the holder's and
+    // close the store to launches for a second with URLs queued.
+    const paths = ['/w/0', '/w/1', '/w/2', '/w/3'];
+    const site = await startRecordingSite({ '/': (_req, res) => page(res, paths), ...Object.fromEntries(paths.map((path): [string, Handler] => [path, (_req, res) => setTimeout(() => page(res), 300)])) });
+    try {
+      const input = { seeds: [`${site.origin}/`], maxPages: 5, concurrency: 3, perHostConcurrency: 1, respectRobots: false, allowPrivateNetwork: true };
+      const summary = await (await startCrawl(env.client, 'broad-held-key', input, queue)).result();
+      assert.equal(summary.totals.fetched, 5);
+      assert.deepEqual(site.pages().map(({ path }) => path).sort(), ['/', ...paths].sort(), 'every page asked once');
+      const [{ history }] = await historiesOf(env.client, 'broad-held-key');
+      const orders = scheduledInputs<BatchOrder>(history, 'fetchBatch');
+      const claimed = completedResults<BatchReport>(history, 'fetchBatch').map((report) => (report.kind === 'done' ? report.claimed : -1));
+      assert.deepEqual(orders.map((order) => order.waitsForWork === true), [false, true, true], 'the root, then two batches waiting for work');
+      assert.deepEqual(claimed.sort(), [1, 2, 2], 'each waiting batch claimed two pages: none ended with nothing while the key was held');
+    } finally {
+      await site.close();
+    }
+  });
+
   it("a batch whose first host defers crawls its other host's share itself, not a later batch", async () => {
     // One batch at a time: the second holds the first site's six pages, the biggest share,
     // crawled first, and the other site's four. The first site's first page answers 429 with
