@@ -323,9 +323,10 @@ export interface FrontierStore {
    */
   claim(batchId: string, host: string, limit: number, maxPagesPerHost?: number, render?: boolean, bounds?: ClaimBounds): Promise<ClaimedUrl[]>;
   /**
-   * Each share as `claim` claims it, in one transaction, the URLs in the shares' order: a
-   * batch of a broad crawl holds many small keys, and a write transaction each cost more than
-   * their claims.
+   * Each share as `claim` claims it, the URLs in the shares' order. The SQLite store claims
+   * them in one write transaction: a batch of a broad crawl holds many small keys, and a commit
+   * each cost more than their claims. PostgreSQL claims each in its own, so that no batch holds
+   * several keys' locks while it claims the next.
    */
   claimShares(batchId: string, shares: readonly ShareClaim[], maxPagesPerHost?: number, render?: boolean): Promise<ClaimedUrl[][]>;
   /**
