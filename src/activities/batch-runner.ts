@@ -93,7 +93,7 @@ interface KeyAsk {
 const WAITS: UrlWaits = { firstMs: LONG_WAIT_MS, retryMs: LONG_WAIT_MS };
 /** Every request takes what its host gives now. */
 const NOW: UrlWaits = { firstMs: YIELD_AFTER_MS, retryMs: YIELD_AFTER_MS };
-/** A key alone in a batch that does not fill (a render batch) waits for its host throughout: there is nothing else to do meanwhile. */
+/** A key alone in a batch that does not fill (a render batch, or one of a plan from before fills) waits for its host throughout: nothing else can be claimed meanwhile. */
 const ALONE: KeyAsk = { first: WAITS, later: WAITS };
 /** A key among others takes what its host gives now, and is left for a later turn after. */
 const IN_TURN: KeyAsk = { first: NOW, later: NOW };
@@ -441,10 +441,10 @@ export class BatchRunner {
    * Waits for work, when the batch may (see `BatchOrder.waitsForWork`) and there is some to wait
    * for: nothing is queued and other batches hold claims whose pages may queue links; or URLs
    * are queued on keys whose hosts are free, which only the keys' holders keep from this batch,
-   * and it claims them as the holders let go. Had it ended instead, its report could reach the
-   * workflow after the holders' and close the store to launches for a second with the URLs
-   * there to claim (the tail of the bench's 1,000-host crawl). A backlog held back by pacing
-   * past what a batch waits out is left to the workflow's timer. Returns whether to claim again.
+   * and it claims them as the holders let go: a batch that ended instead could report after
+   * the holders and close the store to launches for a second, with those URLs there to claim.
+   * A backlog held back by pacing past what a batch waits out is left to the workflow's timer.
+   * Returns whether to claim again.
    */
   private async waitForWork(run: BatchRun, until: number): Promise<boolean> {
     const { work, store } = run;

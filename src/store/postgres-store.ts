@@ -335,9 +335,9 @@ export class PostgresFrontierStore implements FrontierStore {
   }
 
   async claimShares(batchId: string, shares: readonly ShareClaim[], maxPagesPerHost = Number.MAX_SAFE_INTEGER, render = false): Promise<ClaimedUrl[][]> {
-    // One transaction each: a transaction over all of them held every key's row lock, and the
-    // shard's version row, until the last was claimed, and completions queued behind them
-    // (bench:shards, one shard: 154-276 pages/s against 434-458).
+    // One transaction each: one over all of them would hold every key's row lock, and the
+    // shard's version row, until the last was claimed, and completions would queue behind
+    // them (bench:shards as one shard: a third of its rate).
     const claimed: ClaimedUrl[][] = [];
     for (const { host, limit, holders } of shares) claimed.push(await this.claim(batchId, host, limit, maxPagesPerHost, render, { holders }));
     return claimed;
