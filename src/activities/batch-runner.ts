@@ -100,6 +100,9 @@ const IN_TURN: KeyAsk = { first: NOW, later: NOW };
 /** When none of a turn's keys could go, the one free soonest: its first request waits for the host. */
 const SOONEST: KeyAsk = { first: { firstMs: LONG_WAIT_MS, retryMs: YIELD_AFTER_MS }, later: NOW };
 
+/** The URLs the walks claimed, finished or not. */
+const urlsIn = (walks: readonly KeyWalk[]): number => walks.reduce((sum, walk) => sum + walk.urls.length, 0);
+
 /** The keys with URLs left. */
 const walksLeft = (walks: readonly KeyWalk[]): KeyWalk[] => walks.filter((walk) => walk.next < walk.urls.length);
 
@@ -233,7 +236,7 @@ export class BatchRunner {
     const batchLimit = work.shares.reduce((sum, share) => sum + share.limit, work.fill?.urls ?? 0);
     if (work.fill) run.readyQuery = this.readyQueryOf(run, work.fill, batchLimit);
     const walks = await this.claimShares(run);
-    const shared = walks.reduce((sum, walk) => sum + walk.urls.length, 0);
+    const shared = urlsIn(walks);
     if (shared > 0) await this.followConfig(run);
     await this.crawlInTurn(run, walks, deferred);
     const claimed = shared + run.toppedUp;
@@ -273,9 +276,9 @@ export class BatchRunner {
    * and a turn in which no key could go tops the batch up with other keys (`topUp`) or waits
    * for the one free soonest, so a paced or backed-off host never holds up the others. A batch
    * of many paced keys thus keeps one request going where one key at a time would sit out each
-   * gap. A deferral (a wait longer than a batch sits
-   * idle) gives back the rest of its key, and the others go on; a hand-over gives back every
-   * URL the batch holds unfinished and ends the walk. Returns the URLs of the keys it reached.
+   * gap. A deferral (a wait longer than a batch sits idle) gives back the rest of its key, and
+   * the others go on; a hand-over gives back every URL the batch holds unfinished and ends the
+   * walk. Returns the URLs of the keys it reached.
    */
   private async crawlInTurn(run: BatchRun, walks: KeyWalk[], deferred: HostDeferral[]): Promise<number> {
     const unfinished = () => walks.reduce((sum, walk) => sum + walk.urls.length - walk.next, 0);
@@ -303,10 +306,8 @@ export class BatchRunner {
         const soonest = soonestFree(walksLeft(turn));
         if (soonest === undefined) continue;
         const added = await this.topUp(run, soonest.freeAt!);
-        if (added.length > 0) {
-          walks.push(...added);
-          this.gauges.held.inc(added.reduce((sum, walk) => sum + walk.urls.length, 0));
-        } else if (!(await crawl(soonest, SOONEST))) return reached;
+        if (added.length > 0) walks.push(...added);
+        else if (!(await crawl(soonest, SOONEST))) return reached;
       }
       return reached;
     } finally {
@@ -319,8 +320,8 @@ export class BatchRunner {
    * When every key left of a filling batch waits for its host until `freeAt`, claims keys the
    * batch holds nothing of that are free by then, to crawl in the same turns: a batch whose
    * keys are paced hosts then works through their gaps instead of sitting them out in its slot
-   * while other hosts' URLs wait for one. Returns the keys claimed: none when the wait is short,
-   * the batch is stopping, or a top-up found nothing a moment ago.
+   * while other hosts' URLs wait for one. Returns the keys claimed, counted as held: none when
+   * the wait is short, the batch is stopping, or a top-up found nothing a moment ago.
    */
   private async topUp(run: BatchRun, freeAt: number): Promise<KeyWalk[]> {
     const now = Date.now();
@@ -329,7 +330,9 @@ export class BatchRunner {
     if (claims.length === 0) run.topUpAfter = now + TOP_UP_RETRY_MS;
     else await this.followConfig(run);
     const walks = claims.map(({ key, urls }) => ({ host: key, urls, next: 0 }));
-    run.toppedUp += walks.reduce((sum, walk) => sum + walk.urls.length, 0);
+    const added = urlsIn(walks);
+    run.toppedUp += added;
+    this.gauges.held.inc(added);
     return walks;
   }
 

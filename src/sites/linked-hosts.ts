@@ -50,9 +50,10 @@ export async function startLinkedHosts(hosts: number, pagesPerHost: number, { fi
     let inFlight = 0;
     const server = createServer((req, res) => {
       const origin = origins[n];
-      const asked = (requests.get(`${origin}${req.url}`) ?? 0) + 1;
-      requests.set(`${origin}${req.url}`, asked);
-      if (asked === 1) askedAt.set(`${origin}${req.url}`, Date.now());
+      const url = `${origin}${req.url}`;
+      const asked = (requests.get(url) ?? 0) + 1;
+      requests.set(url, asked);
+      if (asked === 1) askedAt.set(url, Date.now());
       inFlight += 1;
       maxInFlight.set(origin, Math.max(maxInFlight.get(origin) ?? 0, inFlight));
       res.on('close', () => void (inFlight -= 1));
