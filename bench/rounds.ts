@@ -14,6 +14,16 @@ export function medianBy<T>(items: readonly T[], value: (item: T) => number): T 
 
 export const median = (values: readonly number[]): number => medianBy(values, (value) => value);
 
+/**
+ * The order in which round `round` (from 1) runs `tools`: as given in odd rounds, reversed in
+ * even ones. A machine that speeds up or slows down over a run (another tenant, the page cache
+ * warming, the CPU's clock) then favours no tool by its place: each runs early as often as late,
+ * and two tools' ratio is not the drift between their two places in the order.
+ */
+export function roundOrder<T>(tools: readonly T[], round: number): T[] {
+  return round % 2 === 1 ? [...tools] : [...tools].reverse();
+}
+
 /** `--rounds`: a positive whole number. */
 export const parseRounds = (text: string): number => wholeNumber('--rounds', text);
 

@@ -12,8 +12,9 @@
  *   npm run bench:scale                            # 1,000,000-page site, crawlflow only, RSS over time
  *
  * Numbers from one run compare with each other; across runs, a shared machine adds noise.
- * With `--rounds N`, the tools (and the broad scenario) run N times in turn, and each figure
- * and target is the rounds' median (peak RSS: their largest).
+ * With `--rounds N`, the tools (and the broad scenario) run N times in turn, each even round in
+ * the reverse order (`roundOrder`), and each figure and target is the rounds' median (peak RSS:
+ * their largest).
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -22,7 +23,7 @@ import { projectRoot } from '../src/temporal/project-paths';
 import { barPanelsSvg, lineChartSvg, type BarPanel } from './chart';
 import { countHistoryEventsInDataDir } from './crawlflow-history';
 import { describeBroadScenario, runBroadScenario, type BroadScenario } from './broad-bench';
-import { describeRounds, median } from './rounds';
+import { describeRounds, median, roundOrder } from './rounds';
 import { runBenchCommand } from './bench-args';
 import { parseOptions, USAGE, type Options } from './bench-options';
 import { runShardScenario } from './shard-bench';
@@ -122,10 +123,11 @@ function toMbSample(sample: RssSample): { t: number; mb: number; byName: Record<
   return { t: sample.t, mb: sample.rssBytes / MB, byName: Object.fromEntries(Object.entries(sample.byName).map(([name, bytes]) => [name, bytes / MB])) };
 }
 
-/** One round: each tool in turn, with its pages/s over this round's raw loop's. */
-async function runRound(site: SiteProcess, options: Options): Promise<ToolResult[]> {
-  const results: ToolResult[] = [];
-  for (const tool of options.tools) results.push(await runTool(tool, site, options));
+/** Round `round`: each tool in turn (`roundOrder`), with its pages/s over this round's raw loop's, listed in the tools' order. */
+async function runRound(site: SiteProcess, options: Options, round: number): Promise<ToolResult[]> {
+  const byTool = new Map<ToolName, ToolResult>();
+  for (const tool of roundOrder(options.tools, round)) byTool.set(tool, await runTool(tool, site, options));
+  const results = options.tools.map((tool) => byTool.get(tool)!);
   // Exactly-once means the fetched set is the reachable set, so those tools share one set.
   const raw = results.find((r) => r.tool === 'raw' && r.status === 'ok');
   for (const r of results) if (raw && r.status !== 'failed') r.ratioToRaw = r.pagesPerSecond / raw.pagesPerSecond;
@@ -245,8 +247,8 @@ async function main(): Promise<void> {
 
     const rounds: ToolResult[][] = [];
     for (let round = 1; round <= options.rounds; round += 1) {
-      if (options.rounds > 1) log(`round ${round} of ${options.rounds}`);
-      rounds.push(await runRound(site, options));
+      if (options.rounds > 1) log(`round ${round} of ${options.rounds}: ${roundOrder(options.tools, round).join(', ')}`);
+      rounds.push(await runRound(site, options, round));
     }
     const results = medianResults(rounds, options.tools);
 

@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeRounds, median, medianBy, parseRounds } from '../bench/rounds';
+import { describeRounds, median, medianBy, parseRounds, roundOrder } from '../bench/rounds';
 import { BenchUsageError, parseFlags, wholeNumber } from '../bench/bench-args';
 import { cpuSecondsAt } from '../bench/process-meter';
 
@@ -17,6 +17,17 @@ describe('bench rounds: the median round and the --rounds option', () => {
     assert.equal(median([3]), 3);
     assert.deepEqual(rounds.map((r) => r.round), [1, 2, 3], 'the rounds keep their order');
     assert.equal(describeRounds([0.84, 0.68, 0.85]), '0.84, 0.68, 0.85 (median 0.84)');
+  });
+
+  it('runs the tools in the given order in odd rounds and reversed in even ones, so no tool always runs late', () => {
+    const tools = ['raw', 'crawlflow', 'scrapy', 'colly'];
+    assert.deepEqual([1, 2, 3, 4].map((round) => roundOrder(tools, round).join(' ')), [
+      'raw crawlflow scrapy colly',
+      'colly scrapy crawlflow raw',
+      'raw crawlflow scrapy colly',
+      'colly scrapy crawlflow raw',
+    ]);
+    assert.deepEqual(tools, ['raw', 'crawlflow', 'scrapy', 'colly'], 'the list given is left as it was');
   });
 
   it('takes a positive whole number of rounds and names anything else', () => {
