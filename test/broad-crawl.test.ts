@@ -101,6 +101,26 @@ describe(`a broad crawl: ${HOSTS} hosts, a seed on each, two workers`, () => {
     }
   });
 
+  it("ready claims take hosts not crawled yet before the backlogs of hosts being crawled, so every host's links are known early", async () => {
+    // 600 hosts of a root and two pages, a seed on each, batches of 100 four at a time: the
+    // first batches claim 400 roots, whose pages queue two links each, bigger backlogs than
+    // the 200 roots left. Taken biggest backlog first, those roots waited for the others to
+    // drain: the last was asked for as page 1,690-1,789 of 1,800, in the crawl's last moments.
+    const linked = await startLinkedHosts(600, 2);
+    try {
+      const input = { seeds: linked.origins.map((origin) => `${origin}/`), concurrency: 4, perHostConcurrency: 1, batchSize: 100, respectRobots: false, allowPrivateNetwork: true };
+      const summary = await (await startCrawl(env.client, 'broad-fresh-first', input, queue)).result();
+      assert.equal(summary.totals.fetched, linked.pages.length);
+      assert.deepEqual([...linked.requests].filter(([, n]) => n !== 1), [], 'every page fetched once');
+      const asked = [...linked.askedAt].sort((a, b) => a[1] - b[1]).map(([url]) => new URL(url).pathname);
+      const lastRoot = asked.lastIndexOf('/');
+      assert.equal(asked.filter((path) => path === '/').length, linked.origins.length, 'every root asked for');
+      assert.ok(lastRoot < (asked.length * 2) / 3, `every root asked for in the first two thirds of the crawl (the last as page ${lastRoot + 1} of ${asked.length})`);
+    } finally {
+      await linked.close();
+    }
+  });
+
   it("batches whose hosts all wait out a delay crawl other hosts' ready URLs meanwhile, in the slots the slow hosts hold", async () => {
     // 60 hosts of a root and two pages, four batches at a time: six slow hosts (1 s delay) need
     // 2 s each, the others (100 ms) 0.2 s. Batches that sat out their slow hosts' gaps in their

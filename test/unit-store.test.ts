@@ -435,6 +435,28 @@ describe(`FrontierStore contract: ${impl.name}`, () => {
     }
   });
 
+  it('hands a filling batch the keys no batch has claimed from first, then the biggest backlogs', async () => {
+    const store = await impl.fresh();
+    const C = 'c.test';
+    const D = 'd.test';
+    const urlOf = (host: string, n: number) => `http://${host}/p/${n}`;
+    try {
+      // A and B are being crawled: each had its first page claimed and done, which queued five
+      // and three more. C and D have only their first pages queued, D two of them.
+      await store.enqueue([entry(urlA(0)), entry(urlB(0)), entry(urlOf(C, 0)), entry(urlOf(D, 0)), entry(urlOf(D, 1))]);
+      for (const [key, url, links] of [[A, urlA(0), 5], [B, urlB(0), 3]] as const) {
+        await store.claim(`first-${key}`, key, 1);
+        await store.complete(`first-${key}`, pageRecord(url), Array.from({ length: links }, (_, n) => entry(key === A ? urlA(n + 1) : urlB(n + 1), 1)));
+      }
+      const query = { render: false, freeBy: Date.now() + 10_000, batchLimit: 10, maxPagesPerHost: 100, holdersOf: () => 1, maxHolders: 1 };
+      const order: string[] = [];
+      for (const batch of ['w', 'x', 'y', 'z']) order.push(...claimedKeys(await store.claimReady(batch, query)).map(({ key }) => key));
+      assert.deepEqual(order, [D, C, A, B], 'the uncrawled keys, bigger first, then the crawled ones by backlog, although theirs are bigger');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps running totals with every finished URL, and views read them with the frontier', async () => {
     const store = await impl.fresh();
     try {
@@ -1655,6 +1677,7 @@ const SCHEMA_UNDO: Record<number, string> = {
       ALTER TABLE crawlflow.hosts DROP COLUMN shard;`,
   11: 'ALTER TABLE crawlflow.crawls DROP COLUMN end_status, DROP COLUMN failure_code, DROP COLUMN failure_message, DROP COLUMN ended_at',
   12: 'ALTER TABLE crawlflow.urls DROP COLUMN payload_record',
+  13: 'DROP INDEX crawlflow.hosts_fresh_backlog',
 };
 
 /** Takes the database at `url` back to schema `version`, newest change first. */

@@ -47,6 +47,17 @@ export function otherHoldersSql(urls: string, host: string, batch: string, crawl
   return `(SELECT count(DISTINCT batch_id) FROM ${urls} WHERE ${crawl === undefined ? '' : `${crawl} AND `}host = ${host} AND state = ${CLAIMED} AND batch_id <> ${batch})`;
 }
 
+/**
+ * The order in which a ready claim tries keys, as conditions on a key's `hosts` row, one tier
+ * after the other; within a tier, the biggest backlog first. Keys no batch has claimed from
+ * come first: a host not crawled yet has only its first URLs queued, and how much it holds is
+ * unknown until they are fetched. Left until the big backlogs drain, such hosts would be
+ * found at the end, and their pages would make the crawl's tail at their concurrency (the
+ * biggest backlogs keep the workflow's shares meanwhile: its view names them). Each tier
+ * reads an index of its own, so a claim stops after a few entries.
+ */
+export const READY_KEY_TIERS = ['taken = 0', 'taken > 0'] as const;
+
 /** URLs to claim, most important first: `fresh` to fetch, then `capped` to record as `host-page-cap` skips. */
 export interface ClaimPlan {
   fresh: number;

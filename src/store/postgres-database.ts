@@ -158,6 +158,8 @@ const MIGRATIONS: readonly string[] = [
      ADD COLUMN ended_at text;`,
   // The WARC record that holds a record's payload (record-fields.ts); NULL in rows written before.
   'ALTER TABLE crawlflow.urls ADD COLUMN payload_record text;',
+  // Ready claims try keys no batch has claimed from first (claim-rules.ts, READY_KEY_TIERS).
+  'CREATE INDEX hosts_fresh_backlog ON crawlflow.hosts (crawl, queued) WHERE queued > 0 AND taken = 0;',
 ];
 
 /** The schema version a migrated database is at. */

@@ -64,7 +64,7 @@ import {
 } from './store-rows';
 import { COMPLETED_FIELDS, completedValues, recordColumns, toRecord, type RecordRow } from './record-fields';
 import { CLAIMED, DONE, GONE, HOST_PAGE_CAP, QUEUED } from './url-states';
-import { otherHoldersSql, planClaim, READY_CANDIDATES, readyClaims, type ClaimPlan, type ClaimRequest } from './claim-rules';
+import { otherHoldersSql, planClaim, READY_CANDIDATES, READY_KEY_TIERS, readyClaims, type ClaimPlan, type ClaimRequest } from './claim-rules';
 import { claimHostCounts, requeuedUrl, requeueHostCounts } from './requeue-rules';
 import { KnownUrls } from './known-urls';
 
@@ -227,18 +227,18 @@ interface KeyClaim extends ClaimRequest {
 /**
  * The keys a ready claim tries ($2 the batch, $3 its lane, $4 its shard or null, $5 the holders
  * a key may have, $6 free-by, $7 how many, $8 ready ones only): those the batch holds, then
- * ready ones it does not hold.
+ * ready ones it does not hold, tier by tier (`READY_KEY_TIERS`).
  */
 const READY_KEYS = `
-  (SELECT DISTINCT host, true AS held, 0::bigint AS queued FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND state = ${CLAIMED} AND NOT $8)
-  UNION ALL
-  (SELECT host, false, queued::bigint FROM crawlflow.hosts h WHERE crawl = $1 AND queued > 0
+  (SELECT DISTINCT host, true AS held, 0 AS tier, 0::bigint AS queued FROM crawlflow.urls WHERE crawl = $1 AND batch_id = $2 AND state = ${CLAIMED} AND NOT $8)
+  ${READY_KEY_TIERS.map((taken, tier) => `UNION ALL
+  (SELECT host, false, ${tier}, queued::bigint FROM crawlflow.hosts h WHERE crawl = $1 AND queued > 0 AND ${taken}
      AND CASE WHEN $3 THEN render_queued ELSE queued - render_queued END > 0
      AND ($4::int IS NULL OR shard = $4) AND next_request_at <= $6::bigint
      AND ${otherHoldersSql('crawlflow.urls', 'h.host', '$2', 'crawl = $1')} < $5
      AND NOT EXISTS (SELECT 1 FROM crawlflow.urls m WHERE m.crawl = $1 AND m.batch_id = $2 AND m.host = h.host AND m.state = ${CLAIMED})
-     ORDER BY queued DESC LIMIT $7)
-  ORDER BY held DESC, queued DESC LIMIT $7`;
+     ORDER BY queued DESC LIMIT $7)`).join('\n  ')}
+  ORDER BY held DESC, tier, queued DESC LIMIT $7`;
 
 /** When the first key with backlog in lane $2 (render or not) and shard $3 (null: any) is free: see `backlogFreeAt`. */
 const BACKLOG_FREE_AT = `

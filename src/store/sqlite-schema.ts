@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import { RECORD_FIELDS, type Storage } from './record-fields';
 import { CLAIMED, DONE, HOST_PAGE_CAP, QUEUED } from './url-states';
+import { READY_KEY_TIERS } from './claim-rules';
 
 /**
  * Per shard of the crawl (see src/scheduling/shards.ts): its version, its running totals
@@ -39,6 +40,9 @@ function recordColumnDefinitions(): string[] {
     return queued ? `${type} NOT NULL` : type;
   });
 }
+
+/** The backlog of keys no batch has claimed from: the first tier of a ready claim (`READY_KEY_TIERS`). */
+const FRESH_HOSTS_INDEX = `CREATE INDEX IF NOT EXISTS hosts_fresh_backlog ON hosts (queued) WHERE queued > 0 AND ${READY_KEY_TIERS[0]};`;
 
 /**
  * Today's schema: a new file is made from it whole. After an older file's migrations it adds
@@ -79,6 +83,7 @@ const SCHEMA = `
     shard INTEGER NOT NULL DEFAULT 0
   );
   CREATE INDEX IF NOT EXISTS hosts_with_backlog ON hosts (queued) WHERE queued > 0;
+  ${FRESH_HOSTS_INDEX}
   CREATE TABLE IF NOT EXISTS configs (version INTEGER PRIMARY KEY, config TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS seed_scope (key TEXT PRIMARY KEY) WITHOUT ROWID;
   CREATE INDEX IF NOT EXISTS urls_queue ON urls (host, render, priority DESC, id) WHERE state = ${QUEUED};
@@ -168,12 +173,17 @@ function payloadRecord(db: Database.Database): void {
   addMissingColumn(db, 'urls', 'payload_record', 'ALTER TABLE urls ADD COLUMN payload_record TEXT');
 }
 
+/** Version 5: ready claims try keys no batch has claimed from first (claim-rules.ts, `READY_KEY_TIERS`), from an index of their own. */
+function freshHostsIndex(db: Database.Database): void {
+  db.exec(FRESH_HOSTS_INDEX);
+}
+
 /**
  * Schema versions of a store file, applied in order to a file made by an older version;
  * `PRAGMA user_version` counts those the file has, so each runs once per file. Never edit an
  * applied one: add the next, and its change to SCHEMA for new files.
  */
-const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [catchUp, claimIndexesWithKey, crawlEnd, payloadRecord];
+const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [catchUp, claimIndexesWithKey, crawlEnd, payloadRecord, freshHostsIndex];
 
 /** The schema version a migrated file is at. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

@@ -7,7 +7,7 @@ import { COMPLETED_FIELDS, recordColumns } from './record-fields';
 import { batchTotalsColumns, crawlTotalsColumns, END_COLUMNS, PACING_COLUMNS, ROBOTS_COLUMNS, type CountDialect } from './store-rows';
 import { CLAIMED, DONE, GONE, QUEUED } from './url-states';
 import { claimHostCounts, requeuedUrl, requeueHostCounts } from './requeue-rules';
-import { otherHoldersSql } from './claim-rules';
+import { otherHoldersSql, READY_KEY_TIERS } from './claim-rules';
 
 /** Version and running totals of the shards a WHERE picks, summed. */
 const SHARD_STATE = `SELECT coalesce(sum(version), 0) AS version, coalesce(sum(processed), 0) AS processed, coalesce(sum(fetched), 0) AS fetched,
@@ -15,6 +15,13 @@ const SHARD_STATE = `SELECT coalesce(sum(version), 0) AS version, coalesce(sum(p
 
 /** A comparison is 1 or 0, so summing a condition counts the rows it picks. */
 const SQLITE_COUNTS: CountDialect = { count: (condition) => `coalesce(sum(${condition}), 0)`, sum: (column) => `coalesce(sum(${column}), 0)` };
+
+/** The free keys of one of `READY_KEY_TIERS` a ready claim may take, biggest backlog first: at most `@limit`. */
+const readyTier = (taken: string, tier: number): string => `
+  SELECT host, ${tier} AS tier, queued FROM hosts WHERE queued > 0 AND ${taken} AND iif(@render, render_queued, queued - render_queued) > 0
+    AND (@shard IS NULL OR shard = @shard) AND next_request_at <= @freeBy
+    AND ${otherHoldersSql('urls', 'hosts.host', '@batchId')} < @maxHolders
+  ORDER BY queued DESC LIMIT @limit`;
 
 /** Statements that queue, claim and give back URLs (the seen-set, the queue index, the claims). */
 function queueStatements(db: Database.Database) {
@@ -46,10 +53,8 @@ function queueStatements(db: Database.Database) {
        WHERE EXISTS (SELECT 1 FROM urls WHERE urls.host = held.host AND batch_id = @batchId AND state = ${CLAIMED})`,
     ).pluck(),
     readyKeys: db.prepare(
-      `SELECT host FROM hosts WHERE queued > 0 AND iif(@render, render_queued, queued - render_queued) > 0
-         AND (@shard IS NULL OR shard = @shard) AND next_request_at <= @freeBy
-         AND ${otherHoldersSql('urls', 'hosts.host', '@batchId')} < @maxHolders
-       ORDER BY queued DESC LIMIT @limit`,
+      `SELECT host FROM (${READY_KEY_TIERS.map((taken, tier) => `SELECT * FROM (${readyTier(taken, tier)})`).join(' UNION ALL ')})
+       ORDER BY tier, queued DESC LIMIT @limit`,
     ).pluck(),
     backlogFreeAt: db.prepare(
       `SELECT min(next_request_at) FROM hosts WHERE queued > 0 AND iif(@render, render_queued, queued - render_queued) > 0
