@@ -2,6 +2,7 @@
  * `run-bench`'s options: what `--help` says, and the flags checked once into `Options`
  * (bench/bench-args.ts reports bad input as a usage error).
  */
+import { parseCrawlConfig } from '../src/shared/crawl-config';
 import { BenchUsageError, parseFlags, wholeNumber } from './bench-args';
 import { parseRounds } from './rounds';
 import { TOOL_NAMES, type ToolName } from './tools';
@@ -24,12 +25,15 @@ export interface Options {
   name: string;
 }
 
+/** crawlflow's own default, which the bench runs unless told otherwise. */
+const CRAWLFLOW_BATCH_SIZE = parseCrawlConfig({ seeds: ['http://bench.test/'] }).batchSize;
+
 export const USAGE = `usage: node dist/bench/run-bench.js [options]   (npm run bench -- [options])
   --tools a,b,...      tools to run, in turn (${TOOL_NAMES.join(', ')}; default: all)
   --rounds N           run the tools, and the broad scenario, N times; report each figure's median (default 1)
   --pages N            pages of the site (default 20000; 1000000 with --scale)
   --concurrency N      requests in flight, every tool (default 32)
-  --batch-size N       crawlflow's URLs per batch (default 200)
+  --batch-size N       crawlflow's URLs per batch (default: crawlflow's, ${CRAWLFLOW_BATCH_SIZE})
   --workers a,b        crawlflow worker processes to compare (default 1,2); --no-workers skips it
   --broad-hosts N      hosts of the broad scenario (default 1000); 0 or --no-broad skips it
   --no-wrk             skip the site server's wrk ceiling
@@ -46,7 +50,7 @@ export function parseOptions(): Options {
       rounds: { type: 'string', default: '1' },
       pages: { type: 'string' },
       concurrency: { type: 'string', default: '32' },
-      'batch-size': { type: 'string', default: '200' },
+      'batch-size': { type: 'string', default: String(CRAWLFLOW_BATCH_SIZE) },
       workers: { type: 'string', default: '1,2' },
       'no-workers': { type: 'boolean', default: false },
       'no-wrk': { type: 'boolean', default: false },

@@ -58,7 +58,7 @@ describe('parseCrawlConfig', () => {
       maxRedirects: 5,
       maxLinksPerPage: 5_000,
       maxUrlLength: 2_048,
-      batchSize: 200,
+      batchSize: 1_000,
       maxRetries: 2,
       maxRetryAfterMs: 3_600_000,
       maxPagesPerHost: 100_000,

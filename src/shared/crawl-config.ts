@@ -346,11 +346,15 @@ export const crawlConfigSchema = z
     maxRedirects: setting(count(0, 50).default(5), { section: 'fetching', doc: 'Redirects followed; every hop is checked against the scope.' }),
     maxLinksPerPage: setting(count(0, 1_000_000).default(5_000), { section: 'fetching', doc: 'Links taken from one page.' }),
     maxUrlLength: setting(count(16, 65_536).default(2_048), { section: 'fetching', doc: 'The longest URL followed.' }),
-    batchSize: setting(count(1, 2_000).default(200), {
+    batchSize: setting(count(1, 2_000).default(1_000), {
       section: 'limits',
       flag: '--batch-size <n>',
       help: 'URLs per batch activity',
-      doc: 'URLs one batch activity claims and fetches before it reports back.',
+      doc:
+        'URLs one batch activity claims and fetches before it reports back. Every report costs a workflow task, the next batch\'s start and its ' +
+        'claims, so larger batches cost less a page and make less history (bench/PROFILE.md). ' +
+        'The workflow\'s totals (the `progress` query, the Web UI\'s details) move on at each report; a batch\'s own count is in its heartbeat ' +
+        '(the Web UI\'s pending activities) meanwhile. A crawl with a page budget spreads it over its batches, so a small crawl still runs in several.',
     }),
     maxRetries: setting(count(0, 10).default(2), {
       section: 'fetching',
