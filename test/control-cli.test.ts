@@ -19,6 +19,8 @@ import type { CrawlStatusReport } from '../src/cli/crawl-report';
 import { itRejectsEach, type UsageCase } from './helpers/usage-errors';
 import { uniqueQueue } from './helpers/temporal';
 import { cliTemporal } from './helpers/cli-temporal';
+import { eventTimes, historiesOf } from './helpers/histories';
+import { PROGRESS_REFRESH_MS } from '../src/scheduling/progress-refresh';
 
 /** The control commands, each with what it needs after the crawl ID. */
 const CONTROL_COMMANDS: ReadonlyArray<[string, ...string[]]> = [['pause'], ['resume'], ['stop'], ['cancel'], ['add-seeds', 'http://127.0.0.1:9/'], ['set-limits', '--delay-ms', '5']];
@@ -240,6 +242,59 @@ describe('control commands against a dev server and a worker', () => {
       releaseHang();
       await hanging.close();
       await holding.close();
+    }
+  });
+
+  it('progress counts the pages of a batch that runs on without reporting, read from the store 10 s after batches started', async () => {
+    // The seed's links, which one batch takes together and crawls in turn; /hang answers only
+    // when the test lets it, so that batch runs on without reporting.
+    let releaseHang: () => void = () => {};
+    const hangs = new Promise<void>((resolve) => (releaseHang = resolve));
+    let hangAskedAt = 0;
+    const site = await startRecordingSite({
+      '/': (_req, res) => page(res, ['/a', '/b', '/c', '/hang']),
+      '/a': (_req, res) => page(res),
+      '/b': (_req, res) => page(res),
+      '/c': (_req, res) => page(res),
+      '/hang': (_req, res) => {
+        hangAskedAt ||= Date.now();
+        void hangs.then(() => page(res));
+      },
+    });
+    const id = 'progress-long-batch';
+    try {
+      const handle = await startCrawl(temporal.env.client, id, { seeds: [`${site.origin}/`], concurrency: 1, respectRobots: false }, temporal.taskQueue);
+      const counts = async () => {
+        const { processed, queued, batchesInFlight, batchesCompleted } = await handle.query(progressQuery);
+        return { processed, queued, batchesInFlight, batchesCompleted };
+      };
+      let shownAfterMs: number;
+      let status: CliResult;
+      try {
+        await waitFor(() => hangAskedAt > 0, 20_000, '/hang to be asked for');
+        assert.deepEqual(await counts(), { processed: 1, queued: 4, batchesInFlight: 1, batchesCompleted: 1 }, "as the seed's batch reported: its page done, its links queued");
+        await waitFor(async () => (await counts()).processed === 4, PROGRESS_REFRESH_MS + 5_000, 'progress to count the pages done since');
+        shownAfterMs = Date.now() - hangAskedAt;
+        assert.deepEqual(await counts(), { processed: 4, queued: 0, batchesInFlight: 1, batchesCompleted: 1 }, 'three more done, /hang claimed, and still no report');
+        status = await runCli(['status', id, '--json'], temporal.cliEnv);
+      } finally {
+        releaseHang();
+      }
+      assert.equal(status.code, 0, status.stderr);
+      assert.equal((JSON.parse(status.stdout) as CrawlStatusReport).progress?.processed, 4, 'status shows them too');
+      assert.ok(shownAfterMs >= PROGRESS_REFRESH_MS - 1_000 && shownAfterMs <= PROGRESS_REFRESH_MS + 2_000, `shown by the read 10 s after batches started (${shownAfterMs} ms after /hang)`);
+      const summary = await handle.result();
+      assert.deepEqual({ status: summary.status, processed: summary.totals.processed, batches: summary.batches }, { status: 'completed', processed: 5, batches: 2 });
+      assert.deepEqual(site.pages().map(({ path }) => path), ['/', '/a', '/b', '/c', '/hang'], 'each page once');
+      // One read while the second batch ran on: ten seconds after the crawl's first batch was scheduled.
+      const [{ history }] = await historiesOf(temporal.env.client, id);
+      const [firstBatchAt] = eventTimes(history, 'fetchBatch');
+      const reads = eventTimes(history, 'crawlView').map((at) => at - firstBatchAt);
+      assert.equal(reads.length, 1, `one progress read (${reads.join(', ')} ms after the first batch)`);
+      assert.ok(reads[0] >= PROGRESS_REFRESH_MS && reads[0] < PROGRESS_REFRESH_MS + 1_000, `read ${reads[0]} ms after the first batch was scheduled`);
+    } finally {
+      releaseHang();
+      await site.close();
     }
   });
 

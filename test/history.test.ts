@@ -8,22 +8,14 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from '@temporalio/worker';
-import type { temporal } from '@temporalio/proto';
 import { startSyntheticSite } from '../src/sites/synthetic-site';
 import { reachablePagePaths, requestedPagePaths, sortedPaths } from './helpers/fixtures';
 import { projectRoot } from '../src/temporal/project-paths';
-import { historiesOf } from './helpers/histories';
+import { eventTimes, historiesOf } from './helpers/histories';
 import { quietRuntime, runCrawlToEnd, startTestTemporal, uniqueQueue, type TestTemporal } from './helpers/temporal';
 
 const workflowsPath = require.resolve('../src/workflows');
 const fixturesDir = join(projectRoot, 'test', 'fixtures', 'histories');
-
-/** When activities of `type` were scheduled in a history (epoch ms), in order. */
-function eventTimes(history: temporal.api.history.v1.IHistory, type: string): number[] {
-  return (history.events ?? [])
-    .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === type)
-    .map((event) => Number(event.eventTime?.seconds ?? 0) * 1000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6));
-}
 
 interface RecordedHistory {
   events?: Array<{ startChildWorkflowExecutionInitiatedEventAttributes?: { workflowId?: string } }>;

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CrawlScheduler, FRUITLESS_RETRY_MS, initialSchedulerState, type Launch, type SchedulerState } from '../src/scheduling/crawl-scheduler';
 import { planOf, type CrawlPlan } from '../src/scheduling/crawl-plan';
+import { ProgressRefresh } from '../src/scheduling/progress-refresh';
 import { parseCrawlConfig, type CrawlInput } from '../src/shared/crawl-config';
 import type { BatchReport, CrawlView } from '../src/shared/crawl-types';
 import { seededRandom } from '../src/sites/synthetic-site';
@@ -651,5 +652,44 @@ describe('CrawlScheduler invariants over random crawls', () => {
     assert.ok((outcomes.get('completed') ?? 0) > 50 && (outcomes.get('max-pages-reached') ?? 0) > 50, `both endings are exercised: ${JSON.stringify([...outcomes])}`);
     assert.ok(fills > 300, `views that name a few hosts make batches fill from the store: ${fills} did`);
     assert.ok(waiting > 10, `short frontiers at the start give free slots batches that wait for work: ${waiting} did`);
+  });
+});
+
+describe('progress read while batches run (ProgressRefresh)', () => {
+  const WHY = 'reading progress while batches run';
+
+  it('looks one interval after batches start running, keeps one wake through reports, and reads unless a view came in the last half interval', () => {
+    const refresh = new ProgressRefresh();
+    const started = view(1, { 'a.test': 10 });
+    assert.equal(refresh.wake(0, false, started), undefined, 'no batch runs: nothing to read');
+    assert.deepEqual(refresh.wake(1_000, true, started), { at: 11_000, why: WHY });
+    assert.deepEqual(refresh.wake(5_000, true, started), { at: 11_000, why: WHY }, 'the same wake while it is not due');
+    assert.equal(refresh.due(10_999, started), false, 'not yet');
+    assert.equal(refresh.due(11_000, started), true, 'due, and no view since the batches started');
+    assert.deepEqual(refresh.wake(11_000, true, started), { at: 21_000, why: WHY }, 'the next look an interval after the read');
+    const reported = view(2, { 'a.test': 4 }, 6);
+    assert.deepEqual(refresh.wake(17_000, true, reported), { at: 21_000, why: WHY }, 'a report keeps the wake');
+    assert.equal(refresh.due(21_000, reported), false, 'the report brought a view 4 s ago: fresh enough');
+    assert.deepEqual(refresh.wake(21_000, true, reported), { at: 27_000, why: WHY }, 'the next look an interval after the report');
+    assert.equal(refresh.due(27_000, reported), true, 'no view for an interval');
+    const later = view(3, { 'a.test': 2 }, 8);
+    assert.deepEqual(refresh.wake(31_000, true, later), { at: 37_000, why: WHY });
+    assert.equal(refresh.due(37_000, later), true, 'a view 6 s old, half an interval or more: read');
+    assert.equal(refresh.wake(50_000, false, reported), undefined, 'no batch runs any more');
+    assert.deepEqual(refresh.wake(60_000, true, reported), { at: 70_000, why: WHY }, 'batches again: an interval from then');
+    assert.equal(refresh.due(70_000, reported), true, 'the view from before is stale');
+  });
+
+  it('shows the newer of the schedule’s view and the one read, and never an older read', () => {
+    const refresh = new ProgressRefresh();
+    const scheduled = view(3, { 'a.test': 10 }, 2);
+    assert.equal(refresh.shown(scheduled), scheduled, 'nothing read yet');
+    const read = view(7, { 'a.test': 6 }, 6);
+    refresh.arrived(read);
+    assert.equal(refresh.shown(scheduled), read, 'the read is newer');
+    refresh.arrived(view(5, { 'a.test': 8 }, 4));
+    assert.equal(refresh.shown(scheduled), read, 'a read older than the last one is not shown');
+    const reported = view(9, { 'a.test': 3 }, 9);
+    assert.equal(refresh.shown(reported), reported, 'a report newer than the read');
   });
 });

@@ -88,10 +88,10 @@ export function initialSchedulerState(plan: CrawlPlan, view: CrawlView): Schedul
 }
 
 /**
- * Of two views, the newer: versions grow with every change to the queue or the totals, except
+ * Whether `a` is newer than `b`: versions grow with every change to the queue or the totals, except
  * that URLs another shard finds for this shard's keys only grow its queue (FrontierStore.view).
  */
-function newer(a: CrawlView, b: CrawlView): boolean {
+export function isNewerView(a: CrawlView, b: CrawlView): boolean {
   return a.version > b.version || (a.version === b.version && (a.queued > b.queued || a.totals.processed > b.totals.processed));
 }
 
@@ -153,7 +153,7 @@ export class CrawlScheduler {
   }
 
   acceptView(view: CrawlView): void {
-    if (!newer(view, this.state.view)) return;
+    if (!isNewerView(view, this.state.view)) return;
     this.state.view = view;
     this.launchedSinceView = new Map();
     this.fillsSinceView = 0;
@@ -559,17 +559,23 @@ export class CrawlScheduler {
   }
 
   /** What progress shows of the schedule. */
-  counts() {
+  /** The crawl's counts, with the totals and queue of `view` (the schedule's own by default). */
+  counts(view: CrawlView = this.state.view) {
     return {
       status: this.status(),
-      ...this.state.view.totals,
-      queued: this.state.view.queued,
-      batchesInFlight: this.running.size,
+      ...view.totals,
+      queued: view.queued,
+      batchesInFlight: this.batchesInFlight,
       batchesCompleted: this.state.batchesCompleted,
       hostsInFlight: [...new Set([...this.running.values()].flatMap((batch) => batch.hosts))],
       storeWait: this.storeWait,
       failures: this.failures.summary(),
     };
+  }
+
+  /** Batches launched and not yet reported. */
+  get batchesInFlight(): number {
+    return this.running.size;
   }
 
   get batchSeq(): number {

@@ -353,8 +353,8 @@ export const crawlConfigSchema = z
       doc:
         'URLs one batch activity claims and fetches before it reports back. Every report costs a workflow task, the next batch\'s start and its ' +
         'claims, so larger batches cost less a page and make less history (bench/PROFILE.md). ' +
-        'The workflow\'s totals (the `progress` query, the Web UI\'s details) move on at each report; a batch\'s own count is in its heartbeat ' +
-        '(the Web UI\'s pending activities) meanwhile. A crawl with a page budget spreads it over its batches, so a small crawl still runs in several.',
+        'The workflow\'s totals (the `progress` query, the Web UI\'s details) move on at each report, and from a read of the store when no ' +
+        'report has come for 10 s. A crawl with a page budget spreads it over its batches, so a small crawl still runs in several.',
     }),
     maxRetries: setting(count(0, 10).default(2), {
       section: 'fetching',

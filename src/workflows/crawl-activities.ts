@@ -21,6 +21,13 @@ const backoff = { initialInterval: BATCH_RETRY_INITIAL_INTERVAL_MS, backoffCoeff
 /** Short store work; retried until it succeeds or fails for a reason waiting cannot cure. */
 export const lifecycle = proxyActivities<CrawlActivities>({ startToCloseTimeout: '2m', retry: backoff });
 
+/**
+ * A read of the store's counts for progress alone: one attempt, since a read that fails is
+ * simply made again at the next refresh (progress-refresh.ts), and it must not hold up a
+ * run's end for long.
+ */
+export const progressRead = proxyActivities<CrawlActivities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 1 }, summary: 'reading progress' });
+
 /** Waits, heartbeating, for as long as the store is down. */
 export const storeWatch = proxyActivities<CrawlActivities>({
   startToCloseTimeout: '7d',

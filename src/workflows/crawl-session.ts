@@ -51,6 +51,6 @@ class CrawlRun extends RunDriver<CrawlTotals> {
   }
 
   protected index(status: string = this.scheduler.status()): void {
-    indexedAttributes(this.crawlId, this.plan.seedHost, status, this.scheduler.view.totals.processed);
+    indexedAttributes(this.crawlId, this.plan.seedHost, status, this.progress().processed);
   }
 }

@@ -23,7 +23,8 @@ import { parseLimitsChange } from '../shared/crawl-config';
 import type { BatchTotals, CrawlEndStatus, CrawlProgress, CrawlStatus, CrawlSummary, EndReport, FrontierStats, HostState } from '../shared/crawl-types';
 import { CrawlScheduler, type Launch, type Outcome, type Wake } from '../scheduling/crawl-scheduler';
 import { batchIdOf, type BatchOrder, type CrawlPlan } from '../scheduling/crawl-plan';
-import { batchFailure, lifecycle, runBatch, storeWatch } from './crawl-activities';
+import { ProgressRefresh } from '../scheduling/progress-refresh';
+import { batchFailure, lifecycle, progressRead, runBatch, storeWatch } from './crawl-activities';
 import { WakeTimer } from './wake-timer';
 import { describeProgress } from './crawl-state';
 import type { EarlyMessages, CrawlMessages } from './crawl-messages';
@@ -72,6 +73,12 @@ const RETRY_WHEN_CLAIMABLE = 'retry-store-when-claimable';
  */
 const KEEP_WAKE_TIMER = 'keep-wake-timer';
 
+/**
+ * The patch that has a run read its store's counts while its batches run without reporting
+ * (`ProgressRefresh`): without it, progress stood still from one batch report to the next.
+ */
+const LIVE_PROGRESS = 'live-progress';
+
 /** Held hosts the Web UI's current details name, the biggest backlogs first. */
 const HELD_HOSTS_SHOWN = 5;
 
@@ -80,6 +87,9 @@ const INDEX_EVERY_BATCHES = 25;
 
 /** A run's summary, with the totals its end reads (the crawl's, or one shard's). */
 export type RunSummary<T extends BatchTotals> = Omit<CrawlSummary, 'totals'> & { totals: T };
+
+/** The sooner of two wakes. */
+const sooner = (a: Wake | undefined, b: Wake | undefined): Wake | undefined => (a === undefined || (b !== undefined && b.at < a.at) ? b : a);
 
 /** What the Web UI shows of a batch: its first host and how many more (or where its work will come from), its lane and its size. */
 function batchSummary(seq: number, { hosts, render, fill = 0, waitsForWork }: BatchOrder): string {
@@ -110,6 +120,7 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
   );
   /** How the crawl ended, once it has: what progress then shows. */
   private ended: CrawlStatus | undefined;
+  private readonly progressRefresh = new ProgressRefresh();
 
   /** `shard`: the shard this run drives, undefined for a crawl of one shard. */
   constructor(
@@ -213,10 +224,11 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
       setCurrentDetails(describeProgress(this.progress(), this.scheduler.heldHosts(Date.now(), HELD_HOSTS_SHOWN)));
       const outcome = this.scheduler.outcome();
       if (outcome !== null && this.tasks.size === 0) return outcome;
+      if (this.progressRefresh.due(Date.now(), this.scheduler.view) && this.scheduler.status() !== 'waiting-for-store') this.readProgress();
       this.changed = false;
       // patched() only where the choice arises, so histories that never met it keep their shape.
       const wake = this.scheduler.nextWake(Date.now(), this.scheduler.storeRetryDue(Date.now()) && patched(HOLDS_OUTLAST_STORE_RETRY));
-      await this.waitForWake(wake);
+      await this.waitForWake(sooner(wake, this.progressWake()));
     }
   }
 
@@ -231,6 +243,24 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
     }
     if (wake !== undefined || this.wakeTimer.pending) this.wakeTimer.set(wake);
     await condition(() => this.changed);
+  }
+
+  /** When to read the progress while batches run (`ProgressRefresh`). patched() only where the choice arises: batches are running. */
+  private progressWake(): Wake | undefined {
+    const running = this.scheduler.batchesInFlight > 0 && patched(LIVE_PROGRESS);
+    return this.progressRefresh.wake(Date.now(), running, this.scheduler.view);
+  }
+
+  /** Reads the store's counts for progress and the search attributes; one that fails is left to the next refresh. */
+  private readProgress(): void {
+    const read = progressRead.crawlView({ ...this.ref, hosts: 0 }).then(
+      (view) => {
+        this.progressRefresh.arrived(view);
+        this.index();
+      },
+      () => undefined,
+    );
+    this.track(read);
   }
 
   /** Runs `work` alongside the schedule; whatever it throws stops the crawl instead of being lost. */
@@ -317,7 +347,7 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
   }
 
   progress(): CrawlProgress {
-    const counts = this.scheduler.counts();
+    const counts = this.scheduler.counts(this.progressRefresh.shown(this.scheduler.view));
     return { crawlId: this.crawlId, ...counts, status: this.ended ?? counts.status, startedAt: this.opened.startedAt, run: this.opened.run };
   }
 

@@ -6,7 +6,7 @@
  * the end through the store (crawl-shard.ts).
  *
  * Its messages: progress, frontier and host are answered from a view of the whole crawl read
- * every PROGRESS_POLL_MS until Temporal suggests continue-as-new (batch counts are the
+ * every PROGRESS_REFRESH_MS until Temporal suggests continue-as-new (batch counts are the
  * shards': query `<crawl ID>/shard-<n>`, which `crawlflow status` does for every shard);
  * pause and resume are passed on to every shard; cancelling the crawl cancels its shards
  * (children in its scope). stop, setLimits and addSeeds are refused with SHARDED_UNSUPPORTED.
@@ -37,9 +37,8 @@ import { describeProgress, indexedAttributes } from './crawl-state';
 import type { CrawlMessages, EarlyMessages } from './crawl-messages';
 import type { Opened } from './open-crawl';
 import { readSitemaps } from './read-sitemaps';
+import { PROGRESS_REFRESH_MS } from '../scheduling/progress-refresh';
 
-/** How often the crawl reads its whole view while its shards run, for progress. */
-const PROGRESS_POLL_MS = 10_000;
 /** Backlog entries the crawl's own view keeps (the frontier query shows 50). */
 const VIEW_HOSTS = 50;
 /** The failure type of a message a sharded crawl does not take. */
@@ -98,7 +97,7 @@ export class ShardedCrawl implements CrawlMessages {
       // The crawl does not continue-as-new (its shards would close with its run): once its
       // history is long, progress keeps the last view it read, and the crawl only waits.
       while (settled === undefined && !workflowInfo().continueAsNewSuggested) {
-        if (await condition(() => settled !== undefined, PROGRESS_POLL_MS)) break;
+        if (await condition(() => settled !== undefined, PROGRESS_REFRESH_MS)) break;
         this.view = await lifecycle.crawlView({ crawlId: this.crawlId, hosts: VIEW_HOSTS });
         setCurrentDetails(describeProgress(this.progress()));
         this.index();

@@ -18,6 +18,13 @@ export async function historiesOf(client: Client, workflowId: string): Promise<R
   return runs;
 }
 
+/** When activities of `type` were scheduled in a history (epoch ms), in order. */
+export function eventTimes(history: temporal.api.history.v1.IHistory, type: string): number[] {
+  return (history.events ?? [])
+    .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === type)
+    .map((event) => Number(event.eventTime?.seconds ?? 0) * 1000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6));
+}
+
 /** A JSON payload's value (activity inputs, summaries). */
 export function decodePayload(payload: { data?: Uint8Array | null } | null | undefined): unknown {
   return payload?.data ? JSON.parse(Buffer.from(payload.data).toString('utf8')) : undefined;

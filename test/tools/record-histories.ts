@@ -150,12 +150,28 @@ async function crawlOfLimitedHost(env: TestTemporal, queue: string, workflowId: 
   return workflowId;
 }
 
+/** A batch that runs on past the progress refresh (12 s on one page): the run reads its progress meanwhile. */
+async function crawlWithLongBatch(env: TestTemporal, queue: string): Promise<string> {
+  const slow = await startRecordingSite({
+    '/': (_req, res) => page(res, ['/a', '/slow']),
+    '/a': (_req, res) => page(res),
+    '/slow': (_req, res) => void setTimeout(() => page(res), 12_000),
+  });
+  try {
+    await (await startCrawl(env.client, 'rec-live-progress', { seeds: [`${slow.origin}/`], concurrency: 1, respectRobots: false }, queue)).result();
+  } finally {
+    await slow.close();
+  }
+  return 'rec-live-progress';
+}
+
 /** A crawl whose host asks it to wait: a durable timer that says why, and the hold's reason in the run's state. */
 function holdScenarios(env: TestTemporal, queue: string): Scenario[] {
   return [
     ['held-by-retry-after', () => crawlOfLimitedHost(env, queue, 'rec-retry-after', 11)],
     // Held past what a batch waits out: the batch waiting for work finds nothing and reads when the key is claimable.
     ['held-past-batch-wait', () => crawlOfLimitedHost(env, queue, 'rec-held-past', 14)],
+    ['live-progress', () => crawlWithLongBatch(env, queue)],
     ['held-while-others-report', async () => {
       // One host held 11 s by a 429 while the other's batches of two report: the hold's timer is kept through them.
       const sites = await startHeldWhileBusy(11);
