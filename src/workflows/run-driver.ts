@@ -88,9 +88,6 @@ const INDEX_EVERY_BATCHES = 25;
 /** A run's summary, with the totals its end reads (the crawl's, or one shard's). */
 export type RunSummary<T extends BatchTotals> = Omit<CrawlSummary, 'totals'> & { totals: T };
 
-/** The sooner of two wakes. */
-const sooner = (a: Wake | undefined, b: Wake | undefined): Wake | undefined => (a === undefined || (b !== undefined && b.at < a.at) ? b : a);
-
 /** What the Web UI shows of a batch: its first host and how many more (or where its work will come from), its lane and its size. */
 function batchSummary(seq: number, { hosts, render, fill = 0, waitsForWork }: BatchOrder): string {
   const limit = hosts.reduce((sum, share) => sum + share.limit, fill);
@@ -111,13 +108,9 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
   private broken: unknown;
   private recovering = false;
   private handingOver = false;
-  private readonly wakeTimer = new WakeTimer(
-    () => void (this.changed = true),
-    (err) => {
-      this.broken ??= err;
-      this.changed = true;
-    },
-  );
+  private readonly wakeTimer = this.changeTimer();
+  /** The progress read's own timer: on the schedule's, it would cancel a hold's timer and start it again around every read. */
+  private readonly progressTimer = this.changeTimer();
   /** How the crawl ended, once it has: what progress then shows. */
   private ended: CrawlStatus | undefined;
   private readonly progressRefresh = new ProgressRefresh();
@@ -228,7 +221,8 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
       this.changed = false;
       // patched() only where the choice arises, so histories that never met it keep their shape.
       const wake = this.scheduler.nextWake(Date.now(), this.scheduler.storeRetryDue(Date.now()) && patched(HOLDS_OUTLAST_STORE_RETRY));
-      await this.waitForWake(sooner(wake, this.progressWake()));
+      this.progressTimer.set(this.progressWake());
+      await this.waitForWake(wake);
     }
   }
 
@@ -243,6 +237,17 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
     }
     if (wake !== undefined || this.wakeTimer.pending) this.wakeTimer.set(wake);
     await condition(() => this.changed);
+  }
+
+  /** A timer whose firing is a change to the schedule; one that fails stops the crawl. */
+  private changeTimer(): WakeTimer {
+    return new WakeTimer(
+      () => void (this.changed = true),
+      (err) => {
+        this.broken ??= err;
+        this.changed = true;
+      },
+    );
   }
 
   /** When to read the progress while batches run (`ProgressRefresh`). patched() only where the choice arises: batches are running. */
