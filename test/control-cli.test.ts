@@ -276,6 +276,7 @@ describe('control commands against a dev server and a worker', () => {
         await waitFor(async () => (await counts()).processed === 4, PROGRESS_REFRESH_MS + 5_000, 'progress to count the pages done since');
         shownAfterMs = Date.now() - hangAskedAt;
         assert.deepEqual(await counts(), { processed: 4, queued: 0, batchesInFlight: 1, batchesCompleted: 1 }, 'three more done, /hang claimed, and still no report');
+        assert.deepEqual((await handle.describe()).searchAttributes.PagesCrawled, [4], 'the search attribute follows the read');
         status = await runCli(['status', id, '--json'], temporal.cliEnv);
       } finally {
         releaseHang();
