@@ -558,8 +558,7 @@ export class CrawlScheduler {
     return held.slice(0, max).map(({ host }) => this.hostState(host, now));
   }
 
-  /** What progress shows of the schedule. */
-  /** The crawl's counts, with the totals and queue of `view` (the schedule's own by default). */
+  /** What progress shows of the schedule, with the totals and queue of `view` (the schedule's own by default). */
   counts(view: CrawlView = this.state.view) {
     return {
       status: this.status(),
