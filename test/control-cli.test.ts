@@ -245,7 +245,7 @@ describe('control commands against a dev server and a worker', () => {
     }
   });
 
-  it('progress counts the pages of a batch that runs on without reporting, read from the store 10 s after batches started', async () => {
+  it('progress counts the pages of a batch that runs on without reporting, read from the store every 10 s while batches run, PagesCrawled upserted only when it moved', async () => {
     // The seed's links, which one batch takes together and crawls in turn; /hang answers only
     // when the test lets it, so that batch runs on without reporting.
     let releaseHang: () => void = () => {};
@@ -278,6 +278,8 @@ describe('control commands against a dev server and a worker', () => {
         assert.deepEqual(await counts(), { processed: 4, queued: 0, batchesInFlight: 1, batchesCompleted: 1 }, 'three more done, /hang claimed, and still no report');
         assert.deepEqual((await handle.describe()).searchAttributes.PagesCrawled, [4], 'the search attribute follows the read');
         status = await runCli(['status', id, '--json'], temporal.cliEnv);
+        // A second read, 10 s later, finds nothing new: /hang still hangs.
+        await waitFor(async () => eventTimes(await handle.fetchHistory(), 'crawlView').length === 2, PROGRESS_REFRESH_MS + 5_000, 'the second read');
       } finally {
         releaseHang();
       }
@@ -287,12 +289,18 @@ describe('control commands against a dev server and a worker', () => {
       const summary = await handle.result();
       assert.deepEqual({ status: summary.status, processed: summary.totals.processed, batches: summary.batches }, { status: 'completed', processed: 5, batches: 2 });
       assert.deepEqual(site.pages().map(({ path }) => path), ['/', '/a', '/b', '/c', '/hang'], 'each page once');
-      // One read while the second batch ran on: ten seconds after the crawl's first batch was scheduled.
+      // Two reads while the second batch ran on, ten seconds apart from the crawl's first batch on;
+      // only the first moved the search attribute, so only it upserted.
       const [{ history }] = await historiesOf(temporal.env.client, id);
       const [firstBatchAt] = eventTimes(history, 'fetchBatch');
       const reads = eventTimes(history, 'crawlView').map((at) => at - firstBatchAt);
-      assert.equal(reads.length, 1, `one progress read (${reads.join(', ')} ms after the first batch)`);
-      assert.ok(reads[0] >= PROGRESS_REFRESH_MS && reads[0] < PROGRESS_REFRESH_MS + 1_000, `read ${reads[0]} ms after the first batch was scheduled`);
+      assert.equal(reads.length, 2, `two progress reads (${reads.join(', ')} ms after the first batch)`);
+      reads.forEach((at, n) => assert.ok(at >= (n + 1) * PROGRESS_REFRESH_MS && at < (n + 1) * PROGRESS_REFRESH_MS + 1_000, `read ${n + 1} ${at} ms after the first batch was scheduled`));
+      const events = history.events ?? [];
+      const firstRead = events.findIndex((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'crawlView');
+      const hangReported = events.findIndex((event, index) => index > firstRead && event.activityTaskCompletedEventAttributes && events[Number(event.activityTaskCompletedEventAttributes.scheduledEventId) - 1]?.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchBatch');
+      const upserts = events.slice(firstRead, hangReported).filter((event) => event.upsertWorkflowSearchAttributesEventAttributes);
+      assert.equal(upserts.length, 1, 'one upsert over the two reads');
     } finally {
       releaseHang();
       await site.close();

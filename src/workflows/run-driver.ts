@@ -256,12 +256,17 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
     return this.progressRefresh.wake(Date.now(), running, this.scheduler.view);
   }
 
-  /** Reads the store's counts for progress and the search attributes; one that fails is left to the next refresh. */
+  /**
+   * Reads the store's counts for progress, and the search attributes when they moved (an
+   * upsert is an event, and a batch held up by one slow page moves nothing); a read that fails
+   * is left to the next refresh.
+   */
   private readProgress(): void {
     const read = progressRead.crawlView({ ...this.ref, hosts: 0 }).then(
       (view) => {
+        const before = this.progress().processed;
         this.progressRefresh.arrived(view);
-        this.index();
+        if (this.progress().processed !== before) this.index();
       },
       () => undefined,
     );
