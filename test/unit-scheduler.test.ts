@@ -680,15 +680,16 @@ describe('progress read while batches run (ProgressRefresh)', () => {
     assert.equal(refresh.due(70_000, reported), true, 'the view from before is stale');
   });
 
-  it('shows the newer of the schedule’s view and the one read, and never an older read', () => {
+  it('shows the newer of the schedule’s view and the one read, never an older read, and says when a read moved the pages shown', () => {
     const refresh = new ProgressRefresh();
     const scheduled = view(3, { 'a.test': 10 }, 2);
     assert.equal(refresh.shown(scheduled), scheduled, 'nothing read yet');
     const read = view(7, { 'a.test': 6 }, 6);
-    refresh.arrived(read);
+    assert.equal(refresh.arrived(read, scheduled), true, 'it moved the pages shown: 2 to 6');
     assert.equal(refresh.shown(scheduled), read, 'the read is newer');
-    refresh.arrived(view(5, { 'a.test': 8 }, 4));
+    assert.equal(refresh.arrived(view(5, { 'a.test': 8 }, 4), scheduled), false, 'an older read moves nothing');
     assert.equal(refresh.shown(scheduled), read, 'a read older than the last one is not shown');
+    assert.equal(refresh.arrived(view(8, { 'a.test': 5 }, 6), scheduled), false, 'a newer read with the same pages moves nothing');
     const reported = view(9, { 'a.test': 3 }, 9);
     assert.equal(refresh.shown(reported), reported, 'a report newer than the read');
   });

@@ -56,9 +56,11 @@ export class ProgressRefresh {
     return stale;
   }
 
-  /** A view read for progress. */
-  arrived(view: CrawlView): void {
+  /** A view read for progress; returns whether it moved the pages shown beside the schedule's view (`scheduled`). */
+  arrived(view: CrawlView, scheduled: CrawlView): boolean {
+    const before = this.shown(scheduled).totals.processed;
     if (this.read === undefined || isNewerView(view, this.read)) this.read = view;
+    return this.shown(scheduled).totals.processed !== before;
   }
 
   /** The view progress shows: the newer of the schedule's and the last one read. */

@@ -264,9 +264,7 @@ export abstract class RunDriver<T extends BatchTotals> implements CrawlMessages 
   private readProgress(): void {
     const read = progressRead.crawlView({ ...this.ref, hosts: 0 }).then(
       (view) => {
-        const before = this.progress().processed;
-        this.progressRefresh.arrived(view);
-        if (this.progress().processed !== before) this.index();
+        if (this.progressRefresh.arrived(view, this.scheduler.view)) this.index();
       },
       () => undefined,
     );
