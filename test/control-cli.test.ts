@@ -245,6 +245,49 @@ describe('control commands against a dev server and a worker', () => {
     }
   });
 
+  it('status names the gap each running batch keeps between requests to its host, and why, from its heartbeat', async () => {
+    // Two hosts paced below what a hold takes: one by its robots.txt Crawl-delay, one by a host override's delay.
+    const siteOf = (robots: string, links: number): Promise<RecordingSite> => {
+      const paths = Array.from({ length: links }, (_, n) => `/p/${n}`);
+      return startRecordingSite({
+        '/robots.txt': (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(robots),
+        '/': (_req, res) => page(res, paths),
+        ...Object.fromEntries(paths.map((path): [string, Handler] => [path, (_req, res) => page(res)])),
+      });
+    };
+    const crawlDelayed = await siteOf('User-agent: *\nCrawl-delay: 2\n', 6);
+    const delayed = await siteOf('User-agent: *\nAllow: /\n', 8);
+    const id = 'status-paced';
+    const input = { seeds: [`${crawlDelayed.origin}/`, `${delayed.origin}/`], concurrency: 2, perHostConcurrency: 1, hosts: { [delayed.host]: { delayMs: 1_500 } } };
+    try {
+      const handle = await startCrawl(temporal.env.client, id, input, temporal.taskQueue);
+      const expected = [
+        { key: crawlDelayed.host, gapMs: 2_000, why: 'robots.txt Crawl-delay of 2 s' },
+        { key: delayed.host, gapMs: 1_500, why: 'a delay of 1.5 s between requests' },
+      ];
+      let report: CrawlStatusReport | undefined;
+      // A batch heartbeats its gap from its second request on; the worker sends heartbeats every 5 s at most.
+      await waitFor(async () => {
+        const status = await runCli(['status', id, '--json'], temporal.cliEnv);
+        assert.equal(status.code, 0, status.stderr);
+        report = JSON.parse(status.stdout) as CrawlStatusReport;
+        return report.gaps?.length === 2;
+      }, 20_000, 'both batches to heartbeat their gaps');
+      assert.deepEqual(report?.gaps, expected, 'the widest first');
+      const text = await runCli(['status', id], temporal.cliEnv);
+      assert.ok(
+        text.stdout.split('\n').includes(`  paced: ${crawlDelayed.host} (robots.txt Crawl-delay of 2 s), ${delayed.host} (a delay of 1.5 s between requests)`),
+        text.stdout,
+      );
+      assert.equal((await handle.result()).totals.processed, 16);
+      const ended = JSON.parse((await runCli(['status', id, '--json'], temporal.cliEnv)).stdout) as CrawlStatusReport;
+      assert.equal(ended.gaps, null, 'an ended crawl has no batches running');
+    } finally {
+      await crawlDelayed.close();
+      await delayed.close();
+    }
+  });
+
   it('progress counts the pages of a batch that runs on without reporting, read from the store every 10 s while batches run, PagesCrawled upserted only when it moved', async () => {
     // The seed's links, which one batch takes together and crawls in turn; /hang answers only
     // when the test lets it, so that batch runs on without reporting.

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCrawlConfig, type CrawlInput } from '../src/shared/crawl-config';
-import { backoffDelayMs, holdReason, hostPacingPolicy, pacingAfter, requestGapMs, throttledDelayMs, type RequestOutcome } from '../src/policy/host-politeness';
+import { backoffDelayMs, gapReason, holdReason, hostPacingPolicy, pacingAfter, requestGapMs, throttledDelayMs, type RequestOutcome } from '../src/policy/host-politeness';
 import { hostOverride, hostOverrideKey } from '../src/policy/host-overrides';
 import { proxyRoute, requestProfile, RequestSecretError } from '../src/fetch/request-profile';
 import { INITIAL_PACING } from '../src/store/frontier-store';
@@ -79,6 +79,14 @@ describe('why a host is held past what a batch waits', () => {
 
   it("has no reason when the batch saw no failure and the gap is short: another batch's failure set the hold", () => {
     assert.equal(holdReason(policy, 200, LONG_WAIT_MS, 0, undefined), undefined);
+  });
+
+  it('names a short gap as a long one, for the heartbeat that status reads', () => {
+    assert.equal(gapReason(hostPacingPolicy(config({ delayMs: 250 }), undefined, 2_000), 2_000), 'robots.txt Crawl-delay of 2 s');
+    assert.equal(gapReason(hostPacingPolicy(config({ delayMs: 250 }), undefined, null), 250), 'a delay of 0.3 s between requests');
+    assert.equal(gapReason(hostPacingPolicy(config({ delayMs: 250 }), { delayMs: 1_500 }, 1_000), 1_500), 'a delay of 1.5 s between requests', "the host's override, larger than its Crawl-delay");
+    const throttled = hostPacingPolicy(config({ delayMs: 100, autoThrottle: { enabled: true } }), undefined, null);
+    assert.equal(gapReason(throttled, requestGapMs(throttled, { errorStreak: 0, throttleDelayMs: 800 })), "AutoThrottle's delay of 0.8 s between requests");
   });
 });
 

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { followProgress } from '../src/cli/progress';
 import { statusLines } from '../src/cli/crawl-report';
-import type { CrawlProgress } from '../src/shared/crawl-types';
+import type { CrawlProgress, KeyGap } from '../src/shared/crawl-types';
 
 /** A terminal that keeps what is written to it. */
 function capturingTerminal(): { stream: NodeJS.WritableStream; text(): string } {
@@ -70,19 +70,27 @@ describe('status of a running crawl', () => {
       { host: 'slow.test', queued: 9, batchesInFlight: 0, readyAt: heldUntil, holdReason: 'HTTP 503 with Retry-After 120 s' },
       { host: 'fine.test', queued: 3, batchesInFlight: 0, readyAt: null, holdReason: null },
     ];
-    const lines = statusLines({
-      crawlId: 'held',
-      workflowStatus: 'RUNNING',
-      outcome: 'running',
-      startedAt,
-      finishedAt: null,
-      totals: null,
-      failure: null,
-      failedBatches: [],
-      progress,
-      frontier: { queued: 12, snapshotVersion: 4, hosts },
-      uiUrl: null,
-    });
-    assert.deepEqual(lines.slice(2), ['  12 queued, 0 batches in flight', '  largest backlogs: slow.test (9, held until 2026-12-05T06:35:27.948Z: HTTP 503 with Retry-After 120 s), fine.test (3)']);
+    const linesOf = (shown: CrawlProgress, gaps: KeyGap[] = []) =>
+      statusLines({
+        crawlId: 'held',
+        workflowStatus: 'RUNNING',
+        outcome: 'running',
+        startedAt,
+        finishedAt: null,
+        totals: null,
+        failure: null,
+        failedBatches: [],
+        progress: shown,
+        frontier: { queued: 12, snapshotVersion: 4, hosts },
+        gaps,
+        uiUrl: null,
+      });
+    assert.deepEqual(linesOf(progress).slice(2), ['  12 queued, 0 batches in flight', '  largest backlogs: slow.test (9, held until 2026-12-05T06:35:27.948Z: HTTP 503 with Retry-After 120 s), fine.test (3)']);
+    assert.equal(linesOf({ ...progress, batchesInFlight: 1, hostsInFlight: ['fine.test'] })[2], '  12 queued, 1 batch in flight on fine.test');
+    const gaps = [
+      { key: 'fine.test', gapMs: 2_000, why: 'robots.txt Crawl-delay of 2 s' },
+      { key: 'other.test', gapMs: 250, why: 'a delay of 0.3 s between requests' },
+    ];
+    assert.equal(linesOf(progress, gaps)[4], '  paced: fine.test (robots.txt Crawl-delay of 2 s), other.test (a delay of 0.3 s between requests)');
   });
 });

@@ -378,6 +378,7 @@ export class BatchRunner {
         urlWork = { ...urlWork, config: run.work.config };
       }
       const item = walk.urls[walk.next];
+      run.progress.gap = walk.requests.gap;
       const result = await this.urls.process(urlWork, store, item, run.policy, walk.requests, signal, walk.next === from ? ask.first : ask.later);
       if ('deferUntil' in result) {
         if (ask !== ALONE && result.deferUntil <= Date.now() + LONG_WAIT_MS) {

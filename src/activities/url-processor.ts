@@ -12,7 +12,8 @@ import type { StoreRegistry } from '../store/store-registry';
 import { BACKOFF_STATUSES, FetchError, isRetryable, type FetchErrorCode } from '../fetch/errors';
 import type { FetchedPage, FetchPolicy } from '../fetch/fetch-page';
 import type { RobotsCache } from '../fetch/robots';
-import { holdReason, hostPacingPolicy, pacingAfter, requestGapMs, type RequestOutcome } from '../policy/host-politeness';
+import { gapReason, holdReason, hostPacingPolicy, pacingAfter, requestGapMs, type HostPacingPolicy, type RequestOutcome } from '../policy/host-politeness';
+import type { KeyGap } from '../shared/crawl-types';
 import { statusClass, type CrawlMetrics } from '../observability/metrics';
 import { conditionalHeaders, keepsEarlierLinks } from '../recrawl/change';
 import { failedOutcome, fetchedOutcome, skippedOutcome, withChange, withEarlierLinks, type OutcomeContext, type PageOutcome } from './page-outcome';
@@ -45,6 +46,8 @@ export interface KeyRequests {
   starts: RequestStarts;
   /** The outcome of the batch's last request under the key, when it failed: what a hold then says it waits for. */
   lastFailure?: RequestOutcome;
+  /** The gap kept between the key's requests as of the last one, when there is one: what the batch's heartbeat shows. */
+  gap?: KeyGap;
 }
 
 /** The fetch policy of a URL's requests: the crawl's limits, and the host's own headers and route. */
@@ -63,6 +66,12 @@ function fetchPolicyOf(config: CrawlConfig, crawlPolicy: CrawlPolicy, userAgent:
     // The hops are stored with the page: their bodies are read only then.
     recordRedirects: config.storeBodies,
   };
+}
+
+/** The key's gap as `gapMs` makes it: `kept` when the same, so a steady gap costs no new words per request. */
+function keyGap(kept: KeyGap | undefined, key: string, policy: HostPacingPolicy, gapMs: number): KeyGap | undefined {
+  if (gapMs <= 0) return undefined;
+  return kept?.gapMs === gapMs ? kept : { key, gapMs, why: gapReason(policy, gapMs) };
 }
 
 export class UrlProcessor {
@@ -119,6 +128,7 @@ export class UrlProcessor {
     const validators = conditionalHeaders(crawlPolicy.revalidates ? context.recrawl?.previous : undefined, config.storeBodies);
     for (let attempts = item.attempts; ; ) {
       const gapMs = requestGapMs(pacingPolicy, pacing.current);
+      key.gap = keyGap(key.gap, host, pacingPolicy, gapMs);
       const start = await starts.take(gapMs, attempts === item.attempts ? waits.firstMs : waits.retryMs);
       if ('deferUntil' in start) return { deferUntil: start.deferUntil, attempts, reason: holdReason(pacingPolicy, gapMs, LONG_WAIT_MS, pacing.current.errorStreak, key.lastFailure) };
       this.deps.metrics.politenessWait.observe(start.waitedMs / 1000);

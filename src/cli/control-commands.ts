@@ -44,7 +44,7 @@ interface SimpleCommand {
 const SIMPLE_COMMANDS: readonly SimpleCommand[] = [
   {
     name: 'pause',
-    description: 'stop scheduling new batches (running ones finish)',
+    description: 'pause: no new batches, and running ones stop after their current page, giving the rest back until `resume`',
     send: ({ handle }) => handle.signal(pauseSignal),
     unchangedIn: { status: 'paused', note: 'already paused' },
   },
@@ -56,7 +56,7 @@ const SIMPLE_COMMANDS: readonly SimpleCommand[] = [
   },
   {
     name: 'stop',
-    description: 'stop gracefully: running batches finish, the crawl ends as "stopped"',
+    description: 'stop gracefully: running batches finish their current page, the crawl ends as "stopped"',
     send: (crawl) => update(crawl, 'stop', (handle) => handle.startUpdate(stopUpdate, TAKEN)),
   },
   { name: 'cancel', description: 'cancel: in-flight requests are aborted, results so far are kept', send: ({ handle }) => handle.cancel() },

@@ -16,11 +16,12 @@ import {
 } from '@temporalio/client';
 import { crawlHandle, type CrawlHandle } from '../client/crawl-client';
 import { describeChanges, hasChanges } from '../results/change-summary';
-import { describeHold, type CrawlProgress, type CrawlStatus, type CrawlSummary, type CrawlTotals, type FailureTally, type FrontierStats, type HostState } from '../shared/crawl-types';
+import { describeHold, type CrawlProgress, type CrawlStatus, type CrawlSummary, type CrawlTotals, type FailureTally, type FrontierStats, type HostState, type KeyGap } from '../shared/crawl-types';
 import { frontierQuery, progressQuery } from '../shared/messages';
 import type { CrawlLimits } from '../shared/crawl-config';
 import { mergedFrontier, mergedProgress } from '../shared/shard-progress';
 import { shardWorkflowId } from '../scheduling/shards';
+import { batchGaps } from './batch-gaps';
 
 /** How a crawl's workflow ended when it returned no summary (it failed, was terminated, ...). */
 type WorkflowEnd = 'failed' | 'terminated' | 'timed-out' | 'cancelled';
@@ -52,6 +53,8 @@ export interface CrawlStatusReport {
   /** Set while the crawl runs. */
   progress: CrawlProgress | null;
   frontier: FrontierStats | null;
+  /** The gaps running batches keep between requests, from their last heartbeats (`batchGaps`); set while the crawl runs. */
+  gaps: KeyGap[] | null;
   uiUrl: string | null;
 }
 
@@ -259,12 +262,14 @@ export async function crawlStatusReport(client: Client, crawlId: string, uiUrl: 
     failedBatches: [],
     progress: null,
     frontier: null,
+    gaps: null,
     uiUrl: uiUrl ?? null,
   };
   const ending = await endingOf(handle, workflowStatus);
   if (ending === undefined) {
     const [progress, frontier] = await liveState(client, handle, description.taskQueue);
-    return { ...base, outcome: progress.status, startedAt: progress.startedAt, failedBatches: progress.failures, progress, frontier };
+    const gaps = await batchGaps(client, description, progress);
+    return { ...base, outcome: progress.status, startedAt: progress.startedAt, failedBatches: progress.failures, progress, frontier, gaps };
   }
   if (!('summary' in ending)) return { ...base, outcome: ending.end, failure: ending.reason };
   const { summary } = ending;
@@ -302,9 +307,11 @@ export function statusLines(report: CrawlStatusReport, uiStopsWithCommand = fals
   const { progress, frontier, totals, finishedAt } = report;
   if (progress) {
     lines.push(countsLine(progress, report.startedAt, Date.now()));
-    lines.push(`  ${progress.queued} queued, ${progress.batchesInFlight} batches in flight${progress.hostsInFlight.length > 0 ? ` on ${progress.hostsInFlight.join(', ')}` : ''}`);
+    lines.push(`  ${progress.queued} queued, ${counted(progress.batchesInFlight, 'batch', 'batches')} in flight${progress.hostsInFlight.length > 0 ? ` on ${progress.hostsInFlight.join(', ')}` : ''}`);
     const busiest = frontier?.hosts.slice(0, 5).map(backlogEntry) ?? [];
     if (busiest.length > 0) lines.push(`  largest backlogs: ${busiest.join(', ')}`);
+    const paced = report.gaps?.slice(0, 5).map(({ key, why }) => `${key} (${why})`) ?? [];
+    if (paced.length > 0) lines.push(`  paced: ${paced.join(', ')}`);
     if (progress.storeWait) lines.push(`  waiting for the store since ${new Date(progress.storeWait.since).toISOString()}: ${progress.storeWait.message}`);
     lines.push(...failedBatchLines(report.failedBatches ?? []));
   } else {

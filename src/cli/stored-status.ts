@@ -35,6 +35,7 @@ async function storedStatusReport(store: StoreConfig, crawlId: string): Promise<
     failedBatches: null,
     progress: null,
     frontier: null,
+    gaps: null,
     // The Web UI shows only what the server keeps: the link would find nothing.
     uiUrl: null,
   };

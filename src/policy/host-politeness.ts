@@ -140,9 +140,11 @@ function failureReason(policy: HostPacingPolicy, errorStreak: number, failure: R
  */
 export function holdReason(policy: HostPacingPolicy, gapMs: number, longWaitMs: number, errorStreak: number, lastFailure: RequestOutcome | undefined): string | undefined {
   if (lastFailure !== undefined && holdAfterMs(policy, lastFailure, errorStreak) >= gapMs) return failureReason(policy, errorStreak, lastFailure);
-  if (gapMs > longWaitMs) {
-    if (gapMs > policy.minDelayMs) return `AutoThrottle's delay of ${seconds(gapMs)} between requests`;
-    return policy.minDelayFrom === 'crawl-delay' ? `robots.txt Crawl-delay of ${seconds(gapMs)}` : `a delay of ${seconds(gapMs)} between requests`;
-  }
-  return undefined;
+  return gapMs > longWaitMs ? gapReason(policy, gapMs) : undefined;
+}
+
+/** Why the host's requests are `gapMs` apart, naming the gap's largest part: AutoThrottle, robots.txt Crawl-delay or the delay. */
+export function gapReason(policy: HostPacingPolicy, gapMs: number): string {
+  if (gapMs > policy.minDelayMs) return `AutoThrottle's delay of ${seconds(gapMs)} between requests`;
+  return policy.minDelayFrom === 'crawl-delay' ? `robots.txt Crawl-delay of ${seconds(gapMs)}` : `a delay of ${seconds(gapMs)} between requests`;
 }

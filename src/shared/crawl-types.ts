@@ -74,8 +74,17 @@ export interface BatchResult {
 }
 
 /** Heartbeat details of a running batch: what a retried attempt resumes from. */
+/** The gap a batch keeps between requests to the politeness key it is crawling, and why (`gapReason`). */
+export interface KeyGap {
+  key: string;
+  gapMs: number;
+  why: string;
+}
+
+/** What a batch heartbeats: its pages done (where a retry resumes), and the gap it keeps now, if any. */
 export interface BatchProgress {
   processed: number;
+  gap?: KeyGap;
 }
 
 /** How the crawl ended, as its workflow tells `finishCrawl`, which records it with the time. */

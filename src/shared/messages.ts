@@ -14,5 +14,5 @@ export const resumeSignal = defineSignal('resume');
 export const addSeedsUpdate = defineUpdate<number, [string[]]>('addSeeds');
 /** Changes concurrency and politeness while the crawl runs; returns the limits now in force. */
 export const setLimitsUpdate = defineUpdate<CrawlLimits, [Partial<CrawlLimits>]>('setLimits');
-/** Stops gracefully: no new batches; running ones finish; the crawl ends as `stopped`. */
+/** Stops gracefully: no new batches; running ones stop after their current page; the crawl ends as `stopped`. */
 export const stopUpdate = defineUpdate<void>('stop');
