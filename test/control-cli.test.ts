@@ -25,6 +25,15 @@ import { PROGRESS_REFRESH_MS } from '../src/scheduling/progress-refresh';
 /** The control commands, each with what it needs after the crawl ID. */
 const CONTROL_COMMANDS: ReadonlyArray<[string, ...string[]]> = [['pause'], ['resume'], ['stop'], ['cancel'], ['add-seeds', 'http://127.0.0.1:9/'], ['set-limits', '--delay-ms', '5']];
 
+/** A site of `routes` whose host key falls in `shard` of two. */
+async function inShard(shard: number, routes: Record<string, Handler>): Promise<RecordingSite> {
+  for (;;) {
+    const candidate = await startRecordingSite(routes);
+    if (shardOf(candidate.host, 2) === shard) return candidate;
+    await candidate.close();
+  }
+}
+
 /** A command's result as one value, so one assertion shows all of it. */
 const outcome = ({ code, stdout, stderr }: CliResult) => ({ code, stdout, stderr });
 
@@ -203,13 +212,6 @@ describe('control commands against a dev server and a worker', () => {
   it("status of a sharded crawl is its shards', read live: their batches in flight, counts and held hosts with why", async () => {
     // Two sites whose keys fall in shards 0 and 1: one page of the first hangs in its batch,
     // and the second answers its /r with 429 and Retry-After 30, so its shard holds it.
-    const inShard = async (shard: number, routes: Record<string, Handler>): Promise<RecordingSite> => {
-      for (;;) {
-        const candidate = await startRecordingSite(routes);
-        if (shardOf(candidate.host, 2) === shard) return candidate;
-        await candidate.close();
-      }
-    };
     let releaseHang: () => void = () => {};
     const hangs = new Promise<void>((resolve) => (releaseHang = resolve));
     const hanging = await inShard(0, { '/': (_req, res) => page(res, ['/hang']), '/hang': (_req, res) => void hangs.then(() => page(res)) });
@@ -245,46 +247,55 @@ describe('control commands against a dev server and a worker', () => {
     }
   });
 
-  it('status names the gap each running batch keeps between requests to its host, and why, from its heartbeat', async () => {
-    // Two hosts paced below what a hold takes: one by its robots.txt Crawl-delay, one by a host override's delay.
-    const siteOf = (robots: string, links: number): Promise<RecordingSite> => {
+  it('status names the gap each running batch keeps between requests to its host, and why, from its heartbeat; of a sharded crawl, its shards\' batches', async () => {
+    // Per crawl, two hosts paced below what a hold takes: one by its robots.txt Crawl-delay, one
+    // by a host override's delay; the sharded crawl has one in each shard.
+    const routesOf = (robots: string, links: number): Record<string, Handler> => {
       const paths = Array.from({ length: links }, (_, n) => `/p/${n}`);
-      return startRecordingSite({
+      return {
         '/robots.txt': (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(robots),
         '/': (_req, res) => page(res, paths),
         ...Object.fromEntries(paths.map((path): [string, Handler] => [path, (_req, res) => page(res)])),
-      });
+      };
     };
-    const crawlDelayed = await siteOf('User-agent: *\nCrawl-delay: 2\n', 6);
-    const delayed = await siteOf('User-agent: *\nAllow: /\n', 8);
-    const id = 'status-paced';
-    const input = { seeds: [`${crawlDelayed.origin}/`, `${delayed.origin}/`], concurrency: 2, perHostConcurrency: 1, hosts: { [delayed.host]: { delayMs: 1_500 } } };
+    const crawlDelay = (shard: number) => inShard(shard, routesOf('User-agent: *\nCrawl-delay: 2\n', 6));
+    const delay = (shard: number) => inShard(shard, routesOf('User-agent: *\nAllow: /\n', 8));
+    const crawls = [
+      { id: 'status-paced', sites: [await crawlDelay(0), await delay(0)], shards: 1 },
+      { id: 'status-paced-sharded', sites: [await crawlDelay(0), await delay(1)], shards: 2 },
+    ];
     try {
-      const handle = await startCrawl(temporal.env.client, id, input, temporal.taskQueue);
-      const expected = [
-        { key: crawlDelayed.host, gapMs: 2_000, why: 'robots.txt Crawl-delay of 2 s' },
-        { key: delayed.host, gapMs: 1_500, why: 'a delay of 1.5 s between requests' },
-      ];
-      let report: CrawlStatusReport | undefined;
-      // A batch heartbeats its gap from its second request on; the worker sends heartbeats every 5 s at most.
-      await waitFor(async () => {
-        const status = await runCli(['status', id, '--json'], temporal.cliEnv);
-        assert.equal(status.code, 0, status.stderr);
-        report = JSON.parse(status.stdout) as CrawlStatusReport;
-        return report.gaps?.length === 2;
-      }, 20_000, 'both batches to heartbeat their gaps');
-      assert.deepEqual(report?.gaps, expected, 'the widest first');
-      const text = await runCli(['status', id], temporal.cliEnv);
-      assert.ok(
-        text.stdout.split('\n').includes(`  paced: ${crawlDelayed.host} (robots.txt Crawl-delay of 2 s), ${delayed.host} (a delay of 1.5 s between requests)`),
-        text.stdout,
+      const handles = await Promise.all(
+        crawls.map(({ id, sites: [crawlDelayed, delayed], shards }) => {
+          const input = { seeds: [`${crawlDelayed.origin}/`, `${delayed.origin}/`], shards, concurrency: 2, perHostConcurrency: 1, hosts: { [delayed.host]: { delayMs: 1_500 } } };
+          return startCrawl(temporal.env.client, id, input, temporal.taskQueue);
+        }),
       );
-      assert.equal((await handle.result()).totals.processed, 16);
-      const ended = JSON.parse((await runCli(['status', id, '--json'], temporal.cliEnv)).stdout) as CrawlStatusReport;
-      assert.equal(ended.gaps, null, 'an ended crawl has no batches running');
+      for (const { id, sites: [crawlDelayed, delayed] } of crawls) {
+        let report: CrawlStatusReport | undefined;
+        // A batch heartbeats its gap from its second request on; the worker sends heartbeats every 5 s at most.
+        await waitFor(async () => {
+          const status = await runCli(['status', id, '--json'], temporal.cliEnv);
+          assert.equal(status.code, 0, status.stderr);
+          report = JSON.parse(status.stdout) as CrawlStatusReport;
+          return report.gaps?.length === 2;
+        }, 20_000, `both batches of ${id} to heartbeat their gaps`);
+        const expected = [
+          { key: crawlDelayed.host, gapMs: 2_000, why: 'robots.txt Crawl-delay of 2 s' },
+          { key: delayed.host, gapMs: 1_500, why: 'a delay of 1.5 s between requests' },
+        ];
+        assert.deepEqual(report?.gaps, expected, `${id}: the widest first`);
+        const text = await runCli(['status', id], temporal.cliEnv);
+        const line = `  paced: ${crawlDelayed.host} (robots.txt Crawl-delay of 2 s), ${delayed.host} (a delay of 1.5 s between requests)`;
+        assert.ok(text.stdout.split('\n').includes(line), text.stdout);
+      }
+      for (const [n, handle] of handles.entries()) {
+        assert.equal((await handle.result()).totals.processed, 16);
+        const ended = JSON.parse((await runCli(['status', crawls[n].id, '--json'], temporal.cliEnv)).stdout) as CrawlStatusReport;
+        assert.equal(ended.gaps, null, 'an ended crawl has no batches running');
+      }
     } finally {
-      await crawlDelayed.close();
-      await delayed.close();
+      for (const site of crawls.flatMap(({ sites }) => sites)) await site.close();
     }
   });
 
