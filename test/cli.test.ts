@@ -925,6 +925,7 @@ describe('against a running `crawlflow worker`', () => {
         failedBatches: [],
         progress: null,
         frontier: null,
+        gaps: null,
         uiUrl: `${uiBase}/namespaces/default/workflows/status-finished`,
       });
     });
@@ -989,6 +990,7 @@ describe('against a running `crawlflow worker`', () => {
         failedBatches: null,
         progress: null,
         frontier: null,
+        gaps: null,
         uiUrl: null,
       });
     });
