@@ -1320,6 +1320,53 @@ describe('SQLite store files: the schema version is the file\'s user_version', (
     }
   });
 
+  it("batches' rows carry short keys that every process of the file reads alike; a file at version 5 keeps its batches' whole IDs, so a batch running across the upgrade finds its claims", async () => {
+    const batchIdsOf = (file: string): Array<{ url: string; batch_id: string | null }> => {
+      const raw = new Database(file, { readonly: true });
+      try {
+        return raw.prepare('SELECT url, batch_id FROM urls ORDER BY id').all() as Array<{ url: string; batch_id: string | null }>;
+      } finally {
+        raw.close();
+      }
+    };
+    const oldBatch = 'crawl-x/5f0c1e2a-0000-4000-8000-000000000001/1';
+    const file = tempStoreFile();
+    const store = new SqliteFrontierStore(file);
+    await store.enqueue([urlA(0), urlA(1), urlA(2), urlA(3)].map((url) => entry(url)));
+    assert.deepEqual(urlsOf(await store.claim(oldBatch, 'a.test', 1)), [urlA(0)]);
+    await store.close();
+    // As release 0.3.0 left it: no keys, the batch's whole ID in its row.
+    const raw = new Database(file);
+    raw.exec(`UPDATE urls SET batch_id = '${oldBatch}' WHERE batch_id IS NOT NULL; DROP TABLE batch_keys; PRAGMA user_version = 5;`);
+    raw.close();
+
+    const first = new SqliteFrontierStore(file);
+    const second = new SqliteFrontierStore(file);
+    try {
+      assert.equal(userVersion(file), SQLITE_SCHEMA_VERSION);
+      assert.deepEqual(urlsOf(await second.claim(oldBatch, 'a.test', 1)), [urlA(0)], 'the old batch, retried on another worker, gets its claim back');
+      const newBatch = 'crawl-x/5f0c1e2a-0000-4000-8000-000000000001/2';
+      assert.deepEqual(urlsOf(await first.claim(newBatch, 'a.test', 2)), [urlA(1), urlA(2)]);
+      assert.deepEqual(urlsOf(await second.claim(newBatch, 'a.test', 2)), [urlA(1), urlA(2)], 'the other process reads the same key: the claims are the batch\'s own');
+      assert.deepEqual(urlsOf(await first.claim('crawl-x/other-run/1', 'a.test', 1)), [urlA(3)]);
+      await second.complete(oldBatch, pageRecord(urlA(0)), []);
+      await first.complete(newBatch, pageRecord(urlA(1)), []);
+      assert.equal((await first.batchTotals(newBatch)).processed, 1);
+      assert.equal((await second.batchTotals(oldBatch)).processed, 1);
+      assert.equal((await first.batchTotals('crawl-x/never-ran/9')).processed, 0);
+      assert.deepEqual(batchIdsOf(file), [
+        { url: urlA(0), batch_id: oldBatch },
+        { url: urlA(1), batch_id: '#2' },
+        { url: urlA(2), batch_id: '#2' },
+        { url: urlA(3), batch_id: '#3' },
+      ]);
+      assert.equal(await second.release(newBatch), 1, "the new batch's unfinished URL goes back");
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
   it('a file at version 2, from before ends were recorded, gets the table with no end in it: its crawl reads as not ended', async () => {
     const file = tempStoreFile();
     const store = new SqliteFrontierStore(file);

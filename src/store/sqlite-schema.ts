@@ -45,6 +45,12 @@ function recordColumnDefinitions(): string[] {
 const FRESH_HOSTS_INDEX = `CREATE INDEX IF NOT EXISTS hosts_fresh_backlog ON hosts (queued) WHERE queued > 0 AND ${READY_KEY_TIERS[0]};`;
 
 /**
+ * The short key each batch's rows carry in `urls.batch_id` (batch-keys.ts): `#` and the batch's
+ * number in the file. A file from before keeps its batches' whole IDs as their keys.
+ */
+const BATCH_KEYS_TABLE = `CREATE TABLE IF NOT EXISTS batch_keys (n INTEGER PRIMARY KEY, batch_id TEXT NOT NULL UNIQUE, key TEXT NOT NULL UNIQUE);`;
+
+/**
  * Today's schema: a new file is made from it whole. After an older file's migrations it adds
  * what the file still lacks: tables and indexes a migration need not make (IF NOT EXISTS).
  * A URL's row has the queue's columns, then the record's; the unique `url` is the seen-set.
@@ -91,6 +97,7 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS urls_claimed ON urls (host, batch_id) WHERE state = ${CLAIMED};
   ${SHARDS_TABLE}
   ${CRAWL_END_TABLE}
+  ${BATCH_KEYS_TABLE}
 `;
 
 /** Shard 0's row of a file written before shards: its version, and totals counted from its records. */
@@ -179,11 +186,21 @@ function freshHostsIndex(db: Database.Database): void {
 }
 
 /**
+ * Version 6: batches' rows carry a short key (BATCH_KEYS_TABLE); the batches a file already
+ * has keep their whole IDs as their keys, so one that runs on across the upgrade finds its rows.
+ */
+function batchKeys(db: Database.Database): void {
+  db.exec(`${BATCH_KEYS_TABLE}
+    INSERT INTO batch_keys (batch_id, key) SELECT DISTINCT batch_id, batch_id FROM urls
+      WHERE batch_id IS NOT NULL AND batch_id NOT IN (SELECT key FROM batch_keys);`);
+}
+
+/**
  * Schema versions of a store file, applied in order to a file made by an older version;
  * `PRAGMA user_version` counts those the file has, so each runs once per file. Never edit an
  * applied one: add the next, and its change to SCHEMA for new files.
  */
-const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [catchUp, claimIndexesWithKey, crawlEnd, payloadRecord, freshHostsIndex];
+const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [catchUp, claimIndexesWithKey, crawlEnd, payloadRecord, freshHostsIndex, batchKeys];
 
 /** The schema version a migrated file is at. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

@@ -42,6 +42,7 @@ import { planClaim, READY_CANDIDATES, readyClaims } from './claim-rules';
 import { hasTable, isCurrent, migrate, sqliteFlag } from './sqlite-schema';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements';
 import { KnownUrls } from './known-urls';
+import { BatchKeys } from './batch-keys';
 import { crawlFileName } from '../shared/crawl-id';
 import { CounterDeltas } from './counter-deltas';
 
@@ -207,10 +208,14 @@ function claimNow(s: SqliteStatements, batchId: string, host: string, limit: num
 const nextRequestAtOf = (s: SqliteStatements, host: string): number => (s.nextRequestAt.get(host) as number | undefined) ?? 0;
 const pacingOf = (s: SqliteStatements, host: string): HostPacing => (s.pacing.get(host) as HostPacing | undefined) ?? INITIAL_PACING;
 
-/** The store's writes, each a transaction its method runs IMMEDIATE; completions are grouped (see group-commit.ts). */
-function writeTransactions(db: Database.Database, s: SqliteStatements) {
+/**
+ * The store's writes, each a transaction its method runs IMMEDIATE; completions are grouped (see
+ * group-commit.ts). Each turns the batch ID it is given into the batch's key first (`keys`), so a
+ * new batch's key is made in its first claim's transaction.
+ */
+function writeTransactions(db: Database.Database, s: SqliteStatements, keys: BatchKeys) {
   const completeOne = ({ batchId, record, discovered }: Completion): CompletionWritten | null => {
-    const shard = s.complete.get(...completedValues(record, sqliteFlag), record.url, batchId) as number | undefined;
+    const shard = s.complete.get(...completedValues(record, sqliteFlag), record.url, keys.keyOf(batchId)) as number | undefined;
     // A URL completed twice (a zombie attempt racing its retry) keeps its first record.
     if (shard === undefined) return null;
     const counters = new CounterDeltas();
@@ -226,12 +231,14 @@ function writeTransactions(db: Database.Database, s: SqliteStatements) {
   return {
     enqueue: db.transaction((entries: readonly FrontierEntry[]) => enqueueNow(s, entries)),
     claim: db.transaction((batchId: string, host: string, limit: number, maxPagesPerHost: number, render: 0 | 1, bounds: ClaimBounds) =>
-      claimNow(s, batchId, host, limit, maxPagesPerHost, render, bounds),
+      claimNow(s, keys.keyOf(batchId), host, limit, maxPagesPerHost, render, bounds),
     ),
-    claimShares: db.transaction((batchId: string, shares: readonly ShareClaim[], maxPagesPerHost: number, render: 0 | 1) =>
-      shares.map(({ host, limit, holders }) => claimNow(s, batchId, host, limit, maxPagesPerHost, render, { holders })),
-    ),
-    claimReady: db.transaction((batchId: string, query: ReadyQuery): ReadyClaim[] => {
+    claimShares: db.transaction((batchId: string, shares: readonly ShareClaim[], maxPagesPerHost: number, render: 0 | 1) => {
+      const key = keys.keyOf(batchId);
+      return shares.map(({ host, limit, holders }) => claimNow(s, key, host, limit, maxPagesPerHost, render, { holders }));
+    }),
+    claimReady: db.transaction((id: string, query: ReadyQuery): ReadyClaim[] => {
+      const batchId = keys.keyOf(id);
       const render = query.render ? 1 : 0;
       const held = s.heldKeys.all({ batchId }) as string[];
       const candidates = () => s.readyKeys.all({ batchId, render, shard: query.shard ?? null, maxHolders: query.maxHolders, freeBy: query.freeBy, limit: READY_CANDIDATES }) as string[];
@@ -244,15 +251,18 @@ function writeTransactions(db: Database.Database, s: SqliteStatements) {
     }),
     /** Per completion, what it wrote (links added, counter changes), or null when its record was not written. */
     completions: new GroupCommit(commitTogether(db, completeOne, countGroup)),
-    release: db.transaction((batchId: string, retried?: { url: string; attempts: number }) => {
+    release: db.transaction((id: string, retried?: { url: string; attempts: number }) => {
+      const batchId = keys.keyOf(id);
       bumpShards(s, s.releaseBatchCounts.all(batchId) as number[]);
       return s.releaseBatch.run({ batchId, url: retried?.url ?? null, attempts: retried?.attempts ?? 0 }).changes;
     }),
-    releaseKey: db.transaction((batchId: string, key: string, retried?: { url: string; attempts: number }) => {
+    releaseKey: db.transaction((id: string, key: string, retried?: { url: string; attempts: number }) => {
+      const batchId = keys.keyOf(id);
       bumpShards(s, s.releaseKeyCounts.all(batchId, key) as number[]);
       return s.releaseKey.run({ batchId, key, url: retried?.url ?? null, attempts: retried?.attempts ?? 0 }).changes;
     }),
-    abandon: db.transaction((batchId: string, error: string, at: string) => {
+    abandon: db.transaction((id: string, error: string, at: string) => {
+      const batchId = keys.keyOf(id);
       // A batch claims the keys of one shard only.
       const shard = (s.shardOfBatch.get(batchId) as number | undefined) ?? 0;
       s.countFinished.run({ ...(s.unfinishedTotals.get(batchId) as BatchTotals), shard });
@@ -288,12 +298,15 @@ export class SqliteFrontierStore implements FrontierStore {
   private readonly writes: ReturnType<typeof writeTransactions>;
   /** URLs known to be in the seen-set, left out of writes (see known-urls.ts). */
   private readonly known = new KnownUrls();
+  /** The short keys batches' rows carry instead of their IDs (see batch-keys.ts). */
+  private readonly batchKeys: BatchKeys;
 
   /** The crawl's file (created if need be, brought to today's schema), or a database opened by readStoreFile. */
   constructor(file: string | Database.Database, cacheKiB = CRAWL_CACHE_KIB) {
     this.db = typeof file === 'string' ? openDatabase(file, cacheKiB) : file;
     this.statements = prepareStatements(this.db);
-    this.writes = writeTransactions(this.db, this.statements);
+    this.batchKeys = new BatchKeys(this.db);
+    this.writes = writeTransactions(this.db, this.statements, this.batchKeys);
   }
 
   async enqueue(entries: readonly FrontierEntry[]): Promise<number> {
@@ -453,7 +466,7 @@ export class SqliteFrontierStore implements FrontierStore {
   }
 
   async batchTotals(batchId: string): Promise<BatchTotals> {
-    return this.statements.batchTotals.get(batchId) as BatchTotals;
+    return this.statements.batchTotals.get(this.batchKeys.keyIfAny(batchId)) as BatchTotals;
   }
 
   async totals(): Promise<CrawlTotals> {

@@ -16,11 +16,11 @@ export interface Claim {
 
 /** Every URL of the crawl with its key and the batch that claimed it. */
 export async function claimsOf(env: TestTemporal, crawlId: string): Promise<Claim[]> {
-  const sql = 'SELECT url, host, batch_id AS "batchId" FROM ';
   if (!env.postgres) {
     const db = new Database(crawlStorePath(env.dataDir, crawlId), { readonly: true });
     try {
-      return db.prepare(`${sql} urls`).all() as Claim[];
+      // Rows carry their batch's key (src/store/batch-keys.ts).
+      return db.prepare('SELECT url, host, k.batch_id AS "batchId" FROM urls LEFT JOIN batch_keys k ON k.key = urls.batch_id').all() as Claim[];
     } finally {
       db.close();
     }
@@ -28,7 +28,7 @@ export async function claimsOf(env: TestTemporal, crawlId: string): Promise<Clai
   const client = new PgClient({ connectionString: env.postgres.url });
   await client.connect();
   try {
-    const { rows } = await client.query<Claim>(`${sql} crawlflow.urls WHERE crawl = (SELECT id FROM crawlflow.crawls WHERE name = $1)`, [crawlId]);
+    const { rows } = await client.query<Claim>(`SELECT url, host, batch_id AS "batchId" FROM crawlflow.urls WHERE crawl = (SELECT id FROM crawlflow.crawls WHERE name = $1)`, [crawlId]);
     return rows;
   } finally {
     await client.end();
