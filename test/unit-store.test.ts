@@ -1348,7 +1348,11 @@ describe('SQLite store files: the schema version is the file\'s user_version', (
       const newBatch = 'crawl-x/5f0c1e2a-0000-4000-8000-000000000001/2';
       assert.deepEqual(urlsOf(await first.claim(newBatch, 'a.test', 2)), [urlA(1), urlA(2)]);
       assert.deepEqual(urlsOf(await second.claim(newBatch, 'a.test', 2)), [urlA(1), urlA(2)], 'the other process reads the same key: the claims are the batch\'s own');
-      assert.deepEqual(urlsOf(await first.claim('crawl-x/other-run/1', 'a.test', 1)), [urlA(3)]);
+      // A worker of release 0.3.0 sharing the file claims under the batch's whole ID, and a newer one retries it.
+      const older = new Database(file);
+      older.prepare(`UPDATE urls SET state = ${CLAIMED}, batch_id = 'crawl-x/other-run/1' WHERE url = ?`).run(urlA(3));
+      older.close();
+      assert.deepEqual(urlsOf(await first.claim('crawl-x/other-run/1', 'a.test', 1)), [urlA(3)], 'its claim is found under the ID it carries');
       await second.complete(oldBatch, pageRecord(urlA(0)), []);
       await first.complete(newBatch, pageRecord(urlA(1)), []);
       assert.equal((await first.batchTotals(newBatch)).processed, 1);
@@ -1358,7 +1362,7 @@ describe('SQLite store files: the schema version is the file\'s user_version', (
         { url: urlA(0), batch_id: oldBatch },
         { url: urlA(1), batch_id: '#2' },
         { url: urlA(2), batch_id: '#2' },
-        { url: urlA(3), batch_id: '#3' },
+        { url: urlA(3), batch_id: 'crawl-x/other-run/1' },
       ]);
       assert.equal(await second.release(newBatch), 1, "the new batch's unfinished URL goes back");
     } finally {

@@ -8,7 +8,10 @@
  *
  * A key is made the first time any process of the crawl asks for the batch's, and never
  * changes, so each process keeps the keys it has read. Batches of a file from before keep
- * their whole IDs as keys (the schema's version 6).
+ * their whole IDs as keys (the schema's version 6), as does one a worker of an earlier release
+ * sharing the file claimed first. The other way round cannot be helped: an earlier release's
+ * worker that retries a batch a newer one started finds none of its claims, which go back to
+ * the queue when the crawl ends (docs/operations.md, deploying a new worker version).
  */
 import type Database from 'better-sqlite3';
 
@@ -19,17 +22,24 @@ export class BatchKeys {
 
   constructor(db: Database.Database) {
     this.find = db.prepare('SELECT key FROM batch_keys WHERE batch_id = ?').pluck();
-    // The next number as the key: rows are never deleted, so it is the row's own `n`.
-    this.add = db.prepare("INSERT OR IGNORE INTO batch_keys (batch_id, key) SELECT ?, '#' || (coalesce(max(n), 0) + 1) FROM batch_keys");
+    // The next number as the key (rows are never deleted, so it is the row's own `n`); but a
+    // batch whose rows carry its whole ID keeps that: a worker of an earlier release sharing the
+    // file claimed them.
+    this.add = db.prepare(
+      `INSERT OR IGNORE INTO batch_keys (batch_id, key)
+       SELECT @batchId, iif(EXISTS (SELECT 1 FROM urls WHERE batch_id = @batchId), @batchId, '#' || (coalesce(max(n), 0) + 1)) FROM batch_keys`,
+    );
   }
 
   /** The key of `batchId`, made if the batch has none yet: called inside the store's write transactions, which then commit it. */
   keyOf(batchId: string): string {
     const kept = this.keys.get(batchId) ?? this.read(batchId);
     if (kept !== undefined) return kept;
-    // Another process may make it first: the row that stands is the key.
-    this.add.run(batchId);
-    return this.read(batchId)!;
+    // Another process may make it first: the row that stands is the key. It is kept only once
+    // read again, after its transaction committed: one rolled back would leave a number that
+    // another batch may be given.
+    this.add.run({ batchId });
+    return this.find.get(batchId) as string;
   }
 
   /** The key of `batchId` if it has one; else the ID itself, which no row carries (reads only). */
