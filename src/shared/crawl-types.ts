@@ -73,7 +73,6 @@ export interface BatchResult {
   frontier: FrontierSnapshot;
 }
 
-/** Heartbeat details of a running batch: what a retried attempt resumes from. */
 /** The gap a batch keeps between requests to the politeness key it is crawling, and why (`gapReason`). */
 export interface KeyGap {
   key: string;
@@ -81,7 +80,7 @@ export interface KeyGap {
   why: string;
 }
 
-/** What a batch heartbeats: its pages done (where a retry resumes), and the gap it keeps now, if any. */
+/** Heartbeat details of a running batch: its pages done (what a retried attempt resumes from), and the gap it keeps now, if any. */
 export interface BatchProgress {
   processed: number;
   gap?: KeyGap;
